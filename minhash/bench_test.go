@@ -1,0 +1,51 @@
+package minhash
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+func BenchmarkSign(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, n := range []int{100, 1000, 10000} {
+		set := make([]uint64, n)
+		for i := range set {
+			set[i] = r.Uint64()
+		}
+		b.Run(fmt.Sprintf("features=%d", n), func(b *testing.B) {
+			h := New(128, 1)
+			var sig Signature
+			b.ReportAllocs()
+			b.SetBytes(int64(8 * n))
+			for b.Loop() {
+				sig = h.Sign(sig, set)
+			}
+		})
+	}
+}
+
+func BenchmarkLSHPairs(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	h := New(128, 1)
+	for _, n := range []int{1000, 10000, 100000} {
+		sigs := make([]Signature, n)
+		for i := range sigs {
+			set := make([]uint64, 20)
+			for j := range set {
+				set[j] = r.Uint64()
+			}
+			sigs[i] = h.Sign(nil, set)
+		}
+		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				l := NewLSH(32, 4)
+				for i, s := range sigs {
+					l.Add(i, s)
+				}
+				l.Pairs(func(a, b int) error { return nil })
+			}
+		})
+	}
+}
