@@ -44,7 +44,7 @@ func TestTokens(t *testing.T) {
 		{"(╯‵□′)╯︵┻━┻", nil},
 		{"a\xffb", []string{"a", "b"}},
 		{"١٢٣ abc", []string{"١٢٣", "abc"}}, // Arabic-Indic digits are Nd
-		{"x²", []string{"x"}},               // superscript two is No, not Nd
+		{"x²", []string{"x"}}, // superscript two is No, not Nd
 	}
 	for _, tt := range tests {
 		if got := Tokens(nil, tt.in); !slices.Equal(got, tt.want) {
