@@ -1,0 +1,137 @@
+package corpus
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Errors reported by the Reader. Errors about one line or file are *Error
+// values that wrap one of these and name the place.
+var (
+	// ErrBinary marks a file skipped because it looks binary.
+	ErrBinary = errors.New("corpus: binary file")
+	// ErrMalformed marks a JSONL line that is not a usable JSON object.
+	ErrMalformed = errors.New("corpus: malformed line")
+	// ErrTooLarge marks a document longer than Options.MaxDocBytes.
+	ErrTooLarge = errors.New("corpus: document too large")
+	// ErrOptions marks invalid Options.
+	ErrOptions = errors.New("corpus: invalid options")
+)
+
+// Format says how a source is split into documents.
+type Format int
+
+// Formats; the zero value is Auto.
+const (
+	Auto  Format = iota // JSONL for .jsonl/.ndjson/.json names, else Text; stdin sniffed
+	JSONL               // one JSON object per line
+	Text                // a whole file is one document
+	Lines               // each non-blank line is one document
+)
+
+var formatNames = [...]string{Auto: "auto", JSONL: "jsonl", Text: "text", Lines: "lines"}
+
+// String returns the format's name as ParseFormat accepts it.
+func (f Format) String() string {
+	if f >= 0 && int(f) < len(formatNames) {
+		return formatNames[f]
+	}
+	return "Format(" + strconv.Itoa(int(f)) + ")"
+}
+
+// ParseFormat returns the format called name: auto, jsonl, text or lines
+// ("" is auto).
+func ParseFormat(name string) (Format, error) {
+	switch strings.ToLower(name) {
+	case "", "auto":
+		return Auto, nil
+	case "jsonl", "ndjson", "json":
+		return JSONL, nil
+	case "text", "txt":
+		return Text, nil
+	case "lines", "line":
+		return Lines, nil
+	}
+	return Auto, fmt.Errorf("%w: unknown format %q (want auto, jsonl, text or lines)", ErrOptions, name)
+}
+
+// DefaultMaxDocBytes is the default limit on one document: 1 GiB, enough for a
+// 1 GB single-line document.
+const DefaultMaxDocBytes = 1 << 30
+
+// Options control a Reader. The zero value reads Auto format with fields "id"
+// and "text" and stops at the first malformed line.
+type Options struct {
+	Format    Format // zero: Auto
+	IDField   string // zero: "id"; a missing id becomes "file:line"
+	TextField string // zero: "text"
+
+	// SkipBad makes malformed lines and too-large documents go to OnBad
+	// instead of being returned as errors from Next.
+	SkipBad bool
+	// OnBad receives skipped lines and documents (with SkipBad) and skipped
+	// binary files (always). nil: ignore them.
+	OnBad func(err error)
+
+	MaxDocBytes int64 // zero: DefaultMaxDocBytes (1 GiB)
+
+	// Stdin is read for the path "-". nil: os.Stdin.
+	Stdin io.Reader
+}
+
+// EnsureDefaults fills in zero fields with their defaults.
+func (o *Options) EnsureDefaults() {
+	if o.IDField == "" {
+		o.IDField = "id"
+	}
+	if o.TextField == "" {
+		o.TextField = "text"
+	}
+	if o.MaxDocBytes == 0 {
+		o.MaxDocBytes = DefaultMaxDocBytes
+	}
+}
+
+// Validate reports options that cannot work.
+func (o *Options) Validate() error {
+	switch {
+	case o.Format < Auto || o.Format > Lines:
+		return fmt.Errorf("%w: format %d", ErrOptions, o.Format)
+	case o.MaxDocBytes < 0:
+		return fmt.Errorf("%w: MaxDocBytes %d < 0", ErrOptions, o.MaxDocBytes)
+	case o.IDField == o.TextField && o.IDField != "":
+		return fmt.Errorf("%w: id and text field are both %q", ErrOptions, o.IDField)
+	}
+	return nil
+}
+
+// Doc is one document. Its fields belong to the caller and stay valid after
+// the next call to Next; Text may share memory with Raw, so Raw must not be
+// modified.
+type Doc struct {
+	ID     string // JSONL id field, "file:line" when missing, or the path for Text
+	Text   string // the text, invalid UTF-8 kept as is
+	Raw    []byte // JSONL: the line as read, without "\n" or "\r\n"; nil otherwise
+	Source string // file name, "-" for standard input
+	Line   int    // 1-based line for JSONL and Lines, 0 for Text
+}
+
+// Error is a problem with one file or line. It wraps ErrBinary, ErrMalformed,
+// ErrTooLarge or an I/O error.
+type Error struct {
+	Source string // file name, "-" for standard input
+	Line   int    // 1-based line, 0 for the whole file
+	Err    error
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %v", e.Source, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Source, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }

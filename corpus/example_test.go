@@ -1,0 +1,60 @@
+package corpus_test
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/neardup/neardup/corpus"
+)
+
+func ExampleOpenReader() {
+	in := `{"id": "a", "text": "first document", "lang": "en"}
+{"id": 2, "text": "second"}
+{"text": "no id"}
+`
+	r, err := corpus.OpenReader(strings.NewReader(in), "docs.jsonl", corpus.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer r.Close()
+	for {
+		doc, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%s\t%s\n", doc.ID, doc.Text)
+	}
+	// Output:
+	// a	first document
+	// 2	second
+	// docs.jsonl:3	no id
+}
+
+func ExampleOptions_skipBad() {
+	in := "{\"text\": \"good\"}\n{\"text\": oops}\n{\"text\": \"also good\"}\n"
+	r, _ := corpus.OpenReader(strings.NewReader(in), "docs.jsonl", corpus.Options{
+		SkipBad: true,
+		OnBad:   func(err error) { fmt.Println("skipped:", err) },
+	})
+	for {
+		doc, err := r.Next()
+		if err != nil {
+			break
+		}
+		fmt.Println(doc.Text)
+	}
+	// Output:
+	// good
+	// skipped: docs.jsonl:2: corpus: malformed line: unexpected 'o' at byte 10
+	// also good
+}
+
+func ExampleParseFormat() {
+	f, _ := corpus.ParseFormat("lines")
+	fmt.Println(f == corpus.Lines, f)
+	// Output: true lines
+}

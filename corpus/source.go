@@ -1,0 +1,283 @@
+package corpus
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// sniffLen is how much of a decompressed source is examined for binary
+// content, as git and grep do with their first block.
+const sniffLen = 8 << 10
+
+// bufSize is the read buffer per source; lines longer than it are assembled
+// in a separate buffer that grows as needed.
+const bufSize = 256 << 10
+
+// maxZstdWindow accepts streams written with zstd --long up to 2 GiB windows.
+const maxZstdWindow = 1 << 31
+
+// expand turns paths into the list of files to read: directories are walked
+// in lexical order, skipping dot entries; "-" stays as is.
+func expand(paths []string) (files []string, size int64, err error) {
+	for _, p := range paths {
+		if p == "-" {
+			files = append(files, p)
+			continue
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, 0, err
+		}
+		if !fi.IsDir() {
+			files = append(files, p)
+			size += fi.Size()
+			continue
+		}
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if path != p && strings.HasPrefix(d.Name(), ".") {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() {
+				return nil
+			}
+			fi, err := os.Stat(path) // follows symlinks to files
+			if err != nil {
+				return err
+			}
+			if fi.Mode().IsRegular() {
+				files = append(files, path)
+				size += fi.Size()
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	return files, size, nil
+}
+
+// input is a file name to open, or a name and an already open reader.
+type input struct {
+	name string
+	r    io.Reader // nil: open name
+}
+
+// countingReader counts bytes read from the underlying (compressed) input so
+// that progress can be shown against file sizes.
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// source is one open input.
+type source struct {
+	name   string
+	format Format
+	br     *bufio.Reader
+	closer []func() error
+	line   int // lines read so far
+}
+
+func (s *source) close() error {
+	var errs []error
+	for _, c := range slices.Backward(s.closer) {
+		errs = append(errs, c())
+	}
+	s.closer = nil
+	return errors.Join(errs...)
+}
+
+// openSource opens name (or reads in for "-"), undoes compression and picks
+// the format. It returns an error wrapping ErrBinary for binary content.
+func openSource(in input, opt *Options, counter *atomic.Int64) (*source, error) {
+	name := in.name
+	s := &source{name: name}
+	r := in.r
+	if r == nil {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		s.closer = append(s.closer, f.Close)
+		r = f
+	}
+	r = countingReader{r, counter}
+	br := bufio.NewReaderSize(r, bufSize)
+	magic, _ := br.Peek(4)
+	switch {
+	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			s.close()
+			return nil, &Error{Source: name, Err: fmt.Errorf("gzip: %w", err)}
+		}
+		s.closer = append(s.closer, zr.Close)
+		br = bufio.NewReaderSize(zr, bufSize)
+	case bytes.HasPrefix(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		// One decoding goroutine: the callers' workers already use the cores,
+		// and each concurrent decoder would hold its own long window.
+		zr, err := zstd.NewReader(br, zstd.WithDecoderMaxWindow(maxZstdWindow), zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			s.close()
+			return nil, &Error{Source: name, Err: fmt.Errorf("zstd: %w", err)}
+		}
+		s.closer = append(s.closer, func() error { zr.Close(); return nil })
+		br = bufio.NewReaderSize(zr, bufSize)
+	}
+	s.br = br
+	head, err := br.Peek(sniffLen)
+	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+		s.close()
+		return nil, &Error{Source: name, Err: err}
+	}
+	if why := binaryReason(head, len(head) < sniffLen); why != "" {
+		s.close()
+		return nil, &Error{Source: name, Err: fmt.Errorf("%w skipped (%s)", ErrBinary, why)}
+	}
+	s.format = opt.Format
+	if s.format == Auto {
+		s.format = autoFormat(name, head)
+	}
+	return s, nil
+}
+
+// autoFormat picks JSONL by extension (or, for stdin, by a leading '{').
+func autoFormat(name string, head []byte) Format {
+	if name == "-" {
+		if t := bytes.TrimLeft(head, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '{' {
+			return JSONL
+		}
+		return Text
+	}
+	base := strings.ToLower(filepath.Base(name))
+	base = strings.TrimSuffix(strings.TrimSuffix(base, ".gz"), ".zst")
+	switch filepath.Ext(base) {
+	case ".jsonl", ".ndjson", ".json":
+		return JSONL
+	}
+	return Text
+}
+
+// binaryReason returns why head looks binary, or "" for text: a NUL byte, or
+// more than a third of the bytes not part of valid UTF-8. A rune cut by the
+// end of the sample is not held against it unless the sample is the whole
+// input.
+func binaryReason(head []byte, whole bool) string {
+	if i := bytes.IndexByte(head, 0); i >= 0 {
+		return fmt.Sprintf("NUL byte at offset %d", i)
+	}
+	bad := 0
+	for i := 0; i < len(head); {
+		r, n := utf8.DecodeRune(head[i:])
+		if r == utf8.RuneError && n == 1 {
+			if !whole && len(head)-i < utf8.UTFMax && !utf8.FullRune(head[i:]) {
+				break
+			}
+			bad++
+		}
+		i += n
+	}
+	if len(head) > 0 && bad*3 > len(head) {
+		return fmt.Sprintf("%d of the first %d bytes are not UTF-8", bad, len(head))
+	}
+	return ""
+}
+
+// readLine returns the next line without its terminator, or io.EOF. Lines
+// longer than max are consumed but not kept: tooLarge is set and line is nil.
+// The line is freshly allocated and owned by the caller.
+func (s *source) readLine(max int64, scratch *[]byte) (line []byte, tooLarge bool, err error) {
+	frag, err := s.br.ReadSlice('\n')
+	if err == nil || err == io.EOF {
+		// The common case: the whole line was in the buffer.
+		if len(frag) == 0 {
+			return nil, false, io.EOF
+		}
+		s.line++
+		frag = trimEOL(frag)
+		if int64(len(frag)) > max {
+			return nil, true, nil
+		}
+		return bytes.Clone(frag), false, nil
+	}
+	if err != bufio.ErrBufferFull {
+		return nil, false, err
+	}
+	s.line++
+	buf := (*scratch)[:0]
+	n := int64(0)
+	for {
+		n += int64(len(frag))
+		if !tooLarge {
+			if n > max+2 { // +2: the terminator is not part of the document
+				tooLarge, buf = true, buf[:0]
+			} else {
+				buf = append(buf, frag...)
+			}
+		}
+		if err == nil || err == io.EOF {
+			break
+		}
+		if err != bufio.ErrBufferFull {
+			return nil, false, err
+		}
+		frag, err = s.br.ReadSlice('\n')
+	}
+	buf = trimEOL(buf)
+	if tooLarge || int64(len(buf)) > max {
+		*scratch = buf[:0]
+		return nil, true, nil
+	}
+	// Hand a big buffer over rather than copying it: a 1 GB line is then
+	// held once. Small ones are copied so the scratch buffer is reused.
+	if cap(buf) > 4<<20 {
+		*scratch = nil
+		return buf, false, nil
+	}
+	*scratch = buf[:0]
+	return bytes.Clone(buf), false, nil
+}
+
+func trimEOL(b []byte) []byte {
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	return bytes.TrimSuffix(b, []byte("\r"))
+}
+
+// readAll reads the rest of the source as one document of at most max bytes.
+func (s *source) readAll(max int64) ([]byte, bool, error) {
+	var buf bytes.Buffer
+	n, err := buf.ReadFrom(io.LimitReader(s.br, max+1))
+	if err != nil {
+		return nil, false, err
+	}
+	if n > max {
+		return nil, true, nil
+	}
+	return buf.Bytes(), false, nil
+}
