@@ -50,6 +50,9 @@ func NewRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	// One line per subcommand; each constructor lives in its own file.
 	root.AddCommand(
 		newVersionCommand(),
+		newFingerprintCommand(),
+		newCompareCommand(),
+		newIDFCommand(),
 	)
 	return root
 }
