@@ -69,12 +69,14 @@ func init() {
 // over its embedded Simplified Chinese dictionary (Segmenter.Segment, the
 // algorithm of sego), without gse's HMM for unknown words: it is several
 // times faster than gse's jieba-style Cut with the HMM and its output is
-// stable across texts. Text is expected cleaned (lower case), as the
+// stable across texts. It runs on reusable buffers (zh_segment.go) and gives
+// the same words as gse's Segment. Text is expected cleaned (lower case), as the
 // profiles' cleanup stage leaves it; the tokens are substrings of text.
 //
 // The dictionary is loaded on first use (about 1.6 s and 150 MB, once per
-// process). ChineseWords is safe for concurrent use: gse's Segment only reads
-// the dictionary after loading.
+// process). ChineseWords is safe for concurrent use: after loading, the
+// dictionary is only read (gse's trie lookups do not write), and each call
+// takes its own buffers from a pool.
 type ChineseWords struct {
 	KeepPunct bool // keep punctuation and symbol tokens, tagged "w"
 }
@@ -103,18 +105,7 @@ func (z ChineseWords) Tokenize(dst []Token, text string) []Token {
 	if text == "" {
 		return dst
 	}
-	seg := chineseSegmenter()
-	// gse segments bytes; the segments' offsets index text as well, since
-	// gse's own lower-casing of Latin letters keeps lengths.
-	for _, s := range seg.Segment([]byte(text)) {
-		w := text[s.Start():s.End()]
-		pos := zhTag(w, s.Token().Pos())
-		if pos == "w" && !z.KeepPunct {
-			continue
-		}
-		dst = append(dst, Token{Text: w, POS: pos})
-	}
-	return dst
+	return chineseDict().segment(dst, text, z.KeepPunct)
 }
 
 // zhTag returns the tag of word w given gse's tag: "w" for whitespace,
