@@ -1,0 +1,60 @@
+package index
+
+import "context"
+
+// Clusters groups fingerprints into the connected components of the graph
+// whose edges are the pairs within k bits (single-linkage clustering, as
+// seomoz/simhash-cpp's find_clusters does) and returns, for each fingerprint,
+// the smallest index in its component: "keep the first, mark the rest", so
+// fps[i] is a near-duplicate of an earlier fingerprint exactly when
+// rep[i] != i.
+//
+// Components are transitive: a chain of fingerprints each within k bits of
+// the next forms one component even when its ends are far apart.
+//
+// Identical fingerprints are joined in linear time, without enumerating the
+// pairs among them, so many copies of one value cost no more than one.
+// Memory is about 20 bytes per fingerprint beyond the input; no pair list is
+// kept.
+func Clusters(ctx context.Context, fps []uint64, k int, opt JoinOptions) ([]int, error) {
+	if len(fps) > maxJoin {
+		return nil, errTooMany(len(fps))
+	}
+	u := NewUnionFind(len(fps))
+	err := join(ctx, fps, k, opt, false, func(p Pair) error {
+		u.Union(p.A, p.B)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return u.Smallest(), nil
+}
+
+// ClusterGroups lists the clusters of two or more members in a
+// representative assignment such as the one Clusters returns (members i with
+// the same rep[i] form a cluster): each group holds its members in increasing
+// order, so with Clusters' assignment the first member is the one kept, and
+// groups are in order of their first member.
+func ClusterGroups(rep []int) [][]int {
+	count := make(map[int]int)
+	for _, r := range rep {
+		count[r]++
+	}
+	slot := make(map[int]int)
+	var groups [][]int
+	for i, r := range rep {
+		n := count[r]
+		if n < 2 {
+			continue
+		}
+		s, ok := slot[r]
+		if !ok {
+			s = len(groups)
+			slot[r] = s
+			groups = append(groups, make([]int, 0, n))
+		}
+		groups[s] = append(groups[s], i)
+	}
+	return groups
+}

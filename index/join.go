@@ -1,0 +1,217 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+)
+
+// A Pair is two positions in a self-join's input whose fingerprints are within
+// k bits: A < B, and Distance is their Hamming distance.
+type Pair struct {
+	A, B     int
+	Distance int
+}
+
+// JoinOptions tune Join and Clusters. The zero value chooses everything.
+type JoinOptions struct {
+	// Plan is the table layout; it must be exact at k or above (Plan.K >= k).
+	// Nil: PlanJoin's choice for len(fps) and k.
+	Plan *Plan
+	// Workers is the number of goroutines that sort and scan. 0: GOMAXPROCS.
+	Workers int
+}
+
+// maxJoin is the largest input: positions are stored in 32 bits.
+const maxJoin = math.MaxInt32
+
+// joinBatch is the number of pairs workers hand to the emitting goroutine at once.
+const joinBatch = 4096
+
+func errTooMany(n int) error {
+	return fmt.Errorf("%w: self-join of %d fingerprints, at most %d", ErrPlan, n, maxJoin)
+}
+
+// EnsureDefaults fills in the zero fields for a join of n fingerprints at
+// distance k.
+func (o *JoinOptions) EnsureDefaults(n, k int) {
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.Plan == nil {
+		p := PlanJoin(n, k).Plan
+		o.Plan = &p
+	}
+}
+
+// Validate checks the options for a join at distance k.
+func (o *JoinOptions) Validate(k int) error {
+	if k < 0 || k > 64 {
+		return fmt.Errorf("%w: distance k=%d outside 0..64", ErrPlan, k)
+	}
+	if o.Workers < 0 {
+		return fmt.Errorf("%w: negative workers %d", ErrPlan, o.Workers)
+	}
+	if o.Plan != nil {
+		if err := o.Plan.Validate(); err != nil {
+			return err
+		}
+		if o.Plan.K < k {
+			return fmt.Errorf("%w: plan is exact up to k=%d, join asks for k=%d", ErrPlan, o.Plan.K, k)
+		}
+	}
+	return nil
+}
+
+// JoinEstimate is PlanJoin's account of a plan's cost for a self-join.
+type JoinEstimate struct {
+	Plan Plan
+	// Entries is the number of table entries sorted: tables x N.
+	Entries float64
+	// Comparisons is the expected number of candidate pairs compared, for
+	// uniformly random fingerprints: the sum over tables of N^2/2^(key bits+1).
+	Comparisons float64
+	// Cost combines both in nanoseconds of one core on the project machine; it
+	// only ranks plans.
+	Cost float64
+}
+
+// PlanJoin chooses the block plan for a self-join of n fingerprints at
+// distance k: among BlockPlan(k, b) for b > k, the one of least estimated cost.
+// Sorting costs grow with the number of tables, C(b, k), and comparisons
+// shrink with the key bits, about 64(b-k)/b, so the cost has one minimum.
+func PlanJoin(n, k int) JoinEstimate {
+	if k < 0 || k >= 64 {
+		k = min(max(k, 0), 63)
+	}
+	var best JoinEstimate
+	for b := k + 1; b <= 64; b++ {
+		if tables := joinBinomial(b, k); best.Plan.Tables != nil && 20*tables*float64(max(n, 1)) > best.Cost {
+			break // sorting alone costs more than the best plan so far
+		}
+		p, err := BlockPlan(k, b)
+		if err != nil {
+			break
+		}
+		e := EstimateJoin(p, n)
+		if best.Plan.Tables == nil || e.Cost < best.Cost {
+			best = e
+		}
+	}
+	return best
+}
+
+func joinBinomial(n, k int) float64 {
+	c := 1.0
+	for i := range k {
+		c = c * float64(n-i) / float64(i+1)
+	}
+	return c
+}
+
+// EstimateJoin estimates the work of a self-join of n fingerprints with plan p.
+func EstimateJoin(p Plan, n int) JoinEstimate {
+	e := JoinEstimate{Plan: p}
+	N := float64(n)
+	for t := range p.Tables {
+		e.Entries += N
+		e.Comparisons += N * N / math.Ldexp(2, p.KeyBits(t))
+	}
+	e.Cost = 20*e.Entries + 2*e.Comparisons
+	return e
+}
+
+// String describes the estimate in one line.
+func (e JoinEstimate) String() string {
+	return fmt.Sprintf("%v; %.3g sorted entries, %.3g expected comparisons", e.Plan, e.Entries, e.Comparisons)
+}
+
+// Join calls emit once for every pair of positions in fps whose fingerprints
+// are within k bits (Hamming distance at most k), exactly: no pair beyond k,
+// none within k missing, none twice. emit is called from Join's goroutine, one
+// pair at a time, in no particular order; if it returns an error Join stops
+// and returns that error. Join also stops when ctx is done.
+//
+// The output can be large: m identical fingerprints alone make m(m-1)/2
+// pairs (100,000 copies make five billion), which Join emits one by one in
+// time proportional to their number; memory stays bounded because pairs are
+// streamed, never collected. Use Clusters when the components are what
+// matter: it joins identical fingerprints in linear time.
+func Join(ctx context.Context, fps []uint64, k int, opt JoinOptions, emit func(Pair) error) error {
+	return join(ctx, fps, k, opt, true, emit)
+}
+
+// join runs the self-join. With full false, pairs are only guaranteed to
+// connect the same components as the full output (a set of identical
+// fingerprints comes as a star rather than all its pairs).
+func join(ctx context.Context, fps []uint64, k int, opt JoinOptions, full bool, emit func(Pair) error) error {
+	if len(fps) > maxJoin {
+		return errTooMany(len(fps))
+	}
+	if err := opt.Validate(k); err != nil {
+		return err
+	}
+	opt.EnsureDefaults(len(fps), k)
+	p := opt.Plan
+	type ent struct {
+		key, x uint64
+		i      int
+	}
+	ents := make([]ent, len(fps))
+	masks := make([]uint64, len(p.Tables))
+	for t := range p.Tables {
+		masks[t] = p.KeyMask(t)
+	}
+	for t := range p.Tables {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		perm := p.Permutation(t)
+		for i, x := range fps {
+			ents[i] = ent{perm.Key(perm.Apply(x)), x, i}
+		}
+		slices.SortFunc(ents, func(a, b ent) int {
+			if a.key != b.key {
+				if a.key < b.key {
+					return -1
+				}
+				return 1
+			}
+			return a.i - b.i
+		})
+		for s := 0; s < len(ents); {
+			e := s + 1
+			for e < len(ents) && ents[e].key == ents[s].key {
+				e++
+			}
+			for a := s; a < e; a++ {
+				for b := a + 1; b < e; b++ {
+					v := ents[a].x ^ ents[b].x
+					d := distance(ents[a].x, ents[b].x)
+					if d > k || !firstTable(v, masks[:t]) {
+						continue
+					}
+					if err := emit(Pair{ents[a].i, ents[b].i, d}); err != nil {
+						return err
+					}
+				}
+			}
+			s = e
+		}
+	}
+	return nil
+}
+
+// firstTable reports whether two fingerprints differing in the bits v agree on
+// no key of the earlier tables, whose masks are given: only then does the
+// current table report them, so each pair comes out once.
+func firstTable(v uint64, earlier []uint64) bool {
+	for _, m := range earlier {
+		if v&m == 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,181 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// plantedFingerprints returns n fingerprints: random ones, and near-copies of
+// earlier ones with 0 to maxFlips bits flipped, plus a few exact repeats, so
+// that pairs at every distance up to and just beyond k occur.
+func plantedFingerprints(rng *rand.Rand, n, maxFlips int) []uint64 {
+	fps := make([]uint64, n)
+	for i := range fps {
+		if i == 0 || rng.IntN(3) == 0 {
+			fps[i] = rng.Uint64()
+			continue
+		}
+		x := fps[rng.IntN(i)]
+		for range rng.IntN(maxFlips + 1) {
+			x ^= 1 << rng.IntN(64)
+		}
+		fps[i] = x
+	}
+	return fps
+}
+
+// brutePairs returns every pair within k bits, sorted.
+func brutePairs(fps []uint64, k int) []Pair {
+	var ps []Pair
+	for a := range fps {
+		for b := a + 1; b < len(fps); b++ {
+			if d := bits.OnesCount64(fps[a] ^ fps[b]); d <= k {
+				ps = append(ps, Pair{a, b, d})
+			}
+		}
+	}
+	return ps
+}
+
+func sortPairs(ps []Pair) {
+	slices.SortFunc(ps, func(x, y Pair) int {
+		if x.A != y.A {
+			return x.A - y.A
+		}
+		return x.B - y.B
+	})
+}
+
+func collectJoin(t testing.TB, fps []uint64, k int, opt JoinOptions) []Pair {
+	t.Helper()
+	var ps []Pair
+	err := Join(context.Background(), fps, k, opt, func(p Pair) error {
+		ps = append(ps, p)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Join: %v", err)
+	}
+	sortPairs(ps)
+	return ps
+}
+
+// joinPlans returns the plans the property tests run at distance k: the
+// chosen one, and block plans with few and with many blocks.
+func joinPlans(k int) []*Plan {
+	var ps []*Plan
+	for _, b := range []int{k + 1, k + 2, k + 4} {
+		if p, err := BlockPlan(k, b); err == nil && len(p.Tables) <= 500 {
+			ps = append(ps, &p)
+		}
+	}
+	if k <= 3 {
+		ps = append(ps, &Seeds4x16, &Manku20)
+	}
+	return append(ps, nil)
+}
+
+func TestJoinMatchesBruteForce(t *testing.T) {
+	for k := 0; k <= 8; k++ {
+		rng := rand.New(rand.NewPCG(uint64(k), 1))
+		fps := plantedFingerprints(rng, 600, k+2)
+		want := brutePairs(fps, k)
+		for _, p := range joinPlans(k) {
+			for _, workers := range []int{1, 3} {
+				name := fmt.Sprintf("k=%d/plan=%v/workers=%d", k, p, workers)
+				if p == nil {
+					name = fmt.Sprintf("k=%d/plan=auto/workers=%d", k, workers)
+				}
+				t.Run(name, func(t *testing.T) {
+					got := collectJoin(t, fps, k, JoinOptions{Plan: p, Workers: workers})
+					if !slices.Equal(got, want) {
+						t.Fatalf("got %d pairs, want %d (brute force)\n got  %v\n want %v", len(got), len(want), head(got), head(want))
+					}
+				})
+			}
+		}
+	}
+}
+
+func head(ps []Pair) []Pair { return ps[:min(len(ps), 10)] }
+
+func TestJoinEmitErrorStops(t *testing.T) {
+	fps := make([]uint64, 1000) // all identical: about half a million pairs
+	stop := errors.New("stop")
+	calls := 0
+	err := Join(context.Background(), fps, 3, JoinOptions{}, func(Pair) error {
+		calls++
+		if calls == 10 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || calls != 10 {
+		t.Fatalf("got err %v after %d calls, want %v after 10", err, calls, stop)
+	}
+}
+
+func TestJoinCancel(t *testing.T) {
+	fps := make([]uint64, 1000)
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := 0
+	err := Join(ctx, fps, 3, JoinOptions{}, func(Pair) error {
+		calls++
+		if calls == 10 {
+			cancel()
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got err %v, want context.Canceled", err)
+	}
+	if calls > 10+2*joinBatch {
+		t.Fatalf("emit called %d times after cancel at 10", calls)
+	}
+}
+
+func TestJoinBadOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		k    int
+		opt  JoinOptions
+	}{
+		{"negative k", -1, JoinOptions{}},
+		{"k over 64", 65, JoinOptions{}},
+		{"plan too weak", 4, JoinOptions{Plan: &Seeds4x16}},
+		{"invalid plan", 1, JoinOptions{Plan: &Plan{K: 1, Blocks: []int{32, 32}, Tables: [][]int{{0, 1}}}}},
+	}
+	for _, tt := range tests {
+		err := Join(context.Background(), []uint64{1, 2}, tt.k, tt.opt, func(Pair) error { return nil })
+		if !errors.Is(err, ErrPlan) {
+			t.Errorf("%s: got %v, want ErrPlan", tt.name, err)
+		}
+	}
+}
+
+func TestJoinEmpty(t *testing.T) {
+	for _, fps := range [][]uint64{nil, {42}} {
+		if got := collectJoin(t, fps, 3, JoinOptions{}); len(got) != 0 {
+			t.Errorf("Join(%v) = %v, want no pairs", fps, got)
+		}
+	}
+}
+
+func TestPlanJoin(t *testing.T) {
+	for _, n := range []int{0, 1000, 1_000_000, 10_000_000, 100_000_000} {
+		for k := 0; k <= 8; k++ {
+			e := PlanJoin(n, k)
+			if err := e.Plan.Validate(); err != nil || e.Plan.K != k {
+				t.Fatalf("PlanJoin(%d, %d) = %v: %v", n, k, e.Plan, err)
+			}
+		}
+	}
+	if got := len(PlanJoin(10_000_000, 3).Plan.Blocks); got < 5 || got > 6 {
+		t.Errorf("PlanJoin(10M, 3) uses %d blocks, want 5 or 6", got)
+	}
+}
