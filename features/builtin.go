@@ -79,7 +79,7 @@ func hanHeavy(text string) bool {
 	if len(text) > hanScan {
 		text = text[:hanScan]
 	}
-	if asciiOnly(text) {
+	if !hanCandidates(text) {
 		return false
 	}
 	letters, han := 0, 0
@@ -102,4 +102,29 @@ func hanHeavy(text string) bool {
 		}
 	}
 	return han > 0 && 5*han >= letters
+}
+
+// hanCandidates reports whether text has a byte that can start the UTF-8 form
+// of a Han character (U+3400..U+9FFF start with 0xE3..0xE9, the supplementary
+// ideographs with 0xF0): English with curly quotes and dashes (0xE2) has none,
+// so hanHeavy rejects it without decoding.
+func hanCandidates(text string) bool {
+	i := 0
+	for i < len(text) {
+		// Skip ASCII eight bytes at a time.
+		for ; i+8 <= len(text); i += 8 {
+			v := uint64(text[i]) | uint64(text[i+1])<<8 | uint64(text[i+2])<<16 | uint64(text[i+3])<<24 |
+				uint64(text[i+4])<<32 | uint64(text[i+5])<<40 | uint64(text[i+6])<<48 | uint64(text[i+7])<<56
+			if v&0x8080808080808080 != 0 {
+				break
+			}
+		}
+		end := min(i+8, len(text))
+		for ; i < end; i++ {
+			if c := text[i]; c >= 0xE3 && c <= 0xE9 || c == 0xF0 {
+				return true
+			}
+		}
+	}
+	return false
 }

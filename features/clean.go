@@ -181,23 +181,37 @@ var inlineTags = map[string]bool{
 // removed and character references decoded. It never fails: malformed markup
 // is kept as text, an unterminated comment or script runs to the end.
 func stripHTML(dst []byte, s string) []byte {
+	// Past the last '>' no tag can end, so the rest is text (or an
+	// unterminated comment): checking this once keeps the scan linear
+	// on text full of '<'.
+	lastGT := strings.LastIndexByte(s, '>')
 	for len(s) > 0 {
-		lt := strings.IndexByte(s, '<')
-		if lt < 0 {
+		if lastGT < 0 {
+			if k := strings.Index(s, "<!--"); k >= 0 {
+				return appendText(dst, s[:k])
+			}
 			return appendText(dst, s)
+		}
+		lt := strings.IndexByte(s[:lastGT], '<')
+		if lt < 0 {
+			lt = lastGT + 1
+			dst = appendText(dst, s[:lt])
+			s = s[lt:]
+			lastGT = -1
+			continue
 		}
 		dst = appendText(dst, s[:lt])
 		s = s[lt:]
+		lastGT -= lt
 		n, sep := tagLen(s)
 		if n == 0 {
+			n = 1
 			dst = append(dst, '<')
-			s = s[1:]
-			continue
-		}
-		if sep {
+		} else if sep {
 			dst = append(dst, ' ')
 		}
 		s = s[n:]
+		lastGT -= n
 	}
 	return dst
 }
@@ -249,23 +263,34 @@ func tagLen(s string) (n int, sep bool) {
 		return 0, false
 	}
 	name := strings.ToLower(s[nameStart:j])
-	// Find the closing '>' outside quoted attribute values.
+	// Find the closing '>' outside quoted attribute values; a quote left
+	// open for more than maxQuote bytes is taken as a stray quote.
+	const maxQuote = 1024
 	var quote byte
+	qstart := 0
 	end := -1
-	for k := j; k < len(s); k++ {
+	for k := j; k < len(s) && end < 0; k++ {
 		b := s[k]
 		switch {
 		case quote != 0:
 			if b == quote {
 				quote = 0
+			} else if k-qstart > maxQuote {
+				end = strings.IndexByte(s[j:], '>')
+				if end >= 0 {
+					end += j
+				}
+				k = len(s)
 			}
 		case b == '"' || b == '\'':
-			quote = b
+			quote, qstart = b, k
 		case b == '>':
 			end = k
 		}
-		if end >= 0 {
-			break
+	}
+	if end < 0 && quote != 0 {
+		if end = strings.IndexByte(s[j:], '>'); end >= 0 {
+			end += j
 		}
 	}
 	if end < 0 {
@@ -291,7 +316,7 @@ func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 func indexFold(s, sub string) int {
 	for i := 0; i+len(sub) <= len(s); i++ {
 		j := 0
-		for j < len(sub) && s[i+j]|0x20 == sub[j]|0x20 {
+		for j < len(sub) && (s[i+j] == sub[j] || isASCIILetter(sub[j]) && s[i+j]|0x20 == sub[j]) {
 			j++
 		}
 		if j == len(sub) {

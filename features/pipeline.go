@@ -48,10 +48,17 @@ type entry struct {
 
 // table is an open-addressing hash table (linear probing) from feature hash to
 // entry, sized per document so that it never grows and clearing costs little.
+// A slot holds the hash next to the entry index, so a probe touches one cache
+// line.
 type table struct {
-	slots   []int32 // entry index+1, 0 empty
+	slots   []slot
 	mask    uint64
 	entries []entry // in first-occurrence order, which makes sums deterministic
+}
+
+type slot struct {
+	h   uint64
+	idx int32 // entry index+1, 0 empty
 }
 
 func (t *table) reset(n int) {
@@ -60,7 +67,7 @@ func (t *table) reset(n int) {
 		size <<= 1
 	}
 	if cap(t.slots) < size {
-		t.slots = make([]int32, size)
+		t.slots = make([]slot, size)
 	} else {
 		t.slots = t.slots[:size]
 		clear(t.slots)
@@ -75,14 +82,14 @@ func (t *table) reset(n int) {
 func (t *table) find(h uint64) (*entry, bool) {
 	// xxh3 and Mix64 outputs are well mixed: their low bits index directly.
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
-		s := t.slots[i]
-		if s == 0 {
+		s := &t.slots[i]
+		if s.idx == 0 {
 			t.entries = append(t.entries, entry{h: h})
-			t.slots[i] = int32(len(t.entries))
+			s.h, s.idx = h, int32(len(t.entries))
 			return &t.entries[len(t.entries)-1], true
 		}
-		if e := &t.entries[s-1]; e.h == h {
-			return e, false
+		if s.h == h {
+			return &t.entries[s.idx-1], false
 		}
 	}
 }
@@ -199,9 +206,15 @@ func (p *Profile) Fingerprint(text string) Result {
 // the kept tokens afterwards.
 func (p *Profile) collect(s *scratch, text string) {
 	cfg := &p.cfg
-	s.buf = s.cl.clean(s.buf[:0], text, cfg.Clean)
-	cleaned := unsafe.String(unsafe.SliceData(s.buf), len(s.buf))
-	s.toks = cfg.Tokenizer.Tokenize(s.toks[:0], cleaned)
+	ok := false
+	if p.fusedWords() {
+		s.toks, s.buf, ok = fastWords(s.toks[:0], s.buf, text)
+	}
+	if !ok {
+		s.buf = s.cl.clean(s.buf[:0], text, cfg.Clean)
+		cleaned := unsafe.String(unsafe.SliceData(s.buf), len(s.buf))
+		s.toks = cfg.Tokenizer.Tokenize(s.toks[:0], cleaned)
+	}
 	if cfg.Shingle >= 2 {
 		p.collectShingles(s)
 	} else {
@@ -435,4 +448,12 @@ func ShingleHashes(dst []uint64, toks []Token, w int) []uint64 {
 		dst = append(dst, h)
 	}
 	return dst
+}
+
+// fusedWords reports whether the profile may use fastWords: the Words
+// tokenizer after the default cleanup.
+func (p *Profile) fusedWords() bool {
+	_, words := p.cfg.Tokenizer.(Words)
+	c := &p.cfg.Clean
+	return words && !c.KeepHTML && !c.NoNFKC && !c.KeepCase && c.Fold == nil
 }

@@ -10,21 +10,37 @@ import (
 // fingerprint fast path never builds a string. It is safe for concurrent use
 // once built.
 type StopSet struct {
-	words  []string
-	hashes map[uint64]struct{}
+	words []string
+	// hashes is an open-addressing set of the words' hashes (linear
+	// probing, 0 marks an empty slot; a word hashing to 0 is kept in zero).
+	hashes []uint64
+	zero   bool
 }
 
 // NewStopSet returns the set of the given words (as they appear after Clean:
 // lower case).
 func NewStopSet(words []string) *StopSet {
-	s := &StopSet{hashes: make(map[uint64]struct{}, len(words))}
+	size := 16
+	for size < 4*len(words) {
+		size <<= 1
+	}
+	s := &StopSet{hashes: make([]uint64, size)}
 	for _, w := range words {
 		h := simhash.HashString64(w)
-		if _, dup := s.hashes[h]; dup {
+		if s.containsHash(h) {
 			continue
 		}
-		s.hashes[h] = struct{}{}
 		s.words = append(s.words, w)
+		if h == 0 {
+			s.zero = true
+			continue
+		}
+		mask := uint64(len(s.hashes) - 1)
+		i := h & mask
+		for s.hashes[i] != 0 {
+			i = (i + 1) & mask
+		}
+		s.hashes[i] = h
 	}
 	return s
 }
@@ -41,8 +57,18 @@ func (s *StopSet) containsHash(h uint64) bool {
 	if s == nil {
 		return false
 	}
-	_, ok := s.hashes[h]
-	return ok
+	if h == 0 {
+		return s.zero
+	}
+	mask := uint64(len(s.hashes) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		switch s.hashes[i] {
+		case h:
+			return true
+		case 0:
+			return false
+		}
+	}
 }
 
 // Words returns the words of the set in the order given to NewStopSet.
