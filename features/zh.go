@@ -22,7 +22,7 @@ import (
 //
 // zh-ngrams needs no dictionary: the features are bigrams of consecutive Han
 // characters (HanBigrams), the classic dictionary-free indexing unit for
-// Chinese, weighted by term frequency.
+// Chinese, weighted by term frequency; it folds Traditional to Simplified too.
 
 const (
 	zhWordsDoc = "Chinese text: gse dictionary segmentation (embedded dictionary, " +
@@ -33,7 +33,8 @@ const (
 		"The most accurate Chinese profile; loading the dictionary takes about " +
 		"two seconds once per process."
 	zhNGramsDoc = "Chinese text without a dictionary: bigrams of consecutive Han " +
-		"characters (a lone Han character is a feature of its own), other letters " +
+		"characters after Traditional-to-Simplified folding (a lone Han character " +
+		"is a feature of its own), other letters " +
 		"and digits as words, term frequency with at most 5 repeats. Fast and " +
 		"free of segmentation errors; less selective than zh-words."
 )
@@ -51,6 +52,7 @@ func init() {
 	})
 	register("zh-ngrams", zhNGramsDoc, func() (*Profile, error) {
 		return New("zh-ngrams", zhNGramsDoc, Config{
+			Clean:     CleanOptions{Fold: FoldTraditionalBytes},
 			Tokenizer: HanBigrams{},
 			MaxRepeat: 5,
 		})

@@ -11,7 +11,8 @@
 //
 // Each line is "traditional<TAB>candidates" with the candidates separated by
 // spaces, best first. OpenCC's character stage takes the first candidate; so
-// do we. Lines whose first candidate is the character itself (阪, 覆, 藉 ...:
+// do we, following chains (苧 is itself folded to 苎) so that folding twice
+// changes nothing. Lines whose first candidate is the character itself (阪, 覆, 藉 ...:
 // characters that are also valid simplified) are skipped. Run from features/:
 //
 //	go generate ./...   (or: go run ./internal/t2sgen)
@@ -74,6 +75,21 @@ func run(in, out string) error {
 	}
 	if err := sc.Err(); err != nil {
 		return err
+	}
+	// Follow chains (a character whose Simplified form is itself a key of
+	// the table) to their end, so that folding is idempotent.
+	to := make(map[rune]rune, len(pairs))
+	for _, p := range pairs {
+		to[p.from] = p.to
+	}
+	for i := range pairs {
+		for n := 0; n < 8; n++ {
+			next, ok := to[pairs[i].to]
+			if !ok || next == pairs[i].to {
+				break
+			}
+			pairs[i].to = next
+		}
 	}
 	sort.Slice(pairs, func(i, j int) bool { return pairs[i].from < pairs[j].from })
 
