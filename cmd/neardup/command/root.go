@@ -53,6 +53,7 @@ func NewRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		newFingerprintCommand(),
 		newCompareCommand(),
 		newIDFCommand(),
+		newEvalCommand(),
 	)
 	return root
 }
