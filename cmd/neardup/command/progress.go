@@ -52,7 +52,7 @@ func startProgress(w io.Writer, label string, total int64, poll progressPoll) *p
 
 func newProgress(w io.Writer, label string, total int64, poll progressPoll, every time.Duration) *progress {
 	pr := &progress{
-		p:    mpb.New(mpb.WithOutput(w), mpb.WithWidth(72), mpb.WithRefreshRate(every)),
+		p:    mpb.New(mpb.WithOutput(w), mpb.WithWidth(72), mpb.WithRefreshRate(every), mpb.WithAutoRefresh()),
 		poll: poll,
 		stop: make(chan struct{}),
 	}
