@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"image/color"
 	"io"
 	"strings"
 	"text/tabwriter"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -110,6 +110,13 @@ func (r *Report) Best() []Result {
 	return out
 }
 
+// palette holds distinguishable colours (Tableau 10 plus two), one per setting.
+var palette = []color.RGBA{
+	{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255},
+	{148, 103, 189, 255}, {140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255},
+	{188, 189, 34, 255}, {23, 190, 207, 255}, {0, 0, 0, 255}, {255, 215, 0, 255},
+}
+
 // PlotFormats are the formats WritePlot accepts.
 var PlotFormats = []string{"svg", "png"}
 
@@ -123,7 +130,7 @@ func WritePlot(w io.Writer, reports []*Report, format string) error {
 	}
 	plots := make([][]*plot.Plot, len(reports))
 	for i, r := range reports {
-		for _, level := range []string{"pair", "document"} {
+		for _, level := range []string{"pair", "document", "legend"} {
 			p, err := panel(r, level)
 			if err != nil {
 				return err
@@ -131,7 +138,7 @@ func WritePlot(w io.Writer, reports []*Report, format string) error {
 			plots[i] = append(plots[i], p)
 		}
 	}
-	width, height := 28*vg.Centimeter, vg.Length(len(reports))*11*vg.Centimeter
+	width, height := 39*vg.Centimeter, vg.Length(len(reports))*11*vg.Centimeter
 	var c interface {
 		vg.CanvasSizer
 		io.WriterTo
@@ -145,7 +152,7 @@ func WritePlot(w io.Writer, reports []*Report, format string) error {
 		return fmt.Errorf("%w: plot format %q (want svg or png)", ErrSetting, format)
 	}
 	dc := draw.New(c)
-	tiles := draw.Tiles{Rows: len(reports), Cols: 2, PadX: vg.Centimeter, PadY: vg.Centimeter,
+	tiles := draw.Tiles{Rows: len(reports), Cols: 3, PadX: vg.Centimeter, PadY: vg.Centimeter,
 		PadTop: vg.Millimeter * 3, PadBottom: vg.Millimeter * 3, PadLeft: vg.Millimeter * 3, PadRight: vg.Millimeter * 3}
 	canvases := plot.Align(plots, tiles, dc)
 	for i := range plots {
@@ -157,17 +164,25 @@ func WritePlot(w io.Writer, reports []*Report, format string) error {
 	return err
 }
 
-// panel is one chart: precision and recall against k at one level.
+// panel is one chart: precision and recall against k at one level, or
+// (level "legend") only the legend, drawn beside the charts so that it hides
+// no line.
 func panel(r *Report, level string) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s: %s level vs J>=%g", r.Corpus, level, r.Threshold)
-	p.X.Label.Text = "Hamming distance k"
-	p.Y.Label.Text = "precision (solid), recall (dashed)"
-	p.Y.Min, p.Y.Max = 0, 1.02
-	p.Add(plotter.NewGrid())
-	p.Legend.Top = false
-	p.Legend.Left = true
-	p.Legend.TextStyle.Font.Size = vg.Points(7)
+	legendOnly := level == "legend"
+	if legendOnly {
+		p.HideAxes()
+		p.Legend.Top = true
+		p.Legend.Left = true
+		p.Legend.TextStyle.Font.Size = vg.Points(9)
+		p.Title.Text = "solid: precision, dashed: recall"
+	} else {
+		p.Title.Text = fmt.Sprintf("%s: %s level vs J>=%g", r.Corpus, level, r.Threshold)
+		p.X.Label.Text = "Hamming distance k"
+		p.Y.Label.Text = "precision (solid), recall (dashed)"
+		p.Y.Min, p.Y.Max = 0, 1.02
+		p.Add(plotter.NewGrid())
+	}
 	score := func(x Result) Scores {
 		if level == "pair" {
 			return x.Pair
@@ -200,7 +215,7 @@ func panel(r *Report, level string) (*plot.Plot, error) {
 		}
 	}
 	for i, name := range names {
-		col := plotutil.Color(i)
+		col := palette[i%len(palette)]
 		var pts [2]plotter.XYs
 		if v, ok := series[name]; ok {
 			pts = v
@@ -223,10 +238,13 @@ func panel(r *Report, level string) (*plot.Plot, error) {
 			case strings.HasPrefix(name, MethodMinHash):
 				l.LineStyle.Dashes = []vg.Length{vg.Points(8), vg.Points(2), vg.Points(1), vg.Points(2)}
 			}
-			p.Add(l)
-			if m == 0 {
-				p.Legend.Add(name, l)
+			if legendOnly {
+				if m == 0 {
+					p.Legend.Add(name, l)
+				}
+				continue
 			}
+			p.Add(l)
 		}
 	}
 	return p, nil
