@@ -18,7 +18,7 @@ import "context"
 // kept.
 func Clusters(ctx context.Context, fps []uint64, k int, opt JoinOptions) ([]int, error) {
 	if len(fps) > maxJoin {
-		return nil, errTooMany(len(fps))
+		return nil, joinErrTooMany(len(fps))
 	}
 	u := NewUnionFind(len(fps))
 	err := join(ctx, fps, k, opt, false, func(p Pair) error {

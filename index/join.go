@@ -1,11 +1,11 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"runtime"
-	"slices"
 )
 
 // A Pair is two positions in a self-join's input whose fingerprints are within
@@ -22,6 +22,10 @@ type JoinOptions struct {
 	Plan *Plan
 	// Workers is the number of goroutines that sort and scan. 0: GOMAXPROCS.
 	Workers int
+
+	// bucketSize is a test hook: the target number of entries per first-level
+	// bucket. 0: 4096.
+	bucketSize int
 }
 
 // maxJoin is the largest input: positions are stored in 32 bits.
@@ -30,7 +34,7 @@ const maxJoin = math.MaxInt32
 // joinBatch is the number of pairs workers hand to the emitting goroutine at once.
 const joinBatch = 4096
 
-func errTooMany(n int) error {
+func joinErrTooMany(n int) error {
 	return fmt.Errorf("%w: self-join of %d fingerprints, at most %d", ErrPlan, n, maxJoin)
 }
 
@@ -144,74 +148,66 @@ func Join(ctx context.Context, fps []uint64, k int, opt JoinOptions, emit func(P
 }
 
 // join runs the self-join. With full false, pairs are only guaranteed to
-// connect the same components as the full output (a set of identical
-// fingerprints comes as a star rather than all its pairs).
+// connect the same components as the full output: a set of identical
+// fingerprints comes as a star from its first copy rather than all its pairs,
+// and two sets of identical fingerprints within k bits as one pair.
 func join(ctx context.Context, fps []uint64, k int, opt JoinOptions, full bool, emit func(Pair) error) error {
 	if len(fps) > maxJoin {
-		return errTooMany(len(fps))
+		return joinErrTooMany(len(fps))
 	}
 	if err := opt.Validate(k); err != nil {
 		return err
 	}
+	if len(fps) < 2 {
+		return ctx.Err()
+	}
 	opt.EnsureDefaults(len(fps), k)
-	p := opt.Plan
-	type ent struct {
-		key, x uint64
-		i      int
+	inner, cancel := context.WithCancel(ctx)
+	defer cancel()
+	j := &joiner{
+		ctx:     inner,
+		fps:     fps,
+		k:       k,
+		plan:    opt.Plan,
+		workers: opt.Workers,
+		full:    full,
+		bucket:  cmp.Or(opt.bucketSize, 4096),
+		out:     make(chan []Pair, 2*opt.Workers),
+		free:    make(chan []Pair, 4*opt.Workers),
 	}
-	ents := make([]ent, len(fps))
-	masks := make([]uint64, len(p.Tables))
-	for t := range p.Tables {
-		masks[t] = p.KeyMask(t)
+	for t := range opt.Plan.Tables {
+		j.masks = append(j.masks, opt.Plan.KeyMask(t))
 	}
-	for t := range p.Tables {
+	go j.run()
+	var err error
+	for batch := range j.out {
+		if err == nil {
+			for i, p := range batch {
+				if i%1024 == 0 {
+					if err = ctx.Err(); err != nil {
+						break
+					}
+				}
+				if err = emit(p); err != nil {
+					break
+				}
+			}
+			if err != nil {
+				cancel() // the workers stop; keep draining until they close out
+			}
+		}
+		select {
+		case j.free <- batch:
+		default:
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if j.failed.Load() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		perm := p.Permutation(t)
-		for i, x := range fps {
-			ents[i] = ent{perm.Key(perm.Apply(x)), x, i}
-		}
-		slices.SortFunc(ents, func(a, b ent) int {
-			if a.key != b.key {
-				if a.key < b.key {
-					return -1
-				}
-				return 1
-			}
-			return a.i - b.i
-		})
-		for s := 0; s < len(ents); {
-			e := s + 1
-			for e < len(ents) && ents[e].key == ents[s].key {
-				e++
-			}
-			for a := s; a < e; a++ {
-				for b := a + 1; b < e; b++ {
-					v := ents[a].x ^ ents[b].x
-					d := distance(ents[a].x, ents[b].x)
-					if d > k || !firstTable(v, masks[:t]) {
-						continue
-					}
-					if err := emit(Pair{ents[a].i, ents[b].i, d}); err != nil {
-						return err
-					}
-				}
-			}
-			s = e
-		}
 	}
 	return nil
-}
-
-// firstTable reports whether two fingerprints differing in the bits v agree on
-// no key of the earlier tables, whose masks are given: only then does the
-// current table report them, so each pair comes out once.
-func firstTable(v uint64, earlier []uint64) bool {
-	for _, m := range earlier {
-		if v&m == 0 {
-			return false
-		}
-	}
-	return true
 }

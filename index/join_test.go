@@ -179,3 +179,113 @@ func TestPlanJoin(t *testing.T) {
 		t.Errorf("PlanJoin(10M, 3) uses %d blocks, want 5 or 6", got)
 	}
 }
+
+// refJoin is an independent reference for inputs too large for brute force:
+// per table, sort by key, compare runs, and drop repeats with a set (the
+// method of seomoz/simhash-cpp's find_all).
+func refJoin(fps []uint64, k int, p Plan) []Pair {
+	seen := make(map[[2]int]bool)
+	var ps []Pair
+	idx := make([]int, len(fps))
+	for t := range p.Tables {
+		m := p.KeyMask(t)
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortFunc(idx, func(a, b int) int {
+			if x, y := fps[a]&m, fps[b]&m; x != y {
+				if x < y {
+					return -1
+				}
+				return 1
+			}
+			return a - b
+		})
+		for s := 0; s < len(idx); {
+			e := s + 1
+			for e < len(idx) && fps[idx[e]]&m == fps[idx[s]]&m {
+				e++
+			}
+			for a := s; a < e; a++ {
+				for b := a + 1; b < e; b++ {
+					i, j := idx[a], idx[b]
+					if d := bits.OnesCount64(fps[i] ^ fps[j]); d <= k && !seen[[2]int{i, j}] {
+						seen[[2]int{i, j}] = true
+						ps = append(ps, Pair{i, j, d})
+					}
+				}
+			}
+			s = e
+		}
+	}
+	sortPairs(ps)
+	return ps
+}
+
+func TestJoinMatchesReferenceLarge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	fps := plantedFingerprints(rng, 40_000, 5)
+	for _, k := range []int{0, 3, 5} {
+		want := refJoin(fps, k, PlanJoin(len(fps), k).Plan)
+		for _, bucket := range []int{0, 64} {
+			t.Run(fmt.Sprintf("k=%d/bucket=%d", k, bucket), func(t *testing.T) {
+				got := collectJoin(t, fps, k, JoinOptions{Workers: 2, bucketSize: bucket})
+				if !slices.Equal(got, want) {
+					t.Fatalf("got %d pairs, want %d\n got  %v\n want %v", len(got), len(want), head(got), head(want))
+				}
+			})
+		}
+	}
+}
+
+// manyCopies returns fingerprints with large runs of identical values and of
+// near-identical values, as duplicated corpora have.
+func manyCopies(rng *rand.Rand) []uint64 {
+	var fps []uint64
+	for range 4 {
+		base := rng.Uint64()
+		for range 150 {
+			fps = append(fps, base)
+		}
+		for range 60 {
+			fps = append(fps, base^1<<rng.IntN(64)^1<<rng.IntN(64))
+		}
+	}
+	for range 300 {
+		fps = append(fps, rng.Uint64())
+	}
+	rng.Shuffle(len(fps), func(i, j int) { fps[i], fps[j] = fps[j], fps[i] })
+	return fps
+}
+
+func TestJoinManyCopies(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	fps := manyCopies(rng)
+	for _, k := range []int{0, 2, 4} {
+		want := brutePairs(fps, k)
+		for _, bucket := range []int{0, 16} {
+			for _, workers := range []int{1, 2} {
+				t.Run(fmt.Sprintf("k=%d/bucket=%d/workers=%d", k, bucket, workers), func(t *testing.T) {
+					got := collectJoin(t, fps, k, JoinOptions{Workers: workers, bucketSize: bucket})
+					if !slices.Equal(got, want) {
+						t.Fatalf("got %d pairs, want %d", len(got), len(want))
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestJoinCanceledBeforeStart(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	fps := plantedFingerprints(rand.New(rand.NewPCG(1, 2)), 100_000, 3)
+	called := false
+	err := Join(ctx, fps, 3, JoinOptions{}, func(Pair) error { called = true; return nil })
+	if !errors.Is(err, context.Canceled) || called {
+		t.Fatalf("got err %v, emit called %v; want context.Canceled and no call", err, called)
+	}
+	if _, err := Clusters(ctx, fps, 3, JoinOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Clusters: got err %v, want context.Canceled", err)
+	}
+}
