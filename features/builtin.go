@@ -16,9 +16,10 @@ const (
 	docShingles = "Word 3-shingles: every three consecutive words (stopwords kept) hashed together with " +
 		"Mix64, weighted by count. Sensitive to word order, so texts sharing a vocabulary but not sentences " +
 		"(boilerplate, templates, code) stay apart; a one-word edit touches three features."
-	docNGrams = "Character 4-grams of the cleaned text, spaces included (the two-character grams of seeds " +
-		"001 and 003 with n=4), weighted by count. Needs no word boundaries, so it suits any script, " +
-		"short texts and typo-ridden text."
+	docNGrams = "Character 5-grams of the cleaned text, spaces included (the two-character grams of seeds " +
+		"001 and 003 with n=5), each distinct gram weighted 1 (a set, as Jaccard sees it; counted grams " +
+		"let ' the ' and 'the ' dominate every English text). Needs no word boundaries, so it suits any " +
+		"script, short texts and typo-ridden text."
 )
 
 func init() {
@@ -32,7 +33,7 @@ func init() {
 		return New("shingles", docShingles, Config{Shingle: 3})
 	})
 	register("ngrams", docNGrams, func() (*Profile, error) {
-		return New("ngrams", docNGrams, Config{Tokenizer: NGrams{N: 4}})
+		return New("ngrams", docNGrams, Config{Tokenizer: NGrams{N: 5}, TF: TFBinary})
 	})
 	register("default", docDefault, newDefault)
 }

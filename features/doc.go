@@ -36,8 +36,8 @@
 //	           token each
 //	shingles   word 3-shingles (hashes of three consecutive words), term
 //	           frequency; sensitive to word order, good for boilerplate-heavy text
-//	ngrams     character 4-grams of the cleaned text (spaces included), term
-//	           frequency; needs no word boundaries, robust to typos
+//	ngrams     character 5-grams of the cleaned text (spaces included), each
+//	           distinct gram weighted 1; needs no word boundaries, robust to typos
 //	zh-words   Chinese: gse segmentation with part-of-speech weights, Chinese
 //	           stopwords, TF-IDF with the IDF table shipped with gse (see zh*.go)
 //	zh-ngrams  Chinese without a dictionary: Han character bigrams (see zh*.go)
