@@ -249,3 +249,14 @@ func (s *idStore) removeRange(first, end int) {
 func (s *idStore) bytes() int64 {
 	return int64(cap(s.arena)) + 4*int64(cap(s.offs)) + 8*int64(cap(s.bases)) + 5*int64(len(s.slots))
 }
+
+// appendBytes is appendID for a byte slice.
+func (s *idStore) appendBytes(id []byte) uint32 {
+	i := uint32(len(s.offs))
+	if i&0xffff == 0 {
+		s.bases = append(s.bases, uint64(len(s.arena)))
+	}
+	s.offs = append(s.offs, uint32(uint64(len(s.arena))-s.bases[i>>16]))
+	s.arena = append(s.arena, id...)
+	return i
+}

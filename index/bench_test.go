@@ -1,0 +1,191 @@
+package index
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// Benchmark sizes come from NEARDUP_BENCH_N (comma-separated, default
+// 100000) so that plain `go test -bench .` stays quick; the figures in
+// BENCHMARKS.md use NEARDUP_BENCH_N=10000000 and 100000000.
+func benchSizes() []int {
+	s := os.Getenv("NEARDUP_BENCH_N")
+	if s == "" {
+		return []int{100_000}
+	}
+	var ns []int
+	for f := range bytes.SplitSeq([]byte(s), []byte(",")) {
+		n, err := strconv.Atoi(string(bytes.TrimSpace(f)))
+		if err != nil || n <= 0 {
+			panic("NEARDUP_BENCH_N: " + s)
+		}
+		ns = append(ns, n)
+	}
+	return ns
+}
+
+// benchData returns n fingerprints, 90% random and 10% near-copies (1 to 6
+// bits flipped) of earlier ones, and ids "d0", "d1", ... (7-9 bytes at 10M).
+func benchData(n int) ([]string, []uint64) {
+	r := rand.New(rand.NewPCG(uint64(n), 42))
+	fps := make([]uint64, n)
+	ids := make([]string, n)
+	for i := range fps {
+		if i > 0 && r.IntN(10) == 0 {
+			fps[i] = flip(r, fps[r.IntN(i)], 1+r.IntN(6))
+		} else {
+			fps[i] = r.Uint64()
+		}
+		ids[i] = "d" + strconv.Itoa(i)
+	}
+	return ids, fps
+}
+
+type benchKey struct {
+	n      int
+	layout string
+}
+
+var (
+	benchIndexes = map[benchKey]*Index{}
+	benchHeap    = map[benchKey]float64{}
+)
+
+// benchIndex builds (once per process) an index of n items.
+func benchIndex(b *testing.B, n int, k int, layout string) (*Index, []uint64) {
+	key := benchKey{n, fmt.Sprint(k, layout)}
+	_, fps := benchData(n)
+	if x := benchIndexes[key]; x != nil {
+		return x, fps
+	}
+	clear(benchIndexes) // one big index at a time
+	runtime.GC()
+	ids, fps := benchData(n)
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	start := time.Now()
+	x, err := Build(ids, fps, Options{K: k, Layout: layout})
+	if err != nil {
+		b.Fatal(err)
+	}
+	el := time.Since(start)
+	ids = nil
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	heap := float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc)) / float64(n)
+	st := x.Stats()
+	b.Logf("n=%d k=%d %s: build %v, heap %.1f B/fp, stats %.1f B/fp\n%v", n, k, layout, el, heap, st.BytesPerFingerprint, st.Choice)
+	benchIndexes[key] = x
+	benchHeap[key] = heap
+	return x, fps
+}
+
+// BenchmarkBuild measures AddBulk into an empty index (the planner's plan
+// for n and k=3), and the heap it keeps per fingerprint.
+func BenchmarkBuild(b *testing.B) {
+	for _, n := range benchSizes() {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			ids, fps := benchData(n)
+			clear(benchIndexes)
+			var heap float64
+			for b.Loop() {
+				runtime.GC()
+				var m0, m1 runtime.MemStats
+				runtime.ReadMemStats(&m0)
+				x, err := Build(ids, fps, Options{K: 3})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				runtime.GC()
+				runtime.ReadMemStats(&m1)
+				heap = float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc)) / float64(n)
+				runtime.KeepAlive(x)
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "fps/s")
+			b.ReportMetric(heap, "heapB/fp")
+		})
+	}
+}
+
+// BenchmarkQuery measures single queries near stored fingerprints (0 to k
+// bits flipped) and reports p50 and p99 latencies.
+func BenchmarkQuery(b *testing.B) {
+	for _, n := range benchSizes() {
+		for _, tc := range []struct {
+			k      int
+			layout string
+		}{{3, ""}, {3, "manku-20"}, {6, ""}} {
+			name := fmt.Sprintf("n=%d/k=%d", n, tc.k)
+			if tc.layout != "" {
+				name += "/" + tc.layout
+			}
+			b.Run(name, func(b *testing.B) {
+				if tc.layout == "manku-20" && n > 20_000_000 {
+					b.Skip("manku-20 needs 20 tables: too much memory here")
+				}
+				x, fps := benchIndex(b, n, tc.k, tc.layout)
+				r := rand.New(rand.NewPCG(1, 1))
+				durs := make([]time.Duration, 0, 1<<20)
+				found := 0
+				for b.Loop() {
+					q := flip(r, fps[r.IntN(len(fps))], r.IntN(tc.k+1))
+					t0 := time.Now()
+					m, err := x.Query(q, tc.k, 0)
+					d := time.Since(t0)
+					if err != nil {
+						b.Fatal(err)
+					}
+					found += len(m)
+					if len(durs) < cap(durs) {
+						durs = append(durs, d)
+					}
+				}
+				slices.Sort(durs)
+				b.ReportMetric(float64(durs[len(durs)/2].Nanoseconds())/1e3, "p50-us")
+				b.ReportMetric(float64(durs[len(durs)*99/100].Nanoseconds())/1e3, "p99-us")
+				b.ReportMetric(float64(found)/float64(b.N), "matches/q")
+				b.ReportMetric(benchHeap[benchKey{n, fmt.Sprint(tc.k, tc.layout)}], "heapB/fp")
+			})
+		}
+	}
+}
+
+// BenchmarkSnapshot measures the snapshot size and save/load speed.
+func BenchmarkSnapshot(b *testing.B) {
+	for _, n := range benchSizes() {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			x, _ := benchIndex(b, n, 3, "")
+			var buf bytes.Buffer
+			if _, err := x.WriteTo(&buf); err != nil {
+				b.Fatal(err)
+			}
+			size := buf.Len()
+			b.Run("write", func(b *testing.B) {
+				for b.Loop() {
+					buf.Reset()
+					x.WriteTo(&buf)
+				}
+				b.SetBytes(int64(size))
+			})
+			b.Run("read", func(b *testing.B) {
+				for b.Loop() {
+					if _, err := Read(bytes.NewReader(buf.Bytes()), Options{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.SetBytes(int64(size))
+				b.ReportMetric(float64(size)/float64(n), "diskB/fp")
+			})
+		})
+	}
+}
