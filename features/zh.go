@@ -51,11 +51,16 @@ func init() {
 		})
 	})
 	register("zh-ngrams", zhNGramsDoc, func() (*Profile, error) {
-		return New("zh-ngrams", zhNGramsDoc, Config{
+		p, err := New("zh-ngrams", zhNGramsDoc, Config{
 			Clean:     CleanOptions{Fold: FoldTraditionalBytes},
 			Tokenizer: HanBigrams{},
 			MaxRepeat: 5,
 		})
+		if err != nil {
+			return nil, err
+		}
+		p.custom = hanBigramsPipeline{} // the fused fast path of zh_fast.go
+		return p, nil
 	})
 }
 

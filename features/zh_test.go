@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 func TestChineseWordsTokenize(t *testing.T) {
@@ -375,6 +377,9 @@ func FuzzChinese(f *testing.F) {
 	}
 	words, _ := Lookup("zh-words")
 	ngrams, _ := Lookup("zh-ngrams")
+	// Load the dictionary before fuzzing: the fuzzer reports an input that
+	// takes over 10 s as a hang, and loading takes seconds on a busy machine.
+	words.Fingerprint("中文")
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, p := range []*Profile{words, ngrams} {
 			a, b := p.Fingerprint(s), p.Fingerprint(s)
@@ -396,6 +401,9 @@ func FuzzChinese(f *testing.F) {
 				t.Fatalf("HanBigrams token %q is not a substring of the input", tok.Text)
 			}
 		}
+		if fast, staged := ngrams.Fingerprint(s), (hanBigramsPipeline{}).staged(ngrams).Fingerprint(s); fast != staged {
+			t.Fatalf("zh-ngrams fast path %v, staged %v", fast, staged)
+		}
 		folded := FoldTraditional(s)
 		if FoldTraditional(folded) != folded {
 			t.Fatalf("FoldTraditional not idempotent on %q", s)
@@ -404,4 +412,78 @@ func FuzzChinese(f *testing.F) {
 			t.Fatalf("FoldTraditional changed the rune count of %q", s)
 		}
 	})
+}
+
+// TestHanBigramsFastMatchesStaged checks that the fused fast path of zh-ngrams
+// gives the tokens of the staged pipeline.
+func TestHanBigramsFastMatchesStaged(t *testing.T) {
+	texts := []string{
+		"中华人民共和国宪法", "美國「51區」僱員稱內部有9架飛碟", "ＡＢＣ１２３和abc", "Hello，世界！ＧＰＴ－４",
+		"第一条　为了规范口岸开放。", "二〇一〇年々", "温度℃和①号", "中\u200b文", "<b>法律</b>", "中\xff文", "〸十",
+		"Ｉｐｈｏｎｅ１５很好用", "𠀀𠀁", "苧麻", "café和", "",
+	}
+	for _, d := range zhSample(t, 30) {
+		texts = append(texts, d.Text)
+	}
+	staged := 0
+	for _, text := range texts {
+		want := (HanBigrams{}).Tokenize(nil, Clean(text, CleanOptions{Fold: FoldTraditionalBytes}))
+		z := new(zhFastScratch)
+		if strings.ContainsAny(text, "<&") {
+			text = string(stripHTML(nil, text))
+		}
+		got, verdict := fastHanBigrams(nil, z, text)
+		if verdict == fastFold {
+			folded := FoldTraditional(text)
+			got, verdict = fastHanBigrams(nil, z, folded)
+		}
+		if verdict != fastOK {
+			staged++
+			continue
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("fast path on %.40q: %d tokens %v, staged %d tokens %v", text, len(got), got[:min(len(got), 8)], len(want), want[:min(len(want), 8)])
+		}
+	}
+	t.Logf("%d of %d texts took the staged path", staged, len(texts))
+	p, err := Lookup("zh-ngrams")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range texts {
+		if fast, staged := p.Fingerprint(text), (hanBigramsPipeline{}).staged(p).Fingerprint(text); fast != staged {
+			t.Errorf("zh-ngrams on %.40q: fast path %v, staged %v", text, fast, staged)
+		}
+	}
+}
+
+// TestFastHanIsNFKCStable checks the premise of the fast path: the Han
+// characters it passes through, and their Simplified forms, are NFKC-stable
+// Han characters, and its separators are separators.
+func TestFastHanIsNFKCStable(t *testing.T) {
+	for r := rune(0x2E80); r < 0x32000; r++ {
+		if r >= 0xA000 && r < 0xF900 || r >= 0xFB00 && r < 0x20000 {
+			continue
+		}
+		if !isFastHan(r) {
+			continue
+		}
+		s := string(r)
+		if !isHan(r) || norm.NFKC.String(s) != s {
+			t.Errorf("isFastHan(%U) but NFKC gives %q (isHan %v)", r, norm.NFKC.String(s), isHan(r))
+		}
+		if f := SimplifiedRune(r); !isFastHan(f) {
+			t.Errorf("%U folds to %U, not a fast Han character", r, f)
+		}
+	}
+	for _, r := range []rune{'，', '。', '、', '“', '”', '《', '》', '（', '）', '　', '：', '；'} {
+		if !zhSafeSeparator(r) {
+			t.Errorf("zhSafeSeparator(%q) = false, want true", r)
+		}
+	}
+	for _, r := range []rune{'℃', '①', '\u200b', 'é', '〸'} {
+		if zhSafeSeparator(r) {
+			t.Errorf("zhSafeSeparator(%q) = true, want false", r)
+		}
+	}
 }
