@@ -58,7 +58,12 @@ compressed.`,
 		Example: `  neardup eval /work/shared/corpora/en_spdx.jsonl.zst
   neardup eval --profiles default,shingles --verify on,off --k 0-12 --plot pr.png --html pr.html corpora/*.zst
   neardup eval --methods minhash --bands-rows 16x8 --json zh_laws.jsonl.zst`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("eval needs at least one CORPUS file (see '%s --help')", c.CommandPath())
+			}
+			return nil
+		},
 		RunE: func(c *cobra.Command, args []string) error {
 			return f.run(c.Context(), args, c.OutOrStdout(), c.ErrOrStderr())
 		},
