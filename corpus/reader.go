@@ -151,7 +151,7 @@ func (r *Reader) next(s *source) (Doc, error) {
 			return Doc{}, io.EOF
 		}
 		s.line = -1 // one document per source
-		b, tooLarge, err := s.readAll(r.opt.MaxDocBytes)
+		b, tooLarge, err := s.readAll(r.opt.MaxDocBytes, &r.scratch)
 		if err != nil {
 			return Doc{}, &Error{Source: s.name, Err: err}
 		}

@@ -230,17 +230,9 @@ func (s *source) readLine(max int64, scratch *[]byte) (line []byte, tooLarge boo
 		return nil, false, err
 	}
 	s.line++
-	buf := (*scratch)[:0]
-	n := int64(0)
+	a := assembler{max: max + 2, scratch: scratch} // +2: the terminator is not part of the document
 	for {
-		n += int64(len(frag))
-		if !tooLarge {
-			if n > max+2 { // +2: the terminator is not part of the document
-				tooLarge, buf = true, buf[:0]
-			} else {
-				buf = append(buf, frag...)
-			}
-		}
+		a.add(frag)
 		if err == nil || err == io.EOF {
 			break
 		}
@@ -249,19 +241,12 @@ func (s *source) readLine(max int64, scratch *[]byte) (line []byte, tooLarge boo
 		}
 		frag, err = s.br.ReadSlice('\n')
 	}
-	buf = trimEOL(buf)
-	if tooLarge || int64(len(buf)) > max {
-		*scratch = buf[:0]
+	line, tooLarge = a.bytes()
+	line = trimEOL(line)
+	if tooLarge || int64(len(line)) > max {
 		return nil, true, nil
 	}
-	// Hand a big buffer over rather than copying it: a 1 GB line is then
-	// held once. Small ones are copied so the scratch buffer is reused.
-	if cap(buf) > 4<<20 {
-		*scratch = nil
-		return buf, false, nil
-	}
-	*scratch = buf[:0]
-	return bytes.Clone(buf), false, nil
+	return line, false, nil
 }
 
 func trimEOL(b []byte) []byte {
@@ -270,14 +255,83 @@ func trimEOL(b []byte) []byte {
 }
 
 // readAll reads the rest of the source as one document of at most max bytes.
-func (s *source) readAll(max int64) ([]byte, bool, error) {
-	var buf bytes.Buffer
-	n, err := buf.ReadFrom(io.LimitReader(s.br, max+1))
-	if err != nil {
-		return nil, false, err
+func (s *source) readAll(max int64, scratch *[]byte) ([]byte, bool, error) {
+	a := assembler{max: max, scratch: scratch}
+	for {
+		b, err := s.br.Peek(s.br.Buffered())
+		if len(b) == 0 && err == nil {
+			b, err = s.br.Peek(1) // fill the buffer
+			if len(b) > 0 {
+				b, err = s.br.Peek(s.br.Buffered())
+			}
+		}
+		a.add(b)
+		s.br.Discard(len(b))
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, false, err
+		}
 	}
-	if n > max {
-		return nil, true, nil
+	b, tooLarge := a.bytes()
+	return b, tooLarge, nil
+}
+
+// assembler collects a document that does not fit in the read buffer. It
+// keeps the pieces in chunks of growing size and copies them once into a
+// buffer of the exact final size: a 1 GB line peaks at twice its size, where
+// a doubling slice would leave up to twice that in garbage behind.
+type assembler struct {
+	max     int64
+	scratch *[]byte // first chunk, reused from line to line
+	chunks  [][]byte
+	cur     []byte
+	n       int64
+	tooBig  bool
+}
+
+const (
+	firstChunk = 1 << 20
+	maxChunk   = 64 << 20
+)
+
+func (a *assembler) add(p []byte) {
+	a.n += int64(len(p))
+	if a.tooBig {
+		return
 	}
-	return buf.Bytes(), false, nil
+	if a.n > a.max {
+		a.tooBig, a.chunks, a.cur = true, nil, nil
+		return
+	}
+	if a.cur == nil {
+		if cap(*a.scratch) < firstChunk {
+			*a.scratch = make([]byte, 0, firstChunk)
+		}
+		a.cur = (*a.scratch)[:0]
+	}
+	for len(p) > 0 {
+		if len(a.cur) == cap(a.cur) {
+			a.chunks = append(a.chunks, a.cur)
+			a.cur = make([]byte, 0, min(2*cap(a.cur), maxChunk))
+		}
+		k := copy(a.cur[len(a.cur):cap(a.cur)], p)
+		a.cur, p = a.cur[:len(a.cur)+k], p[k:]
+	}
+}
+
+// bytes returns the assembled document in a new exact-size buffer.
+func (a *assembler) bytes() ([]byte, bool) {
+	if a.tooBig {
+		return nil, true
+	}
+	out := make([]byte, 0, a.n)
+	for i, c := range a.chunks {
+		out = append(out, c...)
+		a.chunks[i] = nil // collectable as soon as copied
+	}
+	out = append(out, a.cur...)
+	a.chunks, a.cur = nil, nil
+	return out, false
 }

@@ -84,7 +84,7 @@ type fpJob struct {
 // reader and the writer.
 const (
 	maxInFlightDocs  = 1024
-	maxInFlightBytes = 256 << 20
+	maxInFlightBytes = 64 << 20
 )
 
 func (f *fingerprintCmd) run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
