@@ -1,6 +1,8 @@
 package features
 
 import (
+	"os"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -16,11 +18,18 @@ func FuzzFingerprint(f *testing.F) {
 		f.Add(s)
 	}
 	var profiles []*Profile
-	for _, name := range Names() {
+	names := Names()
+	if only := os.Getenv("FUZZ_PROFILES"); only != "" {
+		names = strings.Split(only, ",")
+	}
+	for _, name := range names {
 		p, err := Lookup(name)
 		if err != nil {
 			f.Fatal(err)
 		}
+		// Load lazily built dictionaries now: the fuzzing engine takes an
+		// input that runs for seconds for a hang.
+		p.Fingerprint("中文 text 日本")
 		profiles = append(profiles, p)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
