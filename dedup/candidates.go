@@ -1,0 +1,197 @@
+package dedup
+
+import (
+	"context"
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/measure"
+	"github.com/neardup/neardup/minhash"
+)
+
+// The candidate stage. Exact duplicates (equal token sequences) are joined
+// without comparison; the first document of each exact group goes on to the
+// SimHash self-join (index.Join at the larger of K and KShort, each pair then
+// held to the k for its documents' lengths) or to MinHash LSH. Every candidate
+// pair whose documents are not yet in one cluster is verified by Workers
+// goroutines, and verified pairs are merged in a union-find: clusters are the
+// connected components of the verified pairs. A pair found inside an existing
+// cluster changes nothing and is not verified, which saves most of the work on
+// corpora of many versions of each document.
+
+type candStats struct {
+	candidates, skipped, verified, rejected atomic.Int64
+}
+
+type pairJob struct{ a, b int32 }
+
+func (r *runner) candidates(ctx context.Context, lsh *minhash.LSH) error {
+	d := r.d
+	n := d.len()
+	r.uf = index.NewUnionFind(n)
+	for i := range n {
+		if f := int(d.first[i]); f != i {
+			r.uf.Union(i, f)
+		}
+	}
+	if r.opt.Verify == VerifyCosine {
+		r.buildVectors()
+	}
+
+	var mu sync.Mutex // guards r.uf
+	jobs := make(chan []pairJob, 2*r.opt.Workers)
+	var wg sync.WaitGroup
+	for range r.opt.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for js := range jobs {
+				for _, j := range js {
+					if r.verify(int(j.a), int(j.b)) {
+						r.cand.verified.Add(1)
+						mu.Lock()
+						r.uf.Union(int(j.a), int(j.b))
+						mu.Unlock()
+					} else {
+						r.cand.rejected.Add(1)
+					}
+				}
+			}
+		}()
+	}
+	const batchSize = 512
+	buf := make([]pairJob, 0, batchSize)
+	var count int
+	submit := func(a, b int) error {
+		r.cand.candidates.Add(1)
+		if count++; count&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			r.progress("candidates", r.cand.candidates.Load(), 0, 0, false)
+		}
+		mu.Lock()
+		same := r.uf.Same(a, b)
+		if !same && r.opt.Verify == VerifyNone {
+			r.uf.Union(a, b)
+		}
+		mu.Unlock()
+		if same {
+			r.cand.skipped.Add(1)
+			return nil
+		}
+		if r.opt.Verify == VerifyNone {
+			r.cand.verified.Add(1)
+			return nil
+		}
+		buf = append(buf, pairJob{int32(a), int32(b)})
+		if len(buf) == batchSize {
+			select {
+			case jobs <- buf:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			buf = make([]pairJob, 0, batchSize)
+		}
+		return nil
+	}
+
+	var err error
+	switch r.opt.Method {
+	case MethodSimHash:
+		err = r.simhashPairs(ctx, submit)
+	case MethodMinHash:
+		err = lsh.Pairs(submit)
+	}
+	if err == nil && len(buf) > 0 {
+		select {
+		case jobs <- buf:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if err == nil {
+		err = ctx.Err()
+	}
+	r.progress("candidates", r.cand.candidates.Load(), 0, 0, true)
+	return err
+}
+
+// simhashPairs self-joins the fingerprints of the first document of each
+// exact group that has features, and submits the pairs within the k for their
+// lengths.
+func (r *runner) simhashPairs(ctx context.Context, submit func(a, b int) error) error {
+	d := r.d
+	long, short := r.opt.k()
+	var pos []int32
+	var fps []uint64
+	for i := range d.len() {
+		// Documents without features all have fingerprint 0: they can only be
+		// exact duplicates, and joining them would make a clique of pairs.
+		if int(d.first[i]) == i && !r.emptyFP(i) {
+			pos = append(pos, int32(i))
+			fps = append(fps, d.fps[i])
+		}
+	}
+	k := max(long, short)
+	st := r.opt.ShortTokens
+	return index.Join(ctx, fps, k, index.JoinOptions{Workers: r.opt.Workers}, func(p index.Pair) error {
+		a, b := int(pos[p.A]), int(pos[p.B])
+		kk := long
+		if int(d.tokens[a]) < st || int(d.tokens[b]) < st {
+			kk = short
+		}
+		if p.Distance > kk {
+			return nil
+		}
+		return submit(a, b)
+	})
+}
+
+// emptyFP reports whether document i had no features (and so fingerprint 0).
+func (r *runner) emptyFP(i int) bool { return r.d.fps[i] == 0 && r.d.tokens[i] == 0 }
+
+// verify reports whether documents a and b pass verification.
+func (r *runner) verify(a, b int) bool {
+	if r.opt.Verify == VerifyJaccard {
+		_, ok := similarAtLeast(r.d.sk[a], r.d.sk[b], r.opt.Threshold)
+		return ok
+	}
+	return r.score(a, b) >= r.opt.Threshold
+}
+
+// score is the verification measure of documents a and b.
+func (r *runner) score(a, b int) float64 {
+	switch r.opt.Verify {
+	case VerifyJaccard:
+		return jaccard(r.d.sk[a], r.d.sk[b])
+	case VerifyCosine:
+		return measure.Cosine(r.vectors[a], r.vectors[b])
+	}
+	return math.NaN()
+}
+
+// buildVectors turns the term counts into TF-IDF vectors, with the IDF learned
+// from this input: idf(t) = ln((N+1)/(df(t)+1)) + 1, the smoothed form of
+// scikit-learn's TfidfVectorizer, so a term in every document keeps a small
+// positive weight.
+func (r *runner) buildVectors() {
+	n := float64(r.d.len())
+	r.vectors = make([]measure.Vector, r.d.len())
+	for i, v := range r.d.vec {
+		t := make([]measure.Term, len(v))
+		for j, kv := range v {
+			key := uint32(kv >> 32)
+			tf := float64(uint32(kv))
+			t[j] = measure.Term{Key: uint64(key), Weight: tf * (math.Log((n+1)/float64(r.df[key]+1)) + 1)}
+		}
+		r.vectors[i] = measure.NewVector(t)
+		r.d.vec[i] = nil
+	}
+	r.d.vec = nil
+	r.df = nil
+}

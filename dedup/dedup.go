@@ -1,0 +1,290 @@
+package dedup
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/features"
+	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/measure"
+	"github.com/neardup/neardup/minhash"
+)
+
+// Summary reports a run.
+type Summary struct {
+	Docs  int   `json:"docs"`  // documents read
+	Bytes int64 `json:"bytes"` // text bytes read (decoded, uncompressed)
+	Kept  int   `json:"kept"`
+	// Removed = ExactDuplicates + NearDuplicates + IndexDuplicates.
+	Removed         int `json:"removed"`
+	ExactDuplicates int `json:"exact_duplicates"` // same token sequence as the kept document... or its cluster
+	NearDuplicates  int `json:"near_duplicates"`
+	IndexDuplicates int `json:"index_duplicates"` // matched a fingerprint in Options.Index
+	Clusters        int `json:"clusters"`         // clusters of two or more documents
+	Empty           int `json:"empty"`            // documents without words or features
+	BadInputs       int `json:"bad_inputs"`       // skipped lines and files
+
+	Candidates int64 `json:"candidates"` // candidate pairs from the SimHash or MinHash stage
+	Skipped    int64 `json:"skipped"`    // candidates already in one cluster: not verified
+	Verified   int64 `json:"verified"`   // candidates that passed verification
+	Rejected   int64 `json:"rejected"`   // candidates that failed it
+
+	SketchModulus int `json:"sketch_modulus"` // 1: exact Jaccard; m > 1: MOD_m sampled sets (budget reached)
+	IndexSize     int `json:"index_size,omitempty"`
+
+	ReadSeconds      float64  `json:"read_seconds"`
+	CandidateSeconds float64  `json:"candidate_seconds"`
+	OutputSeconds    float64  `json:"output_seconds"`
+	Seconds          float64  `json:"seconds"`
+	MBPerSecond      float64  `json:"mb_per_second"` // Bytes / Seconds, in 10^6 bytes
+	Settings         Settings `json:"settings"`
+}
+
+// Settings are the options that shaped the result, after defaults.
+type Settings struct {
+	Method    string  `json:"method"`
+	Profile   string  `json:"profile,omitempty"`
+	K         int     `json:"k,omitempty"`
+	KShort    int     `json:"k_short,omitempty"`
+	Short     int     `json:"short_tokens,omitempty"`
+	Verify    string  `json:"verify"`
+	Threshold float64 `json:"threshold"`
+	Shingle   int     `json:"shingle"`
+	Bands     int     `json:"bands,omitempty"`
+	Rows      int     `json:"rows,omitempty"`
+	Keep      string  `json:"keep"`
+	KeepField string  `json:"keep_field,omitempty"`
+	KeepOrder string  `json:"keep_order,omitempty"`
+	Index     string  `json:"index,omitempty"`
+	IndexK    int     `json:"index_k,omitempty"`
+	Workers   int     `json:"workers"`
+}
+
+// runner is one Run's state.
+type runner struct {
+	opt     Options
+	profile *features.Profile
+	hasher  *minhash.Hasher
+	d       *docs
+	stats   readStats
+	start   time.Time
+	stage   time.Time
+
+	seen       map[string]int32 // id -> document, for the duplicate-id check
+	where      []string
+	exactFirst map[uint64]int32
+	df         map[uint32]int32 // cosine: document frequency of token hashes
+	shift      atomic.Int32     // the global sketch modulus, read by workers
+	retryAt    int64
+
+	uf      *index.UnionFind
+	cand    candStats
+	vectors []measure.Vector
+
+	// Decisions.
+	keeper  []int32  // keeper[i]: the kept document of i's cluster (i itself when kept)
+	indexID []string // incremental mode: the stored id i duplicates, "" if none
+	sum     Summary
+}
+
+func (r *runner) log() *slog.Logger {
+	if r.opt.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return r.opt.Logger
+}
+
+func (r *runner) progress(stage string, docs, bytes, total int64, done bool) {
+	if r.opt.Progress == nil {
+		return
+	}
+	r.opt.Progress(Progress{Stage: stage, Docs: docs, Bytes: bytes, TotalDocs: total,
+		TotalBytes: 0, Elapsed: time.Since(r.stage), Done: done})
+}
+
+// Run deduplicates the documents of inputs (files, directories, "-" for
+// Options.Stdin) and writes the outputs the options ask for. It returns the
+// summary of the run. On error, including ctx being cancelled, no output file
+// is left in place (earlier versions of the files are untouched).
+func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
+	opt.EnsureDefaults()
+	if opt.Workers == 0 {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	if err := opt.Validate(); err != nil {
+		return Summary{}, err
+	}
+	if len(inputs) == 0 {
+		return Summary{}, fmt.Errorf("%w: no input", ErrOptions)
+	}
+	r := &runner{opt: opt, d: &docs{}, start: time.Now(), exactFirst: map[uint64]int32{}}
+	if !opt.AllowDuplicateIDs {
+		r.seen = map[string]int32{}
+	}
+	if opt.Verify == VerifyCosine {
+		r.df = map[uint32]int32{}
+	}
+	var err error
+	if opt.Method == MethodSimHash {
+		if r.profile, err = features.Lookup(opt.Profile); err != nil {
+			return Summary{}, err
+		}
+	}
+	var lsh *minhash.LSH
+	if opt.Method == MethodMinHash {
+		r.hasher = minhash.New(opt.Perms, 1)
+		if opt.Bands == 0 {
+			r.opt.Bands, r.opt.Rows = minhash.BandsRows(opt.Threshold, opt.Perms)
+		}
+		lsh = minhash.NewLSH(r.opt.Bands, r.opt.Rows)
+	}
+
+	// Outputs are created first so that a bad path fails before the work.
+	outs, err := r.createOutputs()
+	if err != nil {
+		return Summary{}, err
+	}
+	defer outs.abort()
+
+	// Pass 1: fingerprints. Standard input is spooled when the output pass
+	// must read it again.
+	copt := opt.Corpus
+	var bad atomic.Int64
+	userBad := copt.OnBad
+	copt.OnBad = func(err error) {
+		bad.Add(1)
+		r.log().Warn("skipped bad input", "err", err)
+		if userBad != nil {
+			userBad(err)
+		}
+	}
+	copt.Stdin = opt.Stdin
+	if copt.Stdin == nil {
+		copt.Stdin = eofReader{}
+	}
+	var spool *os.File
+	if opt.Output != "" && usesStdin(inputs) {
+		spool, err = os.CreateTemp(opt.TempDir, "neardup-stdin-*")
+		if err != nil {
+			return Summary{}, fmt.Errorf("dedup: spooling stdin: %w", err)
+		}
+		defer func() { spool.Close(); os.Remove(spool.Name()) }()
+		copt.Stdin = io.TeeReader(copt.Stdin, spool)
+	}
+	rd, err := corpus.Open(inputs, copt)
+	if err != nil {
+		return Summary{}, err
+	}
+	r.stage = time.Now()
+	err = r.fingerprintPass(ctx, rd, lsh)
+	rd.Close()
+	if err != nil {
+		return Summary{}, err
+	}
+	r.sum.ReadSeconds = time.Since(r.stage).Seconds()
+	r.sum.BadInputs = int(bad.Load())
+	r.seen, r.where, r.exactFirst = nil, nil, nil // no longer needed
+	r.log().Info("read", "docs", r.d.len(), "bytes", r.stats.bytes, "seconds", r.sum.ReadSeconds)
+
+	// Candidates, verification and clusters.
+	r.stage = time.Now()
+	if err := r.candidates(ctx, lsh); err != nil {
+		return Summary{}, err
+	}
+	if opt.Index != "" {
+		if err := r.matchIndex(ctx); err != nil {
+			return Summary{}, err
+		}
+	}
+	r.decide()
+	r.sum.CandidateSeconds = time.Since(r.stage).Seconds()
+
+	// Outputs.
+	r.stage = time.Now()
+	if err := r.writeReports(outs); err != nil {
+		return Summary{}, err
+	}
+	if opt.Output != "" {
+		copt.OnBad = nil
+		copt.Stdin = opt.Stdin
+		if spool != nil {
+			if _, err := spool.Seek(0, io.SeekStart); err != nil {
+				return Summary{}, err
+			}
+			copt.Stdin = spool
+		}
+		if err := r.outputPass(ctx, inputs, copt, outs.output); err != nil {
+			return Summary{}, err
+		}
+	}
+	if opt.UpdateIndex {
+		if err := r.updateIndex(ctx); err != nil {
+			return Summary{}, err
+		}
+	}
+	r.sum.OutputSeconds = time.Since(r.stage).Seconds()
+	r.finishSummary()
+	if err := outs.writeSummary(r.sum); err != nil {
+		return Summary{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Summary{}, err
+	}
+	if err := outs.commit(); err != nil {
+		return Summary{}, err
+	}
+	return r.sum, nil
+}
+
+func usesStdin(inputs []string) bool {
+	for _, p := range inputs {
+		if p == "-" {
+			return true
+		}
+	}
+	return false
+}
+
+// eofReader is an empty standard input.
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+func (r *runner) finishSummary() {
+	s := &r.sum
+	o := r.opt
+	s.Docs = r.d.len()
+	s.Bytes = r.stats.bytes
+	s.Empty = r.d.empty
+	s.Candidates = r.cand.candidates.Load()
+	s.Skipped = r.cand.skipped.Load()
+	s.Verified = r.cand.verified.Load()
+	s.Rejected = r.cand.rejected.Load()
+	s.SketchModulus = 1 << r.d.shift
+	s.Seconds = time.Since(r.start).Seconds()
+	if s.Seconds > 0 {
+		s.MBPerSecond = float64(s.Bytes) / 1e6 / s.Seconds
+	}
+	long, short := o.k()
+	st := Settings{Method: o.Method, Verify: o.Verify, Threshold: o.Threshold, Shingle: o.Shingle,
+		Keep: o.Keep, KeepField: o.KeepField, Workers: o.Workers, Index: o.Index}
+	if o.Keep == KeepField {
+		st.KeepOrder = o.KeepOrder
+	}
+	if o.Method == MethodSimHash {
+		st.Profile, st.K, st.KShort, st.Short = o.Profile, long, short, o.ShortTokens
+	} else {
+		st.Bands, st.Rows = r.opt.Bands, r.opt.Rows
+	}
+	if o.Index != "" {
+		st.IndexK = o.IndexK
+	}
+	s.Settings = st
+}

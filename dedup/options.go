@@ -1,0 +1,290 @@
+package dedup
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/features"
+)
+
+// Errors returned by this package. Errors from reading input name the file and
+// line; errors from the other packages are wrapped.
+var (
+	// ErrOptions is wrapped by Validate's errors: an option is out of range or
+	// options contradict each other.
+	ErrOptions = errors.New("dedup: invalid options")
+	// ErrDuplicateID is returned when two documents share an id and
+	// Options.AllowDuplicateIDs is false.
+	ErrDuplicateID = errors.New("dedup: duplicate document id")
+	// ErrInputChanged is returned when the output pass, which reads the input a
+	// second time to copy kept documents, finds different documents than the
+	// first pass did.
+	ErrInputChanged = errors.New("dedup: input changed between passes")
+)
+
+// Candidate methods.
+const (
+	MethodSimHash = "simhash" // self-join of SimHash fingerprints at Hamming distance K (the default)
+	MethodMinHash = "minhash" // MinHash signatures with LSH banding (Broder 1997; Leskovec et al., MMDS 3.4)
+)
+
+// Verification measures.
+const (
+	VerifyJaccard = "jaccard" // Jaccard similarity of word w-shingle sets (the default)
+	VerifyCosine  = "cosine"  // cosine similarity of TF-IDF word vectors, IDF learned from the input
+	VerifyNone    = "none"    // accept every candidate pair
+)
+
+// Keep policies: which document of a cluster is kept.
+const (
+	KeepFirst   = "first"   // the first one read (the default)
+	KeepLongest = "longest" // the longest text in bytes; ties go to the first
+	KeepField   = "field"   // by the JSON field Options.KeepField, Options.KeepOrder deciding; ties and missing fields go to the first
+)
+
+// Defaults, chosen on ../shared/corpora against the ground truth "Jaccard of
+// word 5-shingles >= 0.8" (see BENCHMARKS.md, "Dedup"). The SimHash stage is a
+// high-recall candidate generator; the Jaccard verification gives the
+// precision.
+const (
+	DefaultMethod       = MethodSimHash
+	DefaultProfile      = "en-words"
+	DefaultK            = 10
+	DefaultKShort       = 12
+	DefaultShortTokens  = 64
+	DefaultVerify       = VerifyJaccard
+	DefaultThreshold    = 0.8 // for Jaccard
+	DefaultCosine       = 0.9 // default threshold for cosine
+	DefaultShingle      = 5
+	DefaultPerms        = 128
+	DefaultIndexK       = 3
+	DefaultSketchBudget = 256 << 20
+	DefaultInterval     = time.Second
+)
+
+// Options configures Run. The zero value means the defaults; each default is
+// written on its field. EnsureDefaults fills them in and Validate checks the
+// result; Run calls both.
+type Options struct {
+	// Method is the candidate stage: MethodSimHash (default) or MethodMinHash.
+	Method string
+	// Profile names the features profile that fingerprints documents for the
+	// SimHash stage (default "default": word features, Chinese segmentation for
+	// Han text). Bits is the fingerprint width; only 64 is supported.
+	Profile string
+	// K is the Hamming distance at which two fingerprints become a candidate
+	// pair (default DefaultK). Zero means the default: set a negative value to
+	// ask for k = 0.
+	K int
+	// KShort is K for pairs in which a document has fewer than ShortTokens
+	// tokens (default DefaultKShort): SimHash of short texts moves further per
+	// edit (seeds 001, 002, 004), so they need a wider net. Negative means 0.
+	KShort int
+	// ShortTokens is the token count under which a document is short (default
+	// DefaultShortTokens).
+	ShortTokens int
+
+	// Verify confirms candidate pairs: VerifyJaccard (default), VerifyCosine
+	// or VerifyNone.
+	Verify string
+	// Threshold is the verification threshold (default 0.8 for Jaccard, 0.9 for
+	// cosine); for MethodMinHash it also sets the LSH bands and rows.
+	Threshold float64
+	// Shingle is the shingle width in tokens for Jaccard and MinHash (default 5).
+	Shingle int
+	// SketchBudget bounds the bytes of shingle sets kept for verification
+	// (default 256 MiB): beyond it sets are sampled (see doc.go).
+	SketchBudget int64
+
+	// Perms is the number of MinHash permutations (default 128); Bands and Rows
+	// default to minhash.BandsRows(Threshold, Perms).
+	Perms, Bands, Rows int
+
+	// Keep is the keep policy: KeepFirst (default), KeepLongest or KeepField.
+	// Setting KeepField implies Keep = KeepField.
+	Keep string
+	// KeepField is the JSON field compared by KeepField: numbers compare as
+	// numbers, anything else as its JSON text.
+	KeepField string
+	// KeepOrder is "max" (default: keep the largest value) or "min".
+	KeepOrder string
+
+	// Input options: format, id and text fields, bad-line handling
+	// (corpus.Options; OnBad is set by Run to count and log bad lines).
+	Corpus corpus.Options
+	// AllowDuplicateIDs lets two documents share an id; otherwise it is an
+	// error (outputs name documents by id, so a shared id would be ambiguous).
+	AllowDuplicateIDs bool
+	// Stdin is read for the input "-" (default: no stdin, "-" is an error).
+	Stdin io.Reader
+	// TempDir holds the spooled copy of stdin when the output pass needs to
+	// read it again (default os.TempDir()).
+	TempDir string
+
+	// Output files; each is optional ("" = not written). All are written to a
+	// temporary file beside the target and renamed only when Run succeeds.
+	Output      string // kept documents: original JSONL lines, or paths/lines for text input
+	Duplicates  string // one JSON object per removed document
+	Clusters    string // one JSON object per cluster of two or more
+	SummaryJSON string // the Summary as JSON
+
+	// Index is an index snapshot to dedup against (incremental mode): a new
+	// document within IndexK bits of a stored fingerprint is removed as its
+	// duplicate. UpdateIndex adds the kept documents and saves the snapshot
+	// (atomically) in place. IndexK defaults to DefaultIndexK: the stored
+	// documents have no text to verify against, so the match is on
+	// fingerprints alone and the default is strict.
+	Index       string
+	UpdateIndex bool
+	IndexK      int
+
+	// Workers is the number of fingerprinting and verification goroutines
+	// (default GOMAXPROCS).
+	Workers int
+	// Logger receives progress and warnings; nil means none.
+	Logger *slog.Logger
+	// Progress is called from one goroutine about every ProgressInterval
+	// (default 1 s) and once at the end of each stage; nil means none.
+	Progress         func(Progress)
+	ProgressInterval time.Duration
+}
+
+// Progress reports how far a run has got.
+type Progress struct {
+	Stage      string // "read", "candidates", "output"
+	Docs       int64  // documents done in this stage
+	Bytes      int64  // text bytes done in this stage
+	TotalDocs  int64  // documents in this stage when known, else 0
+	TotalBytes int64  // input bytes when known (uncompressed size unknown: 0)
+	Elapsed    time.Duration
+	Done       bool // the stage has finished
+}
+
+// EnsureDefaults replaces zero fields by their defaults.
+func (o *Options) EnsureDefaults() {
+	if o.Method == "" {
+		o.Method = DefaultMethod
+	}
+	if o.Profile == "" {
+		o.Profile = DefaultProfile
+	}
+	if o.K == 0 {
+		o.K = DefaultK
+	}
+	if o.KShort == 0 {
+		o.KShort = max(DefaultKShort, o.K)
+	}
+	if o.ShortTokens == 0 {
+		o.ShortTokens = DefaultShortTokens
+	}
+	if o.Verify == "" {
+		o.Verify = DefaultVerify
+	}
+	if o.Threshold == 0 {
+		o.Threshold = DefaultThreshold
+		if o.Verify == VerifyCosine {
+			o.Threshold = DefaultCosine
+		}
+	}
+	if o.Shingle == 0 {
+		o.Shingle = DefaultShingle
+	}
+	if o.SketchBudget == 0 {
+		o.SketchBudget = DefaultSketchBudget
+	}
+	if o.Perms == 0 {
+		o.Perms = DefaultPerms
+	}
+	if o.KeepField != "" && o.Keep == "" {
+		o.Keep = KeepField
+	}
+	if o.Keep == "" {
+		o.Keep = KeepFirst
+	}
+	if o.KeepOrder == "" {
+		o.KeepOrder = "max"
+	}
+	if o.IndexK == 0 {
+		o.IndexK = DefaultIndexK
+	}
+	if o.ProgressInterval == 0 {
+		o.ProgressInterval = DefaultInterval
+	}
+}
+
+// k returns the effective distances (negative means 0).
+func (o *Options) k() (long, short int) { return max(o.K, 0), max(o.KShort, 0) }
+
+// Validate reports the first invalid option, wrapping ErrOptions.
+func (o *Options) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrOptions, fmt.Sprintf(format, args...))
+	}
+	switch o.Method {
+	case MethodSimHash, MethodMinHash:
+	default:
+		return bad("method %q (want %s or %s)", o.Method, MethodSimHash, MethodMinHash)
+	}
+	if _, err := features.Lookup(o.Profile); err != nil {
+		return fmt.Errorf("%w: %w", ErrOptions, err)
+	}
+	long, short := o.k()
+	if long > 32 || short > 32 || o.IndexK > 32 {
+		return bad("k %d/%d/%d: at most 32 bits", long, short, o.IndexK)
+	}
+	if o.ShortTokens < 0 {
+		return bad("short tokens %d < 0", o.ShortTokens)
+	}
+	switch o.Verify {
+	case VerifyJaccard, VerifyCosine, VerifyNone:
+	default:
+		return bad("verify %q (want %s, %s or %s)", o.Verify, VerifyJaccard, VerifyCosine, VerifyNone)
+	}
+	if o.Method == MethodMinHash && o.Verify == VerifyCosine {
+		return bad("method minhash verifies with jaccard or none, not cosine")
+	}
+	if !(o.Threshold > 0 && o.Threshold <= 1) {
+		return bad("threshold %v outside (0, 1]", o.Threshold)
+	}
+	if o.Shingle < 1 || o.Shingle > 64 {
+		return bad("shingle width %d outside 1..64", o.Shingle)
+	}
+	if o.SketchBudget < 0 {
+		return bad("sketch budget %d < 0", o.SketchBudget)
+	}
+	if o.Perms < 1 || o.Bands < 0 || o.Rows < 0 || o.Bands*o.Rows > o.Perms {
+		return bad("minhash perms %d, bands %d, rows %d (need bands·rows <= perms)", o.Perms, o.Bands, o.Rows)
+	}
+	if (o.Bands == 0) != (o.Rows == 0) {
+		return bad("set both bands and rows, or neither")
+	}
+	switch o.Keep {
+	case KeepFirst, KeepLongest:
+		if o.KeepField != "" {
+			return bad("keep %q with a keep field", o.Keep)
+		}
+	case KeepField:
+		if o.KeepField == "" {
+			return bad("keep field needs a field name")
+		}
+	default:
+		return bad("keep %q (want %s, %s or %s)", o.Keep, KeepFirst, KeepLongest, KeepField)
+	}
+	if o.KeepOrder != "max" && o.KeepOrder != "min" {
+		return bad("keep order %q (want max or min)", o.KeepOrder)
+	}
+	if o.UpdateIndex && o.Index == "" {
+		return bad("update index without an index file")
+	}
+	if o.Index != "" && o.Method != MethodSimHash {
+		return bad("an index holds SimHash fingerprints: use method simhash")
+	}
+	if o.Workers < 0 {
+		return bad("workers %d < 0", o.Workers)
+	}
+	return nil
+}

@@ -1,0 +1,289 @@
+package dedup
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/simhash"
+)
+
+// atomicFile is an output written to a temporary file beside its target and
+// renamed over it only on commit, so that an interrupted or failed run never
+// leaves a half-written file where a finished one is expected.
+type atomicFile struct {
+	path string
+	f    *os.File
+	w    *bufio.Writer
+}
+
+func createAtomic(path string) (*atomicFile, error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("dedup: creating %s: %w", path, err)
+	}
+	return &atomicFile{path: path, f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+}
+
+func (a *atomicFile) Write(p []byte) (int, error) { return a.w.Write(p) }
+
+func (a *atomicFile) commit() error {
+	err := a.w.Flush()
+	if err == nil {
+		err = a.f.Sync()
+	}
+	if cerr := a.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		// CreateTemp makes the file 0600; outputs are ordinary files.
+		err = os.Chmod(a.f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(a.f.Name(), a.path)
+	}
+	if err != nil {
+		os.Remove(a.f.Name())
+		return fmt.Errorf("dedup: writing %s: %w", a.path, err)
+	}
+	return nil
+}
+
+func (a *atomicFile) abort() {
+	a.f.Close()
+	os.Remove(a.f.Name())
+}
+
+// outputs are the run's optional output files (nil when not asked for).
+type outputs struct {
+	output, duplicates, clusters, summary *atomicFile
+	done                                  bool
+}
+
+func (o *outputs) all() []*atomicFile {
+	var fs []*atomicFile
+	for _, f := range []*atomicFile{o.output, o.duplicates, o.clusters, o.summary} {
+		if f != nil {
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}
+
+func (r *runner) createOutputs() (*outputs, error) {
+	o := &outputs{}
+	for _, t := range []struct {
+		path string
+		dst  **atomicFile
+	}{{r.opt.Output, &o.output}, {r.opt.Duplicates, &o.duplicates}, {r.opt.Clusters, &o.clusters}, {r.opt.SummaryJSON, &o.summary}} {
+		if t.path == "" {
+			continue
+		}
+		f, err := createAtomic(t.path)
+		if err != nil {
+			o.abort()
+			return nil, err
+		}
+		*t.dst = f
+	}
+	return o, nil
+}
+
+// abort removes the temporary files unless commit succeeded.
+func (o *outputs) abort() {
+	if o.done {
+		return
+	}
+	for _, f := range o.all() {
+		f.abort()
+	}
+}
+
+// commit renames every output into place. Once the first rename happened the
+// rest are attempted too, and the errors joined.
+func (o *outputs) commit() error {
+	var errs []error
+	for _, f := range o.all() {
+		errs = append(errs, f.commit())
+	}
+	o.done = true
+	return errors.Join(errs...)
+}
+
+func (o *outputs) writeSummary(s Summary) error {
+	if o.summary == nil {
+		return nil
+	}
+	enc := json.NewEncoder(o.summary)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
+}
+
+// Duplicate is one line of the duplicates file: a removed document and the
+// document kept in its place.
+type Duplicate struct {
+	DupID  string `json:"dup_id"`
+	KeptID string `json:"kept_id"`
+	// Distance and Similarity compare the two SimHash fingerprints (absent for
+	// MethodMinHash).
+	Distance   *int     `json:"distance,omitempty"`
+	Similarity *float64 `json:"similarity,omitempty"`
+	// Jaccard or Cosine: the verification measure between the two documents
+	// (absent without verification). With a sampled sketch it is an estimate.
+	Jaccard *float64 `json:"jaccard,omitempty"`
+	Cosine  *float64 `json:"cosine,omitempty"`
+	// Exact is true when both have the same token sequence.
+	Exact bool `json:"exact,omitempty"`
+	// Index is true when the kept document is in the index snapshot
+	// (incremental mode); KeptID is then its stored id.
+	Index bool `json:"index,omitempty"`
+}
+
+// Cluster is one line of the clusters file: a group of two or more documents
+// of which one is kept.
+type Cluster struct {
+	KeptID string   `json:"kept_id"`
+	Size   int      `json:"size"`
+	IDs    []string `json:"ids"` // members in input order, the kept one included
+	// IndexID is the stored document the cluster matched in incremental mode
+	// (then no member is kept).
+	IndexID string `json:"index_id,omitempty"`
+}
+
+// duplicate describes removed document i.
+func (r *runner) duplicate(i int) Duplicate {
+	d := r.d
+	if r.indexID != nil && r.indexID[i] != "" {
+		return Duplicate{DupID: d.ids[i], KeptID: r.indexID[i], Index: true}
+	}
+	k := int(r.keeper[i])
+	dup := Duplicate{DupID: d.ids[i], KeptID: d.ids[k], Exact: d.exact[i] == d.exact[k]}
+	if r.opt.Method == MethodSimHash {
+		dist := simhash.Distance(d.fps[i], d.fps[k])
+		sim := simhash.Similarity(dist, 64)
+		dup.Distance, dup.Similarity = &dist, &sim
+	}
+	switch r.opt.Verify {
+	case VerifyJaccard:
+		j := r.score(i, k)
+		dup.Jaccard = &j
+	case VerifyCosine:
+		c := r.score(i, k)
+		dup.Cosine = &c
+	}
+	return dup
+}
+
+// writeReports writes the duplicates and clusters files.
+func (r *runner) writeReports(o *outputs) error {
+	n := r.d.len()
+	if o.duplicates != nil {
+		enc := json.NewEncoder(o.duplicates)
+		for i := range n {
+			if r.removed(i) {
+				if err := enc.Encode(r.duplicate(i)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if o.clusters != nil {
+		// Members of each cluster, by the cluster's keeper (or first member).
+		slot := map[int32]int{}
+		var groups [][]int32
+		for i := range n {
+			root := int32(r.uf.Find(i))
+			if r.uf.Size(i) < 2 && (r.indexID == nil || r.indexID[i] == "") {
+				continue
+			}
+			s, ok := slot[root]
+			if !ok {
+				s = len(groups)
+				slot[root] = s
+				groups = append(groups, nil)
+			}
+			groups[s] = append(groups[s], int32(i))
+		}
+		enc := json.NewEncoder(o.clusters)
+		for _, g := range groups {
+			c := Cluster{Size: len(g), IDs: make([]string, len(g))}
+			for j, m := range g {
+				c.IDs[j] = r.d.ids[m]
+			}
+			first := g[0]
+			if r.indexID != nil && r.indexID[first] != "" {
+				c.IndexID = r.indexID[first]
+			} else {
+				c.KeptID = r.d.ids[r.keeper[first]]
+			}
+			if err := enc.Encode(c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// outputPass reads the input again and copies the kept documents: JSONL lines
+// untouched; for Lines input the line; for Text input (a file per document)
+// the file's path.
+func (r *runner) outputPass(ctx context.Context, inputs []string, copt corpus.Options, w io.Writer) error {
+	rd, err := corpus.Open(inputs, copt)
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	total := int64(r.d.len())
+	var bytes int64
+	for i := 0; ; i++ {
+		doc, err := rd.Next()
+		if err == io.EOF {
+			if i != r.d.len() {
+				return fmt.Errorf("%w: %d documents, first pass read %d", ErrInputChanged, i, r.d.len())
+			}
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if i >= r.d.len() || doc.ID != r.d.ids[i] {
+			return fmt.Errorf("%w: %s", ErrInputChanged, where(doc))
+		}
+		bytes += int64(len(doc.Text))
+		if i&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			r.progress("output", int64(i), bytes, total, false)
+		}
+		if r.removed(i) {
+			continue
+		}
+		switch {
+		case doc.Raw != nil:
+			_, err = w.Write(doc.Raw)
+		case doc.Line > 0:
+			_, err = io.WriteString(w, doc.Text)
+		default:
+			_, err = io.WriteString(w, doc.Source)
+		}
+		if err == nil {
+			_, err = w.Write([]byte{'\n'})
+		}
+		if err != nil {
+			return err
+		}
+	}
+	r.progress("output", total, bytes, total, true)
+	return nil
+}

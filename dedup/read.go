@@ -1,0 +1,360 @@
+package dedup
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/simhash"
+)
+
+// The fingerprint pass: one goroutine reads documents, Workers goroutines turn
+// batches of them into fingerprints and sketches, and the collector (the
+// caller's goroutine) puts the batches back in input order, so document i is
+// the i-th document read whatever the scheduling. Text never outlives its
+// batch: what stays in memory per document is listed in docs.
+
+// docs holds what the run keeps per document, column-wise to keep it compact.
+type docs struct {
+	ids    []string
+	fps    []uint64 // SimHash fingerprints (zero for MethodMinHash)
+	exact  []uint64 // hash of the token sequence: equal values are exact duplicates
+	first  []int32  // the first document with the same exact hash (itself if none before)
+	length []uint32 // text length in bytes (saturating)
+	tokens []uint32 // token count (saturating)
+	sk     []sketch // shingle sets for Jaccard verification
+	vec    [][]uint64
+	keys   []keyValue // KeepField values
+
+	sketchHashes int64 // total hashes in sk
+	shift        uint8 // global MOD_m sample: m = 2^shift
+	empty        int   // documents without features
+}
+
+func (d *docs) len() int { return len(d.ids) }
+
+// keyValue is a KeepField value: a number, a string, or missing.
+type keyValue struct {
+	kind uint8 // 0 missing, 1 number, 2 other JSON (compared as text)
+	num  float64
+	str  string
+}
+
+// item is one document on its way through the workers.
+type item struct {
+	doc corpus.Doc
+	raw []byte // copy of doc.Raw when the worker needs it (KeepField)
+
+	fp     uint64
+	exact  uint64
+	tokens int
+	sk     sketch
+	vec    []uint64
+	sig    minhash.Signature
+	key    keyValue
+	empty  bool
+	length int
+}
+
+type batch struct {
+	seq   int
+	items []item
+	bytes int64
+}
+
+// readStats counts what the read pass saw.
+type readStats struct {
+	bytes int64
+	bad   atomic.Int64
+}
+
+// fingerprintPass reads every input and fills d. lsh, when not nil, receives
+// the signatures of the first document of each exact-duplicate group.
+func (r *runner) fingerprintPass(ctx context.Context, rd *corpus.Reader, lsh *minhash.LSH) error {
+	o := r.opt
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	work := make(chan *batch, 2*o.Workers)
+	done := make(chan *batch, 2*o.Workers)
+	var readErr error
+	go func() { // reader
+		defer close(work)
+		const maxDocs, maxBytes = 256, 4 << 20
+		b := &batch{}
+		seq := 0
+		send := func() bool {
+			b.seq = seq
+			seq++
+			select {
+			case work <- b:
+				b = &batch{}
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		for {
+			doc, err := rd.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				readErr = err
+				cancel()
+				return
+			}
+			it := item{doc: doc}
+			if doc.Raw != nil && o.Keep == KeepField {
+				it.raw = append([]byte(nil), doc.Raw...)
+			}
+			it.doc.Raw = nil // the reader may reuse it; only the output pass needs it
+			b.items = append(b.items, it)
+			b.bytes += int64(len(doc.Text))
+			if len(b.items) >= maxDocs || b.bytes >= maxBytes {
+				if !send() {
+					return
+				}
+			}
+		}
+		if len(b.items) > 0 {
+			send()
+		}
+	}()
+
+	var wg sync.WaitGroup
+	for range o.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := r.newWorker()
+			for b := range work {
+				for i := range b.items {
+					w.process(&b.items[i])
+				}
+				select {
+				case done <- b:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(done) }()
+
+	pending := map[int]*batch{}
+	next := 0
+	tick := time.Now()
+	for b := range done {
+		pending[b.seq] = b
+		for {
+			b, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			next++
+			for i := range b.items {
+				if err := r.collect(&b.items[i], lsh); err != nil {
+					cancel()
+					for range done { // let the workers finish
+					}
+					return err
+				}
+			}
+			r.stats.bytes += b.bytes
+			if time.Since(tick) >= o.ProgressInterval {
+				tick = time.Now()
+				r.progress("read", int64(r.d.len()), r.stats.bytes, 0, false)
+			}
+		}
+	}
+	if readErr != nil {
+		return readErr
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r.progress("read", int64(r.d.len()), r.stats.bytes, 0, true)
+	return nil
+}
+
+// worker holds one goroutine's scratch buffers.
+type worker struct {
+	r     *runner
+	sh    shingler
+	set64 []uint64
+	tf    map[uint32]uint32
+}
+
+func (r *runner) newWorker() *worker {
+	return &worker{r: r, sh: shingler{w: r.opt.Shingle}, tf: map[uint32]uint32{}}
+}
+
+func (w *worker) process(it *item) {
+	o := w.r.opt
+	text := it.doc.Text
+	it.length = len(text)
+	if o.Method == MethodSimHash {
+		res := w.r.profile.Fingerprint(text)
+		it.fp = uint64(res.Fingerprint)
+		it.empty = res.Empty
+	}
+	hashes, exact := w.sh.shingle(text)
+	it.tokens = len(w.sh.toks)
+	if it.tokens == 0 {
+		// No words at all (punctuation, symbols, nothing): only byte-identical
+		// texts count as the same.
+		exact = simhash.Mix64(simhash.HashString64(text), 0)
+		it.empty = true
+	}
+	it.exact = exact
+	switch o.Verify {
+	case VerifyJaccard:
+		it.sk = newSketch(hashes, uint8(w.r.shift.Load()))
+	case VerifyCosine:
+		clear(w.tf)
+		for _, t := range w.sh.toks {
+			w.tf[uint32(t>>32)]++
+		}
+		v := make([]uint64, 0, len(w.tf))
+		for k, c := range w.tf {
+			v = append(v, uint64(k)<<32|uint64(c))
+		}
+		it.vec = v
+	}
+	if o.Method == MethodMinHash {
+		w.set64 = w.set64[:0]
+		for _, h := range hashes {
+			w.set64 = append(w.set64, uint64(h))
+		}
+		it.sig = w.r.hasher.Sign(nil, w.set64)
+	}
+	if it.raw != nil {
+		it.key = fieldValue(it.raw, o.KeepField)
+		it.raw = nil
+	}
+	it.doc.Text = "" // let the text go
+}
+
+// fieldValue extracts field from a JSON object line.
+func fieldValue(raw []byte, field string) keyValue {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return keyValue{}
+	}
+	v, ok := m[field]
+	if !ok || string(v) == "null" {
+		return keyValue{}
+	}
+	if f, err := strconv.ParseFloat(string(v), 64); err == nil {
+		return keyValue{kind: 1, num: f}
+	}
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return keyValue{kind: 2, str: s}
+	}
+	return keyValue{kind: 2, str: string(v)}
+}
+
+func sat32(n int) uint32 { return uint32(min(n, 1<<32-1)) }
+
+// collect appends one processed document to r.d, in input order.
+func (r *runner) collect(it *item, lsh *minhash.LSH) error {
+	d := r.d
+	i := d.len()
+	if i >= 1<<31-1 {
+		return fmt.Errorf("dedup: more than %d documents", 1<<31-1)
+	}
+	id := it.doc.ID
+	if !r.opt.AllowDuplicateIDs {
+		if j, dup := r.seen[id]; dup {
+			return fmt.Errorf("%w: %q at %s and at %s (use AllowDuplicateIDs / --allow-duplicate-ids)",
+				ErrDuplicateID, id, r.where[j], where(it.doc))
+		}
+		r.seen[id] = int32(i)
+		r.where = append(r.where, where(it.doc))
+	}
+	d.ids = append(d.ids, id)
+	d.fps = append(d.fps, it.fp)
+	d.exact = append(d.exact, it.exact)
+	first, ok := r.exactFirst[it.exact]
+	if !ok {
+		first = int32(i)
+		r.exactFirst[it.exact] = first
+	}
+	d.first = append(d.first, first)
+	d.length = append(d.length, sat32(it.length))
+	d.tokens = append(d.tokens, sat32(it.tokens))
+	if it.empty {
+		d.empty++
+	}
+	if r.opt.Verify == VerifyJaccard {
+		it.sk.rethin(d.shift) // the worker may have used an older modulus
+		d.sk = append(d.sk, it.sk)
+		d.sketchHashes += int64(len(it.sk.h))
+		r.fitBudget()
+	}
+	if r.opt.Verify == VerifyCosine {
+		d.vec = append(d.vec, it.vec)
+		for _, v := range it.vec {
+			r.df[uint32(v>>32)]++
+		}
+	}
+	if r.opt.Keep == KeepField {
+		d.keys = append(d.keys, it.key)
+	}
+	if lsh != nil && first == int32(i) {
+		if err := lsh.Add(i, it.sig); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// where names a document's position for error messages.
+func where(d corpus.Doc) string {
+	if d.Line > 0 {
+		return fmt.Sprintf("%s:%d", d.Source, d.Line)
+	}
+	return d.Source
+}
+
+// fitBudget thins all sketches while they exceed the budget.
+func (r *runner) fitBudget() {
+	d := r.d
+	for d.sketchHashes*4 > max(r.opt.SketchBudget, r.retryAt*4) && d.shift < 31 {
+		d.shift++
+		r.shift.Store(int32(d.shift))
+		for i := range d.sk {
+			d.sketchHashes += int64(d.sk[i].rethin(d.shift))
+		}
+		r.log().Info("sketches over budget: sampling shingles", "modulus", 1<<d.shift,
+			"budget_bytes", r.opt.SketchBudget, "docs", d.len())
+		if d.shift >= 31 {
+			break
+		}
+		// Stop when nothing more can be freed (all sketches at their floor).
+		if !r.canThin() {
+			r.retryAt = 2 * d.sketchHashes
+			break
+		}
+	}
+}
+
+// canThin reports whether raising the modulus would still free memory.
+func (r *runner) canThin() bool {
+	for i := range r.d.sk {
+		if len(r.d.sk[i].h) >= 2*minSamples {
+			return true
+		}
+	}
+	return false
+}

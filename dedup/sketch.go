@@ -1,0 +1,179 @@
+package dedup
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// Verification memory. Jaccard verification needs every candidate document's
+// shingle set, and the candidates are only known after all fingerprints are in.
+// Rather than reading the input a second time, the fingerprint pass keeps a
+// compact set for every document: 32-bit shingle hashes, sorted and unique, 4
+// bytes per distinct shingle. While their total stays within
+// Options.SketchBudget the sets are exact. When it would not, the sets are
+// thinned with Broder's MOD_m sample ("On the resemblance and containment of
+// documents", 1997, section 3): only hashes h with h mod m = 0 are kept, m a
+// power of two that doubles each time the budget is reached again.
+// |MOD_m(A) ∩ MOD_m(B)| / |MOD_m(A) ∪ MOD_m(B)| is an unbiased estimate of the
+// Jaccard similarity of A and B whose error shrinks with the number of samples,
+// so long documents (the ones that fill memory) keep an accurate estimate.
+// Short documents keep at least minSamples hashes: a document's own modulus
+// m_d is the largest power of two <= m that still leaves it about minSamples
+// hashes, and two documents are compared at the larger of their moduli, which
+// is consistent because a sample at m_d contains the sample at every multiple
+// of m_d.
+
+// minSamples is the number of hashes below which a document's set is not
+// thinned further.
+const minSamples = 128
+
+// sketch is a document's compact shingle set.
+type sketch struct {
+	h     []uint32 // sorted, unique; every value h has h mod 2^shift = 0
+	n     uint32   // distinct shingles before sampling
+	shift uint8    // log2 of the document's modulus m_d
+}
+
+// docShift returns log2 of the modulus for a set of n distinct hashes when the
+// global modulus is 2^global.
+func docShift(n int, global uint8) uint8 {
+	if n < 2*minSamples {
+		return 0
+	}
+	// Largest s with n >> s >= minSamples.
+	s := uint8(bits.Len(uint(n/minSamples)) - 1)
+	return min(s, global)
+}
+
+// newSketch sorts and dedups h in place and returns its sketch at the global
+// modulus 2^global, copied into a right-sized slice (the worker reuses h).
+func newSketch(h []uint32, global uint8) sketch {
+	slices.Sort(h)
+	h = slices.Compact(h)
+	s := docShift(len(h), global)
+	return sketch{h: thin(nil, h, s), n: uint32(len(h)), shift: s}
+}
+
+// thin appends to dst the values of h divisible by 2^shift.
+func thin(dst, h []uint32, shift uint8) []uint32 {
+	if shift == 0 {
+		return append(dst, h...)
+	}
+	mask := uint32(1)<<shift - 1
+	n := 0
+	for _, v := range h {
+		if v&mask == 0 {
+			n++
+		}
+	}
+	out := slices.Grow(dst, n)
+	for _, v := range h {
+		if v&mask == 0 {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// rethin lowers the sketch to the global modulus 2^global, freeing the memory it
+// no longer needs. It returns the change in the number of hashes held.
+func (k *sketch) rethin(global uint8) int {
+	s := max(k.shift, docShift(int(k.n), global))
+	if s == k.shift {
+		return 0
+	}
+	before := len(k.h)
+	k.h = thin(nil, k.h, s)
+	k.shift = s
+	return len(k.h) - before
+}
+
+// jaccard estimates the Jaccard similarity of the two sets (exact when both
+// sketches are exact): both are compared at the larger modulus. As in package
+// measure, two empty sets have similarity 1 and an empty set against a
+// non-empty one 0.
+func jaccard(a, b sketch) float64 {
+	shift := max(a.shift, b.shift)
+	mask := uint32(1)<<shift - 1
+	x, y := a.h, b.h
+	i, j, inter, na, nb := 0, 0, 0, 0, 0
+	for i < len(x) && j < len(y) {
+		switch u, v := x[i], y[j]; {
+		case u&mask != 0:
+			i++
+		case v&mask != 0:
+			j++
+		case u < v:
+			na++
+			i++
+		case u > v:
+			nb++
+			j++
+		default:
+			inter++
+			i++
+			j++
+		}
+	}
+	for ; i < len(x); i++ {
+		if x[i]&mask == 0 {
+			na++
+		}
+	}
+	for ; j < len(y); j++ {
+		if y[j]&mask == 0 {
+			nb++
+		}
+	}
+	union := inter + na + nb
+	if union == 0 {
+		if len(a.h) == 0 && len(b.h) == 0 {
+			return 1
+		}
+		// Both thinned to nothing at this modulus: no evidence of overlap.
+		return 0
+	}
+	return float64(inter) / float64(union)
+}
+
+// similarAtLeast reports whether the Jaccard similarity of a and b is at least
+// t, and the similarity when it is (0 otherwise). It rejects most dissimilar
+// pairs without a full merge: J(A, B) <= min(|A|,|B|)/max(|A|,|B|) (the size
+// filter of Chaudhuri, Ganti, Kaushik, "A primitive operator for similarity
+// joins", ICDE 2006), and for exact sets the merge stops as soon as the
+// intersection can no longer reach t(|A|+|B|)/(1+t), the count J >= t needs.
+func similarAtLeast(a, b sketch, t float64) (float64, bool) {
+	lo, hi := min(a.n, b.n), max(a.n, b.n)
+	if hi > 0 && float64(lo) < t*float64(hi)-1e-9 {
+		return 0, false
+	}
+	if a.shift != 0 || b.shift != 0 {
+		j := jaccard(a, b)
+		return j, j >= t
+	}
+	x, y := a.h, b.h
+	need := int(math.Ceil(t*float64(len(x)+len(y))/(1+t) - 1e-9))
+	i, j, inter := 0, 0, 0
+	for i < len(x) && j < len(y) {
+		if inter+min(len(x)-i, len(y)-j) < need {
+			return 0, false
+		}
+		switch u, v := x[i], y[j]; {
+		case u < v:
+			i++
+		case u > v:
+			j++
+		default:
+			inter++
+			i++
+			j++
+		}
+	}
+	union := len(x) + len(y) - inter
+	if union == 0 {
+		return 1, t <= 1
+	}
+	sim := float64(inter) / float64(union)
+	return sim, sim >= t
+}
