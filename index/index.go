@@ -278,6 +278,12 @@ func (x *Index) AddBulk(ids []string, fps []uint64) error {
 	if first+len(ids) > MaxItems {
 		return ErrFull
 	}
+	total := 0
+	for _, id := range ids {
+		total += len(id)
+	}
+	x.ids.arena = slices.Grow(x.ids.arena, total)
+	x.ids.offs = slices.Grow(x.ids.offs, len(ids))
 	for _, id := range ids {
 		x.ids.appendID(id)
 	}

@@ -204,11 +204,12 @@ func LoadFile(path string, opt Options) (*Index, error) {
 func Read(r io.Reader, opt Options) (*Index, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	var hdr [12]byte
-	if _, err := io.ReadFull(br, hdr[:]); err != nil {
-		return nil, fmt.Errorf("%w: header: %w", ErrFormat, err)
-	}
-	if string(hdr[:8]) != snapshotMagic {
+	n, err := io.ReadFull(br, hdr[:])
+	if n < len(snapshotMagic) || string(hdr[:8]) != snapshotMagic {
 		return nil, fmt.Errorf("%w: not an index snapshot (bad magic)", ErrFormat)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: header: %w", ErrFormat, noEOF(err))
 	}
 	if v := binary.LittleEndian.Uint32(hdr[8:]); v != snapshotVersion {
 		return nil, fmt.Errorf("%w: version %d (this build reads %d)", ErrVersion, v, snapshotVersion)
@@ -271,14 +272,15 @@ func Read(r io.Reader, opt Options) (*Index, error) {
 	if sr, err = openSection(br, secFingerprints); err != nil {
 		return nil, err
 	}
-	n64, err := sr.uvarint()
+	var n64 uint64
+	n64, err = sr.uvarint()
 	if err != nil {
 		return nil, err
 	}
 	if n64 > uint64(sr.size) || n64 > MaxItems {
 		return nil, fmt.Errorf("%w: %d fingerprints cannot fit in %d bytes", ErrFormat, n64, sr.size)
 	}
-	n := int(n64)
+	n = int(n64)
 	fps := make([]uint64, 0, min(n, 1<<22))
 	prev := uint64(0)
 	for range n {

@@ -54,6 +54,7 @@ func NewRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		newCompareCommand(),
 		newIDFCommand(),
 		newEvalCommand(),
+		newIndexCommand(),
 	)
 	return root
 }

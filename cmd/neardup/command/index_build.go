@@ -1,0 +1,246 @@
+package command
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/neardup/neardup/index"
+)
+
+type indexBuildCmd struct {
+	out      string
+	k        int
+	plan     string
+	budget   string
+	json     bool
+	fromText bool
+	in       inputFlags
+	prof     profileFlags
+	workers  int
+	kSet     bool // --k given explicitly
+}
+
+func newIndexBuildCommand() *cobra.Command {
+	var f indexBuildCmd
+	c := &cobra.Command{
+		Use:   "build --out FILE [flags] [INPUT|-]...",
+		Short: "Build an index snapshot from fingerprints or text",
+		Long: `Build an index of fingerprints and save it as a snapshot file (written to a
+temporary file, synced and renamed).
+
+Inputs (files or - for stdin, the default) hold one fingerprint per line:
+  - a fingerprint alone: 16 hex digits, 0x hex, 0b binary or decimal; its id
+    is FILE:LINE;
+  - id<TAB or spaces>fingerprint, as 'neardup fingerprint' writes;
+  - a JSON object with "id" and "fingerprint" (string or number) fields, as
+    'neardup fingerprint --json' writes.
+Blank lines and lines starting with # are skipped. Ids must be unique.
+
+With --from-text the inputs are documents instead (the formats of 'neardup
+fingerprint': JSONL, text files, directories, .gz/.zst), fingerprinted with
+--profile (64 bits).
+
+The plan (tables) is chosen for the number of fingerprints, --k and --budget
+and printed; --plan overrides it: seeds-4x16, manku-20, blocks:K:B or auto.`,
+		Example: `  neardup fingerprint --json docs.jsonl | neardup index build --out docs.ndx
+  neardup index build --out big.ndx --k 3 --budget 8GiB fps.txt
+  neardup index build --out docs.ndx --from-text --profile en-words docs.jsonl`,
+		RunE: func(c *cobra.Command, args []string) error {
+			f.kSet = c.Flags().Changed("k")
+			return f.run(c.Context(), args, c.InOrStdin(), c.OutOrStdout(), c.ErrOrStderr())
+		},
+	}
+	fs := c.Flags()
+	fs.StringVarP(&f.out, "out", "o", "", "snapshot file to write (required)")
+	fs.IntVarP(&f.k, "k", "k", 3, "largest distance queries will ask for (0..63)")
+	fs.StringVar(&f.plan, "plan", "auto", "table layout: auto, seeds-4x16, manku-20 or blocks:K:B")
+	fs.StringVar(&f.budget, "budget", "", "memory budget for the planner, e.g. 4GiB (default: 64 bytes per fingerprint, at least 256MiB)")
+	fs.BoolVar(&f.json, "json", false, "print the summary as JSON")
+	fs.BoolVar(&f.fromText, "from-text", false, "inputs are documents to fingerprint, not fingerprints")
+	fs.IntVarP(&f.workers, "workers", "j", 0, "goroutines (0: one per core)")
+	f.in.register(fs)
+	f.prof.register(fs)
+	return c
+}
+
+// buildSummary is the --json output of index build.
+type buildSummary struct {
+	Out                 string  `json:"out"`
+	Fingerprints        int     `json:"fingerprints"`
+	Plan                string  `json:"plan"`
+	Tables              int     `json:"tables"`
+	KeyBits             int     `json:"key_bits"`
+	Candidates          float64 `json:"expected_candidates"`
+	BytesPerFingerprint float64 `json:"bytes_per_fingerprint"`
+	MemoryBytes         int64   `json:"memory_bytes"`
+	FileBytes           int64   `json:"file_bytes"`
+	Why                 string  `json:"why"`
+}
+
+func (f *indexBuildCmd) run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if f.out == "" {
+		return usagef("--out FILE is required")
+	}
+	if f.k < 0 || f.k > 63 {
+		return usagef("--k %d: want 0..63", f.k)
+	}
+	var budget int64
+	if f.budget != "" {
+		b, err := parseBytes(f.budget)
+		if err != nil {
+			return usagef("--budget: %v", err)
+		}
+		budget = b
+	}
+	var plan *index.Plan
+	if f.plan != "" && f.plan != "auto" {
+		p, err := index.ParseLayout(f.plan)
+		if err != nil {
+			return usagef("--plan: %v", err)
+		}
+		plan = &p
+	}
+	if len(args) == 0 {
+		args = []string{"-"}
+	}
+	var ids []string
+	var fps []uint64
+	var err error
+	if f.fromText {
+		ids, fps, err = f.readText(ctx, args, stdin, stderr)
+	} else {
+		ids, fps, err = readFingerprintFiles(args, stdin)
+	}
+	if err != nil {
+		return err
+	}
+	if plan == nil {
+		c, err := index.Choose(len(fps), f.k, budget)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		plan = &c.Plan
+	} else if f.kSet && f.k > plan.K {
+		return usagef("--k %d exceeds the k=%d of --plan %s", f.k, plan.K, f.plan)
+	}
+	x, err := index.Build(ids, fps, index.Options{Plan: plan, BudgetBytes: budget, Workers: f.workers})
+	if err != nil {
+		return err
+	}
+	if err := x.SaveFile(f.out); err != nil {
+		return err
+	}
+	fi, err := os.Stat(f.out)
+	if err != nil {
+		return err
+	}
+	st := x.Stats()
+	c := st.Choice
+	if f.plan == "" || f.plan == "auto" {
+		if ch, err := index.Choose(len(fps), f.k, budget); err == nil {
+			c.Why = ch.Why
+		}
+	} else {
+		c.Why = "--plan " + f.plan
+	}
+	if f.json {
+		return json.NewEncoder(stdout).Encode(buildSummary{
+			Out: f.out, Fingerprints: x.Len(), Plan: c.Plan.String(), Tables: c.Tables, KeyBits: c.KeyBits,
+			Candidates: c.Candidates, BytesPerFingerprint: st.BytesPerFingerprint, MemoryBytes: st.Bytes,
+			FileBytes: fi.Size(), Why: c.Why,
+		})
+	}
+	fmt.Fprintf(stdout, "indexed %d fingerprints into %s (%d bytes, %.1f per fingerprint)\n", x.Len(), f.out, fi.Size(), float64(fi.Size())/float64(max(x.Len(), 1)))
+	fmt.Fprintf(stdout, "%v\n", c)
+	fmt.Fprintf(stdout, "memory when loaded: %.1f bytes/fingerprint measured\n", st.BytesPerFingerprint)
+	return nil
+}
+
+func readFingerprintFiles(args []string, stdin io.Reader) ([]string, []uint64, error) {
+	var ids []string
+	var fps []uint64
+	for _, a := range args {
+		r, err := openInput(a, stdin)
+		if err != nil {
+			return nil, nil, err
+		}
+		err = readFingerprints(r, a, func(rec fpRecord) error {
+			ids = append(ids, rec.ID)
+			fps = append(fps, rec.FP)
+			return nil
+		})
+		r.Close()
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	return ids, fps, nil
+}
+
+// readText fingerprints documents with the chosen profile, on all cores.
+func (f *indexBuildCmd) readText(ctx context.Context, args []string, stdin io.Reader, stderr io.Writer) ([]string, []uint64, error) {
+	p, err := f.prof.load()
+	if err != nil {
+		return nil, nil, err
+	}
+	if p.Bits() != 64 {
+		return nil, nil, usagef("--bits %d: the index holds 64-bit fingerprints", p.Bits())
+	}
+	var st inputStats
+	r, err := f.in.open(args, stdin, func() io.Writer { return stderr }, &st)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.Close()
+	workers := f.workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var ids []string
+	var fps []uint64
+	var texts []string
+	flush := func() {
+		start := len(fps)
+		fps = append(fps, make([]uint64, len(texts))...)
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				for i := w; i < len(texts); i += workers {
+					fps[start+i] = uint64(p.Fingerprint(texts[i]).Fingerprint)
+				}
+			})
+		}
+		wg.Wait()
+		texts = texts[:0]
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		doc, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		ids = append(ids, doc.ID)
+		texts = append(texts, doc.Text)
+		if len(texts) == 4096 {
+			flush()
+		}
+	}
+	flush()
+	return ids, fps, nil
+}
