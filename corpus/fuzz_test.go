@@ -70,3 +70,22 @@ func FuzzDecodeLine(f *testing.F) {
 		check("text", text)
 	})
 }
+
+func BenchmarkDecodeLine(b *testing.B) {
+	text := bytes.Repeat([]byte("Near-duplicate detection with SimHash fingerprints, "), 40)
+	for _, tt := range []struct{ name, line string }{
+		{"plain", `{"id":"doc-1","text":"` + string(text) + `","group":"g"}`},
+		{"escaped", `{"id":"doc-1","text":"` + string(bytes.ReplaceAll(text, []byte(", "), []byte(`,\n`))) + `","group":"g"}`},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			line := []byte(tt.line)
+			b.SetBytes(int64(len(line)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := decodeLine(line, "id", "text"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"unicode/utf16"
@@ -299,11 +300,7 @@ func (s *scanner) str() (raw []byte, esc bool, err error) {
 	for {
 		// Jump to the next byte that needs a look: quote, backslash or a
 		// control character (forbidden unescaped by RFC 8259 section 7).
-		j := i
-		for j < len(b) && b[j] >= 0x20 && b[j] != '"' && b[j] != '\\' {
-			j++
-		}
-		i = j
+		i = skipPlain(b, i)
 		if i >= len(b) {
 			s.i = i
 			return nil, false, s.errorf("unterminated string")
@@ -336,6 +333,40 @@ func (s *scanner) str() (raw []byte, esc bool, err error) {
 			return nil, false, s.errorf("control character %#x in string", c)
 		}
 	}
+}
+
+// plain marks the bytes a string may hold unescaped: not '"', not '\\', not
+// a control character. Bytes >= 0x80 pass: UTF-8 is not checked (see the
+// package doc).
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// skipPlain returns the index of the first byte at or after i that is not
+// plain. It tests eight bytes at a time with the "has zero byte" bit trick
+// (Mycroft; see Anderson, "Bit Twiddling Hacks"): a word is skipped when it
+// has no byte below 0x20, no '"' and no '\\'.
+func skipPlain(b []byte, i int) int {
+	const (
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
+	)
+	for i+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q := x ^ ('"' * ones)
+		bs := x ^ ('\\' * ones)
+		if ((x-0x20*ones)&^x|(q-ones)&^q|(bs-ones)&^bs)&high != 0 {
+			break
+		}
+		i += 8
+	}
+	for i < len(b) && plain[b[i]] {
+		i++
+	}
+	return i
 }
 
 func isHex4(b []byte) bool {
