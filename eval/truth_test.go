@@ -122,3 +122,57 @@ func TestReferenceCounts(t *testing.T) {
 		})
 	}
 }
+
+// TestTruthComplete checks the LSH candidates against brute force over every
+// pair of distinct texts: no pair at J >= 0.7 may be missing, and the count at
+// J >= 0.5 shows how low the LSH's lower bound is. zh_fortunes (16M pairs,
+// about 15 s) runs only with NEARDUP_BIG=1.
+func TestTruthComplete(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	for _, name := range []string{"en_spdx", "zh_fortunes"} {
+		t.Run(name, func(t *testing.T) {
+			if name != "en_spdx" && os.Getenv("NEARDUP_BIG") == "" {
+				t.Skip("set NEARDUP_BIG=1")
+			}
+			docs := readCorpus(t, name)
+			truth, err := ComputeTruth(context.Background(), docs, TruthOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var distinct []int
+			for i, c := range truth.Canon {
+				if c == i {
+					distinct = append(distinct, i)
+				}
+			}
+			exact50, exact70, missed70 := 0, 0, 0
+			for x, a := range distinct {
+				sa := truth.Sets[a]
+				for _, b := range distinct[x+1:] {
+					sb := truth.Sets[b]
+					// |A∩B| <= min, |A∪B| >= max: J <= min/max.
+					if len(sa) == 0 || len(sb) == 0 || 2*min(len(sa), len(sb)) < max(len(sa), len(sb)) {
+						continue
+					}
+					j := jaccard(sa, sb)
+					if j >= 0.5 {
+						exact50++
+					}
+					if j >= 0.7 {
+						exact70++
+						if _, ok := truth.Known(a, b); !ok {
+							missed70++
+						}
+					}
+				}
+			}
+			if missed70 != 0 || truth.Count(0.7) != exact70 {
+				t.Errorf("J>=0.7: LSH %d pairs, brute force %d, missed %d", truth.Count(0.7), exact70, missed70)
+			}
+			t.Logf("J>=0.5: LSH %d pairs, brute force %d (%.1f%% missed)", truth.Count(0.5), exact50,
+				100*float64(exact50-truth.Count(0.5))/float64(max(exact50, 1)))
+		})
+	}
+}
