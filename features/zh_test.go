@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -485,5 +486,33 @@ func TestFastHanIsNFKCStable(t *testing.T) {
 		if zhSafeSeparator(r) {
 			t.Errorf("zhSafeSeparator(%q) = true, want false", r)
 		}
+	}
+}
+
+// TestZhConcurrent fingerprints from several goroutines at once; run with
+// -race it checks that the shared dictionary and pools are safe.
+func TestZhConcurrent(t *testing.T) {
+	docs := zhSample(t, 8)
+	for _, name := range []string{"zh-words", "zh-ngrams"} {
+		p, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]Result, len(docs))
+		for i, d := range docs {
+			want[i] = p.Fingerprint(d.Text)
+		}
+		var wg sync.WaitGroup
+		for g := 0; g < 4; g++ {
+			wg.Go(func() {
+				for i := range docs {
+					k := (i + g) % len(docs)
+					if got := p.Fingerprint(docs[k].Text); got != want[k] {
+						t.Errorf("%s: concurrent fingerprint of %s = %v, want %v", name, docs[k].ID, got, want[k])
+					}
+				}
+			})
+		}
+		wg.Wait()
 	}
 }
