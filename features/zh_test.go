@@ -451,9 +451,15 @@ func TestHanBigramsFastMatchesStaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, text := range texts {
-		if fast, staged := p.Fingerprint(text), (hanBigramsPipeline{}).staged(p).Fingerprint(text); fast != staged {
-			t.Errorf("zh-ngrams on %.40q: fast path %v, staged %v", text, fast, staged)
+	for _, bits := range []int{32, 64, 128} {
+		p, err := p.WithBits(bits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, text := range texts {
+			if fast, staged := p.Fingerprint(text), (hanBigramsPipeline{}).staged(p).Fingerprint(text); fast != staged {
+				t.Errorf("zh-ngrams/%d on %.40q: fast path %v, staged %v", bits, text, fast, staged)
+			}
 		}
 	}
 }
