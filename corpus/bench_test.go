@@ -1,9 +1,12 @@
 package corpus
 
 import (
+	"bufio"
 	"io"
 	"os"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // BenchmarkRead reads the shared corpora (zstd-compressed JSONL); the bytes
@@ -34,6 +37,35 @@ func BenchmarkRead(b *testing.B) {
 					n += int64(len(d.Raw)) + 1
 				}
 				r.Close()
+				b.SetBytes(n)
+			}
+		})
+		// Baseline: zstd decoding and line splitting alone, no JSON.
+		b.Run(name+"/zstd-lines", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				f, err := os.Open(p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				zr, err := zstd.NewReader(f, zstd.WithDecoderMaxWindow(maxZstdWindow), zstd.WithDecoderConcurrency(1))
+				if err != nil {
+					b.Fatal(err)
+				}
+				br := bufio.NewReaderSize(zr, bufSize)
+				var n int64
+				for {
+					line, err := br.ReadSlice('\n')
+					n += int64(len(line))
+					if err == io.EOF {
+						break
+					}
+					if err != nil && err != bufio.ErrBufferFull {
+						b.Fatal(err)
+					}
+				}
+				zr.Close()
+				f.Close()
 				b.SetBytes(n)
 			}
 		})
