@@ -246,13 +246,18 @@ func (e *evaluator) run(ctx context.Context, s Setting) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Ground-truth Jaccard of every candidate, once: pairs the truth does
-	// not hold are computed exactly from the shingle sets.
+	// Ground-truth Jaccard of every candidate, once. A pair the truth does not
+	// hold is below its MinJaccard or was no LSH candidate; when the truth is
+	// complete at the threshold (a miss probability under 1e-3 there) such a
+	// pair is a negative without computing anything, which keeps settings that
+	// predict millions of unrelated pairs cheap. Otherwise it is computed
+	// exactly from the shingle sets.
+	exactUnknown := e.opt.Threshold < e.truth.Options.MinJaccard || e.truth.MissProbability(e.opt.Threshold) > 1e-3
 	if err := parallel(ctx, len(cands), e.opt.Workers, func(k int) {
 		c := &cands[k]
 		a, b := e.distinct[c.a], e.distinct[c.b]
 		j, known := e.truth.Known(a, b)
-		if !known {
+		if !known && exactUnknown {
 			j = e.truth.Jaccard(a, b)
 		}
 		c.truth, c.known = j, known
