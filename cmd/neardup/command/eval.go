@@ -47,7 +47,7 @@ Settings are the product of --methods, --profiles, --bits and --verify:
   minhash  MinHash-LSH over the profile's word 5-shingles (bands and rows from
            the threshold, or --bands-rows), no k
   naive    the README's baseline: unweighted 64-bit SimHash of the ground-truth
-           shingles
+           shingles, never verified
 Verification keeps a candidate only when the exact Jaccard of the profile's
 word 5-shingles reaches --verify-threshold (default: --threshold).
 
@@ -143,7 +143,9 @@ func (f *evalCmd) settings() ([]eval.Setting, eval.Options, error) {
 		for _, v := range verifies {
 			switch m {
 			case eval.MethodNaive:
-				out = append(out, eval.Setting{Method: m, Verify: v})
+				if !v { // the baseline is the unverified SimHash; verified settings are the others
+					out = append(out, eval.Setting{Method: m})
+				}
 			case eval.MethodSimHash:
 				for _, p := range profiles {
 					for _, w := range widths {
