@@ -97,6 +97,8 @@ func (s *idStore) truncate(n int) {
 	s.bases = s.bases[:(n+0xffff)>>16]
 }
 
+// hashID returns the 32-bit hash that picks id's home slot and its tag. It
+// must agree with the inlined copy in insertRange.
 func hashID(id string) (pos uint64, tag uint8) {
 	h := simhash.HashString64(id)
 	tag = uint8(h >> 56)
@@ -218,21 +220,54 @@ func (s *idStore) insertRange(first int) (dup string, ok bool) {
 	}
 	keys := make([]uint64, m)
 	vals := make([]uint32, m)
+	start := s.start(uint32(first))
 	for j := range m {
-		pos, tag := hashID(s.view(uint32(first + j)))
-		keys[j] = uint64(s.home(pos))<<8 | uint64(tag)
-		vals[j] = uint32(first + j)
+		i := first + j
+		end := uint64(len(s.arena))
+		if i+1 < s.count() {
+			end = s.start(uint32(i + 1))
+		}
+		h := simhash.Hash64(s.arena[start:end])
+		start = end
+		tag := uint8(h >> 56)
+		if tag < 2 {
+			tag += 2
+		}
+		keys[j] = uint64(s.home(h&0xffffffff))<<8 | uint64(tag)
+		vals[j] = uint32(i)
 	}
 	radixSortPairs(keys, vals, make([]uint64, m), make([]uint32, m))
+	n := len(s.slots)
 	for j, k := range keys {
 		iid := vals[j]
-		id := s.view(iid)
-		if !s.insertHashed(id, iid, int(k>>8), uint8(k)) {
-			dup = strings.Clone(id)
-			for _, v := range vals[:j] {
-				s.remove(s.view(v))
+		tag := uint8(k)
+		free := -1
+		for i := int(k >> 8); ; {
+			t := s.tags[i]
+			if t == tagEmpty {
+				if free < 0 {
+					free = i
+				} else {
+					s.deleted--
+				}
+				s.tags[free], s.slots[free] = tag, iid
+				s.used++
+				break
 			}
-			return dup, false
+			if t == tagDeleted {
+				if free < 0 {
+					free = i
+				}
+			} else if t == tag && s.view(s.slots[i]) == s.view(iid) {
+				dup = strings.Clone(s.view(iid))
+				for _, v := range vals[:j] {
+					s.remove(s.view(v))
+				}
+				return dup, false
+			}
+			if i++; i == n {
+				i = 0
+			}
 		}
 	}
 	return "", true

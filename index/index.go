@@ -287,18 +287,24 @@ func (x *Index) AddBulk(ids []string, fps []uint64) error {
 	for _, id := range ids {
 		x.ids.appendID(id)
 	}
-	if dup, ok := x.ids.insertRange(first); !ok {
+	// The id hash table and the segment's tables are independent work: do
+	// them at once, and drop the segment if an id turns out duplicate.
+	iids := make([]uint32, len(ids))
+	for i := range iids {
+		iids[i] = uint32(first + i)
+	}
+	var seg *segment
+	var wg sync.WaitGroup
+	wg.Go(func() { seg = buildSegment(x.lay, slices.Clone(fps), iids, x.workers) })
+	dup, ok := x.ids.insertRange(first)
+	wg.Wait()
+	if !ok {
 		x.ids.truncate(first)
 		return fmt.Errorf("%w %q", ErrDuplicateID, dup)
 	}
 	x.growDeadLocked()
 	x.live += len(ids)
-	own := slices.Clone(fps)
-	iids := make([]uint32, len(ids))
-	for i := range iids {
-		iids[i] = uint32(first + i)
-	}
-	x.pushLocked(buildSegment(x.lay, own, iids, x.workers))
+	x.pushLocked(seg)
 	return nil
 }
 

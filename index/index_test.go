@@ -247,6 +247,11 @@ func TestAddBulkDuplicates(t *testing.T) {
 	if x.Len() != 10002 {
 		t.Fatalf("Len = %d", x.Len())
 	}
+	for _, id := range numberedIDs(10000) {
+		if !x.Contains(id) {
+			t.Fatalf("bulk-added %s not found", id)
+		}
+	}
 }
 
 func TestBadInput(t *testing.T) {
@@ -305,7 +310,7 @@ func TestQueryBatch(t *testing.T) {
 
 func TestRadixSort(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	for _, n := range []int{0, 1, 100, 255, 256, 5000} {
+	for _, n := range []int{0, 1, 100, 255, 256, 5000, 70000} {
 		for _, mask := range []uint64{^uint64(0), 0xff00ff, 0} {
 			a := make([]uint64, n)
 			v := make([]uint32, n)
