@@ -175,9 +175,6 @@ func join(ctx context.Context, fps []uint64, k int, opt JoinOptions, full bool, 
 		out:     make(chan []Pair, 2*opt.Workers),
 		free:    make(chan []Pair, 4*opt.Workers),
 	}
-	for t := range opt.Plan.Tables {
-		j.masks = append(j.masks, opt.Plan.KeyMask(t))
-	}
 	go j.run()
 	var err error
 	for batch := range j.out {

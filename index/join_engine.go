@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"math/bits"
 	"slices"
@@ -38,59 +39,71 @@ const joinSmallGroup = 24
 // joinCheckEvery is how many entries a worker handles between checks of ctx.
 const joinCheckEvery = 1 << 16
 
-// joinKeyExtractor gathers a table's key bits, which are blocks of the unpermuted
-// fingerprint, into an integer: the bits under KeyMask, most significant
-// first (a software PEXT). Adjacent key blocks are merged into one run, so a
-// key has at most four runs in most plans; further runs go to rest.
-type joinKeyExtractor struct {
-	shift [4]uint8  // right shift bringing the run to bit 0
-	mask  [4]uint64 // width mask of the run; 0 for unused runs
-	dst   [4]uint8  // left shift of the run within the key
-	rest  []joinKeyRun
+// joinMover applies a table's Permutation with few operations: the bits of
+// a fingerprint that move by the same distance are moved together, as
+// (x & mask) << left >> right. Permutations of block plans have few distinct
+// distances (two to four for five or six blocks); up to six are unrolled and
+// the rest, if any, loop.
+type joinMover struct {
+	mask        [6]uint64 // 0 for unused terms
+	left, right [6]uint8
+	rest        []joinMove
 }
 
-type joinKeyRun struct {
-	shift, dst uint8
-	mask       uint64
+type joinMove struct {
+	mask        uint64
+	left, right uint8
 }
 
-func newJoinKeyExtractor(keyMask uint64) joinKeyExtractor {
-	var runs []joinKeyRun
-	out := bits.OnesCount64(keyMask) // bits of the key still to place
-	for m := keyMask; m != 0; {
-		top := 63 - bits.LeadingZeros64(m) // highest bit of the run
-		w := bits.LeadingZeros64(^(m << uint(63-top)))
-		lo := top - w + 1
-		out -= w
-		runs = append(runs, joinKeyRun{shift: uint8(lo), dst: uint8(out), mask: widthMask(w)})
-		m &^= widthMask(w) << uint(lo)
-	}
-	var e joinKeyExtractor
-	for i, r := range runs {
-		if i < 4 {
-			e.shift[i], e.mask[i], e.dst[i] = r.shift, r.mask, r.dst
+func newJoinMover(p Permutation) joinMover {
+	var moves []joinMove
+	for i := range 64 {
+		to := bits.TrailingZeros64(p.Apply(1 << uint(i)))
+		var l, r uint8
+		if to >= i {
+			l = uint8(to - i)
 		} else {
-			e.rest = append(e.rest, r)
+			r = uint8(i - to)
+		}
+		found := false
+		for m := range moves {
+			if moves[m].left == l && moves[m].right == r {
+				moves[m].mask |= 1 << uint(i)
+				found = true
+			}
+		}
+		if !found {
+			moves = append(moves, joinMove{1 << uint(i), l, r})
 		}
 	}
-	return e
+	var mv joinMover
+	for i, m := range moves {
+		if i < len(mv.mask) {
+			mv.mask[i], mv.left[i], mv.right[i] = m.mask, m.left, m.right
+		} else {
+			mv.rest = append(mv.rest, m)
+		}
+	}
+	return mv
 }
 
-func (e *joinKeyExtractor) key(x uint64) uint64 {
-	k := (x>>e.shift[0]&e.mask[0])<<e.dst[0] | (x>>e.shift[1]&e.mask[1])<<e.dst[1] |
-		(x>>e.shift[2]&e.mask[2])<<e.dst[2] | (x>>e.shift[3]&e.mask[3])<<e.dst[3]
-	if e.rest != nil {
-		k |= e.restKey(x)
+// apply returns x permuted. The hot loops in scatter inline it by hand.
+func (mv *joinMover) apply(x uint64) uint64 {
+	y := (x&mv.mask[0])<<mv.left[0]>>mv.right[0] | (x&mv.mask[1])<<mv.left[1]>>mv.right[1] |
+		(x&mv.mask[2])<<mv.left[2]>>mv.right[2] | (x&mv.mask[3])<<mv.left[3]>>mv.right[3] |
+		(x&mv.mask[4])<<mv.left[4]>>mv.right[4] | (x&mv.mask[5])<<mv.left[5]>>mv.right[5]
+	if mv.rest != nil {
+		y |= mv.applyRest(x)
 	}
-	return k
+	return y
 }
 
-func (e *joinKeyExtractor) restKey(x uint64) uint64 {
-	var k uint64
-	for _, r := range e.rest {
-		k |= (x >> r.shift & r.mask) << r.dst
+func (mv *joinMover) applyRest(x uint64) uint64 {
+	var y uint64
+	for _, m := range mv.rest {
+		y |= (x & m.mask) << m.left >> m.right
 	}
-	return k
+	return y
 }
 
 // joiner is one run of the engine.
@@ -102,31 +115,33 @@ type joiner struct {
 	workers int
 	full    bool // all pairs (Join) or enough edges for the components (Clusters)
 	bucket  int  // target entries per first-level bucket
-	masks   []uint64
 
-	// Entries of the current table, bucketed by the key's leading b1 bits.
-	xs    []uint64
+	// Entries of the current table: permuted fingerprints and their
+	// positions, in buckets by the key's leading b1 bits.
+	ys    []uint64
 	pos   []uint32
-	start []int // bucket b is xs[start[b]:start[b+1]]
+	start []int // bucket b is ys[start[b]:start[b+1]]
 
 	// Current table.
-	t      int
-	ex     joinKeyExtractor
-	kb     int    // key bits
-	b1     int    // bucket bits
-	keyM   uint64 // KeyMask(t)
-	next   atomic.Int64
+	t        int
+	mv       joinMover
+	keyShift uint     // a permuted value's key is y >> keyShift
+	b1       int      // bucket bits
+	earlier  []uint64 // key masks of tables 0..t-1, permuted like table t
+
+	next   atomic.Int64 // next bucket to take
 	out    chan []Pair
 	free   chan []Pair
 	failed atomic.Bool // a worker saw ctx done
 }
 
-// joinBucketBits chooses b1 so that buckets average a few thousand entries (a few
-// tens of KiB: they stay in cache during the second level), without more than
-// 4096 scatter destinations, which would thrash the TLB and write buffers.
+// joinBucketBits chooses b1 so that buckets average a few thousand entries,
+// without more than 256 scatter destinations: more thrash the TLB and the
+// write buffers (at 10M, 4096 buckets made the scatter 1.6 times slower than
+// 256). Large buckets are split further in cache by piece.
 func joinBucketBits(n, kb, target int) int {
 	b := 0
-	for b < 12 && n>>uint(b) > target {
+	for b < 8 && n>>uint(b) > target {
 		b++
 	}
 	return min(b, kb)
@@ -135,7 +150,7 @@ func joinBucketBits(n, kb, target int) int {
 func (j *joiner) run() {
 	defer close(j.out)
 	n := len(j.fps)
-	j.xs = make([]uint64, n)
+	j.ys = make([]uint64, n)
 	j.pos = make([]uint32, n)
 	workers := make([]*joinWorker, j.workers)
 	for w := range workers {
@@ -146,11 +161,18 @@ func (j *joiner) run() {
 			j.failed.Store(true)
 			return
 		}
+		perm := j.plan.Permutation(t)
 		j.t = t
-		j.keyM = j.masks[t]
-		j.ex = newJoinKeyExtractor(j.keyM)
-		j.kb = j.plan.KeyBits(t)
-		j.b1 = joinBucketBits(n, j.kb, j.bucket)
+		j.mv = newJoinMover(perm)
+		kb := j.plan.KeyBits(t)
+		j.keyShift = uint(64 - kb)
+		j.b1 = joinBucketBits(n, kb, j.bucket)
+		j.earlier = j.earlier[:0]
+		for s := range t {
+			// A permutation moves bits, so (x^y)&m == 0 exactly when
+			// P(x^y)&P(m) == 0: earlier keys can be tested on permuted values.
+			j.earlier = append(j.earlier, perm.Apply(j.plan.KeyMask(s)))
+		}
 		j.scatter()
 		if j.failed.Load() {
 			return
@@ -172,13 +194,13 @@ func (j *joiner) run() {
 	}
 }
 
-// scatter fills xs, pos and start for the current table: each worker counts
+// scatter fills ys, pos and start for the current table: each worker counts
 // the bucket sizes of its slice of the input, then moves its entries to its
 // own part of each bucket, so the pass is stable and needs no locks.
 func (j *joiner) scatter() {
 	n := len(j.fps)
 	nb := 1 << uint(j.b1)
-	shift := uint(j.kb - j.b1)
+	shift := uint(64 - j.b1) // y >> 64 is 0 in Go: one bucket when b1 is 0
 	W := j.workers
 	if n < 16*j.bucket {
 		W = 1 // not worth the goroutines
@@ -190,14 +212,27 @@ func (j *joiner) scatter() {
 		counts[w] = make([]int, nb)
 		wg.Go(func() {
 			c := counts[w]
-			ex := j.ex
+			mv := &j.mv
+			// apply, inlined by hand: the compiler will not.
+			m0, m1, m2, m3, m4, m5 := mv.mask[0], mv.mask[1], mv.mask[2], mv.mask[3], mv.mask[4], mv.mask[5]
+			l0, l1, l2, l3, l4, l5 := mv.left[0], mv.left[1], mv.left[2], mv.left[3], mv.left[4], mv.left[5]
+			r0, r1, r2, r3, r4, r5 := mv.right[0], mv.right[1], mv.right[2], mv.right[3], mv.right[4], mv.right[5]
 			for s := lo; s < hi; s += joinCheckEvery {
 				if j.ctx.Err() != nil {
 					j.failed.Store(true)
 					return
 				}
-				for _, x := range j.fps[s:min(s+joinCheckEvery, hi)] {
-					c[ex.key(x)>>shift]++
+				xs := j.fps[s:min(s+joinCheckEvery, hi)]
+				if mv.rest != nil {
+					for _, x := range xs {
+						c[mv.apply(x)>>shift]++
+					}
+					continue
+				}
+				for _, x := range xs {
+					y := (x&m0)<<l0>>r0 | (x&m1)<<l1>>r1 | (x&m2)<<l2>>r2 |
+						(x&m3)<<l3>>r3 | (x&m4)<<l4>>r4 | (x&m5)<<l5>>r5
+					c[y>>shift]++
 				}
 			}
 		})
@@ -221,8 +256,11 @@ func (j *joiner) scatter() {
 		lo, hi := n*w/W, n*(w+1)/W
 		wg.Go(func() {
 			off := counts[w]
-			ex := j.ex
-			xs, pos := j.xs, j.pos
+			mv := &j.mv
+			m0, m1, m2, m3, m4, m5 := mv.mask[0], mv.mask[1], mv.mask[2], mv.mask[3], mv.mask[4], mv.mask[5]
+			l0, l1, l2, l3, l4, l5 := mv.left[0], mv.left[1], mv.left[2], mv.left[3], mv.left[4], mv.left[5]
+			r0, r1, r2, r3, r4, r5 := mv.right[0], mv.right[1], mv.right[2], mv.right[3], mv.right[4], mv.right[5]
+			ys, pos := j.ys, j.pos
 			for s := lo; s < hi; s += joinCheckEvery {
 				if j.ctx.Err() != nil {
 					j.failed.Store(true)
@@ -230,9 +268,14 @@ func (j *joiner) scatter() {
 				}
 				e := min(s+joinCheckEvery, hi)
 				for i, x := range j.fps[s:e] {
-					b := ex.key(x) >> shift
+					y := (x&m0)<<l0>>r0 | (x&m1)<<l1>>r1 | (x&m2)<<l2>>r2 |
+						(x&m3)<<l3>>r3 | (x&m4)<<l4>>r4 | (x&m5)<<l5>>r5
+					if mv.rest != nil {
+						y |= mv.applyRest(x)
+					}
+					b := y >> shift
 					o := off[b]
-					xs[o] = x
+					ys[o] = y
 					pos[o] = uint32(s + i)
 					off[b] = o + 1
 				}
@@ -242,10 +285,10 @@ func (j *joiner) scatter() {
 	wg.Wait()
 }
 
-// firstTableOf reports whether the current table is the first whose key two
-// fingerprints differing in the bits v agree on.
-func (j *joiner) firstTableOf(v uint64) bool {
-	for _, m := range j.masks[:j.t] {
+// firstTable reports whether the current table is the first whose key two
+// fingerprints differing in the (permuted) bits v agree on.
+func (j *joiner) firstTable(v uint64) bool {
+	for _, m := range j.earlier {
 		if v&m == 0 {
 			return false
 		}
@@ -257,16 +300,17 @@ func (j *joiner) firstTableOf(v uint64) bool {
 // tables.
 type joinWorker struct {
 	j      *joiner
-	xs     []uint64 // a bucket split into sub-buckets
+	ys     []uint64 // a bucket split into sub-buckets
 	pos    []uint32
-	hist   []int
+	hist   [][]uint32 // counters for each level of piece
 	sorted []joinEntry
+	groups []int
 	batch  []Pair
 }
 
 type joinEntry struct {
-	key, x uint64
-	pos    uint32
+	y   uint64
+	pos uint32
 }
 
 // buckets processes buckets taken from the shared counter until none remain.
@@ -284,7 +328,7 @@ func (w *joinWorker) buckets() {
 		}
 		for b := b0; b < min(b0+chunk, nb); b++ {
 			s, e := j.start[b], j.start[b+1]
-			if !w.bucket(j.xs[s:e], j.pos[s:e]) {
+			if !w.bucket(j.ys[s:e], j.pos[s:e]) {
 				j.failed.Store(true)
 				return
 			}
@@ -300,76 +344,117 @@ func (w *joinWorker) buckets() {
 	}
 }
 
-// bucket compares the entries of one bucket whose keys agree on the leading b1
-// bits. It returns false if the join must stop.
-func (w *joinWorker) bucket(xs []uint64, pos []uint32) bool {
-	m := len(xs)
+// bucket compares the entries of one bucket, whose keys agree on the leading
+// b1 bits. It returns false if the join must stop.
+func (w *joinWorker) bucket(ys []uint64, pos []uint32) bool {
+	m := len(ys)
+	if cap(w.ys) < m {
+		w.ys = make([]uint64, m+m/4)
+		w.pos = make([]uint32, m+m/4)
+	}
+	return w.piece(ys, pos, w.ys[:m], w.pos[:m], w.j.b1, 0)
+}
+
+// joinPieceBits is the radix of the intermediate levels of piece: 2^12
+// counters fit the L1 cache. joinMaxFinalBits bounds the last level's counters
+// (256 KiB, in L2).
+const (
+	joinPieceBits    = 12
+	joinMaxFinalBits = 16
+)
+
+// piece groups entries whose keys agree on the leading `sorted` bits by a
+// most-significant-digit radix sort, ping-ponging between (ys, pos) and the
+// scratch (ay, ap) at the same offsets, and compares the entries of each
+// final run. The last level sorts on about log2(len) bits, leaving runs of
+// about one entry; the bits below stay unsorted, and group checks whole keys.
+func (w *joinWorker) piece(ys []uint64, pos []uint32, ay []uint64, ap []uint32, sorted, depth int) bool {
+	m := len(ys)
 	if m < 2 {
 		return true
 	}
 	j := w.j
-	rem := j.kb - j.b1
+	rem := 64 - int(j.keyShift) - sorted // key bits not yet sorted
 	if rem == 0 || m <= joinSmallGroup {
-		return w.group(xs, pos)
+		return w.group(ys, pos)
 	}
-	// Counting sort on the next b2 key bits, about one sub-bucket per entry.
-	b2 := min(rem, bits.Len(uint(m)))
-	shift := uint(rem - b2)
-	mask := uint64(1)<<uint(b2) - 1
-	nh := 1 << uint(b2)
-	if cap(w.hist) < nh+1 {
-		w.hist = make([]int, nh+1)
+	// One pass sorting about log2(m) bits leaves runs of about one entry; if
+	// that needs too many counters for the cache, sort joinPieceBits and
+	// recurse.
+	b := min(rem, bits.Len(uint(m)))
+	final := b <= joinMaxFinalBits
+	if !final {
+		b = joinPieceBits
 	}
-	h := w.hist[:nh+1]
+	shift := uint(64 - sorted - b)
+	mask := uint64(1)<<uint(b) - 1
+	nh := 1 << uint(b)
+	for len(w.hist) <= depth {
+		w.hist = append(w.hist, make([]uint32, 1<<joinMaxFinalBits+1))
+	}
+	h := w.hist[depth][:nh+1]
 	clear(h)
-	ex := &j.ex
-	for _, x := range xs {
-		h[ex.key(x)>>shift&mask+1]++
+	for _, y := range ys {
+		h[y>>shift&mask+1]++
 	}
 	for i := 1; i <= nh; i++ {
 		h[i] += h[i-1]
 	}
-	if cap(w.xs) < m {
-		w.xs = make([]uint64, m+m/4)
-		w.pos = make([]uint32, m+m/4)
-	}
-	sx, sp := w.xs[:m], w.pos[:m]
-	for i, x := range xs {
-		c := ex.key(x) >> shift & mask
+	for i, y := range ys {
+		c := y >> shift & mask
 		o := h[c]
-		sx[o] = x
-		sp[o] = pos[i]
+		ay[o] = y
+		ap[o] = pos[i]
 		h[c] = o + 1
 	}
-	// h[c] is now the end of sub-bucket c, and the start of c+1.
+	if !final && b < rem {
+		// h[c] is now the end of piece c and the start of c+1.
+		lo := 0
+		for c := range nh {
+			hi := int(h[c])
+			if hi-lo >= 2 && !w.piece(ay[lo:hi], ap[lo:hi], ys[lo:hi], pos[lo:hi], sorted+b, depth+1) {
+				return false
+			}
+			lo = hi
+		}
+		return true
+	}
+	// Runs of equal leading sorted+b bits; most hold one entry, so finding
+	// them by comparing neighbours beats walking h.
+	shift = uint(64 - sorted - b)
 	lo := 0
-	for c := range nh {
-		hi := h[c]
-		if hi-lo >= 2 && !w.group(sx[lo:hi], sp[lo:hi]) {
+	for i := 1; i < m; i++ {
+		if (ay[i]^ay[i-1])>>shift == 0 {
+			continue
+		}
+		if i-lo >= 2 && !w.group(ay[lo:i], ap[lo:i]) {
 			return false
 		}
-		lo = hi
+		lo = i
+	}
+	if m-lo >= 2 {
+		return w.group(ay[lo:m], ap[lo:m])
 	}
 	return true
 }
 
 // group compares the entries of a sub-bucket pairwise, keeping those whose
 // whole keys agree.
-func (w *joinWorker) group(xs []uint64, pos []uint32) bool {
-	if len(xs) > joinSmallGroup {
-		return w.largeGroup(xs, pos)
+func (w *joinWorker) group(ys []uint64, pos []uint32) bool {
+	if len(ys) > joinSmallGroup {
+		return w.largeGroup(ys, pos)
 	}
 	j := w.j
-	keyM := j.keyM
+	ks := j.keyShift
 	k := j.k
-	for a, x := range xs {
-		for b := a + 1; b < len(xs); b++ {
-			v := x ^ xs[b]
-			if v&keyM != 0 {
-				continue
+	for a, y := range ys {
+		for b := a + 1; b < len(ys); b++ {
+			v := y ^ ys[b]
+			if v>>ks != 0 {
+				continue // keys differ
 			}
 			d := bits.OnesCount64(v)
-			if d > k || !j.firstTableOf(v) {
+			if d > k || !j.firstTable(v) {
 				continue
 			}
 			pa, pb := int(pos[a]), int(pos[b])
@@ -381,28 +466,24 @@ func (w *joinWorker) group(xs []uint64, pos []uint32) bool {
 	return true
 }
 
-// largeGroup sorts a big sub-bucket by (key, fingerprint, position) and
-// compares groups of identical fingerprints as wholes.
-func (w *joinWorker) largeGroup(xs []uint64, pos []uint32) bool {
-	j := w.j
-	ex := &j.ex
+// largeGroup sorts a big sub-bucket by (permuted fingerprint, position), which
+// orders it by key, and within a key brings identical fingerprints together.
+func (w *joinWorker) largeGroup(ys []uint64, pos []uint32) bool {
 	es := w.sorted[:0]
-	for i, x := range xs {
-		es = append(es, joinEntry{ex.key(x), x, pos[i]})
+	for i, y := range ys {
+		es = append(es, joinEntry{y, pos[i]})
 	}
 	w.sorted = es
 	slices.SortFunc(es, func(a, b joinEntry) int {
-		switch {
-		case a.key != b.key:
-			return joinCmp(a.key, b.key)
-		case a.x != b.x:
-			return joinCmp(a.x, b.x)
+		if c := cmp.Compare(a.y, b.y); c != 0 {
+			return c
 		}
-		return joinCmp(uint64(a.pos), uint64(b.pos))
+		return cmp.Compare(a.pos, b.pos)
 	})
+	ks := w.j.keyShift
 	for rs := 0; rs < len(es); {
 		re := rs + 1
-		for re < len(es) && es[re].key == es[rs].key {
+		for re < len(es) && (es[re].y^es[rs].y)>>ks == 0 {
 			re++
 		}
 		if !w.sameKey(es[rs:re]) {
@@ -413,39 +494,29 @@ func (w *joinWorker) largeGroup(xs []uint64, pos []uint32) bool {
 	return true
 }
 
-func joinCmp(a, b uint64) int {
-	if a < b {
-		return -1
-	}
-	if a > b {
-		return 1
-	}
-	return 0
-}
-
-// joinKeyRun handles entries with equal keys, sorted by fingerprint: identical
-// fingerprints are consecutive.
+// sameKey handles entries with equal keys, sorted: identical fingerprints are
+// consecutive, in order of position.
 func (w *joinWorker) sameKey(es []joinEntry) bool {
 	j := w.j
-	// Group starts: es[g[i]:g[i+1]] hold one fingerprint value.
-	var gs []int
+	// es[gs[i]:gs[i+1]] hold one fingerprint value.
+	gs := w.groups[:0]
 	for i := range es {
-		if i == 0 || es[i].x != es[i-1].x {
+		if i == 0 || es[i].y != es[i-1].y {
 			gs = append(gs, i)
 		}
 	}
 	gs = append(gs, len(es))
+	w.groups = gs
 	ng := len(gs) - 1
 	// Identical fingerprints agree on every key, so table 0 reports them.
 	if j.t == 0 {
 		for g := range ng {
 			same := es[gs[g]:gs[g+1]]
 			for a := range same {
-				b0 := a + 1
 				if !j.full && a > 0 {
 					break // a star from the first copy connects them all
 				}
-				for b := b0; b < len(same); b++ {
+				for b := a + 1; b < len(same); b++ {
 					if !w.emit(int(same[a].pos), int(same[b].pos), 0) {
 						return false
 					}
@@ -457,11 +528,11 @@ func (w *joinWorker) sameKey(es []joinEntry) bool {
 		if ga%256 == 255 && j.ctx.Err() != nil {
 			return false
 		}
-		xa := es[gs[ga]].x
+		ya := es[gs[ga]].y
 		for gb := ga + 1; gb < ng; gb++ {
-			v := xa ^ es[gs[gb]].x
+			v := ya ^ es[gs[gb]].y
 			d := bits.OnesCount64(v)
-			if d > j.k || !j.firstTableOf(v) {
+			if d > j.k || !j.firstTable(v) {
 				continue
 			}
 			A, B := es[gs[ga]:gs[ga+1]], es[gs[gb]:gs[gb+1]]

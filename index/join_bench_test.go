@@ -1,0 +1,189 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Self-join benchmarks. Sizes come from NEARDUP_BENCH_N, a comma-separated
+// list (default 100000) such as NEARDUP_BENCH_N=1000000,10000000, so that a
+// plain go test -bench stays small:
+//
+//	NEARDUP_BENCH_N=1000000,10000000 go test -run '^$' -bench 'Join|Clusters' -benchtime 3x ./index
+
+func joinBenchSizes(b *testing.B) []int {
+	s := os.Getenv("NEARDUP_BENCH_N")
+	if s == "" {
+		return []int{100_000}
+	}
+	var ns []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 {
+			b.Fatalf("NEARDUP_BENCH_N: bad size %q", f)
+		}
+		ns = append(ns, n)
+	}
+	return ns
+}
+
+// joinBenchFingerprints returns n fingerprints: 90% uniformly random and 10%
+// near-copies of earlier ones with 1 to 5 bits flipped (so about 60% of the
+// copies are within k=3), in random order of appearance.
+func joinBenchFingerprints(n int) []uint64 {
+	rng := rand.New(rand.NewPCG(uint64(n), 2007))
+	fps := make([]uint64, n)
+	for i := range fps {
+		if i < 10 || rng.IntN(10) != 0 {
+			fps[i] = rng.Uint64()
+			continue
+		}
+		x := fps[rng.IntN(i)]
+		for range 1 + rng.IntN(5) {
+			x ^= 1 << rng.IntN(64)
+		}
+		fps[i] = x
+	}
+	return fps
+}
+
+var joinBenchFPS = map[int][]uint64{}
+
+func joinBenchInput(n int) []uint64 {
+	if fps, ok := joinBenchFPS[n]; ok {
+		return fps
+	}
+	clear(joinBenchFPS) // keep one size in memory
+	joinBenchFPS[n] = joinBenchFingerprints(n)
+	return joinBenchFPS[n]
+}
+
+func BenchmarkJoin(b *testing.B) {
+	for _, n := range joinBenchSizes(b) {
+		for _, k := range []int{3} {
+			fps := joinBenchInput(n)
+			e := PlanJoin(n, k)
+			b.Run(fmt.Sprintf("n=%d/k=%d/blocks=%d", n, k, len(e.Plan.Blocks)), func(b *testing.B) {
+				b.ReportAllocs()
+				var pairs int
+				for b.Loop() {
+					pairs = 0
+					err := Join(context.Background(), fps, k, JoinOptions{}, func(Pair) error { pairs++; return nil })
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(pairs), "pairs")
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/fp")
+			})
+		}
+	}
+}
+
+func BenchmarkClusters(b *testing.B) {
+	for _, n := range joinBenchSizes(b) {
+		fps := joinBenchInput(n)
+		b.Run(fmt.Sprintf("n=%d/k=3", n), func(b *testing.B) {
+			b.ReportAllocs()
+			var dups int
+			for b.Loop() {
+				rep, err := Clusters(context.Background(), fps, 3, JoinOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				dups = 0
+				for i, r := range rep {
+					if r != i {
+						dups++
+					}
+				}
+			}
+			b.ReportMetric(float64(dups), "dups")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/fp")
+		})
+	}
+}
+
+// BenchmarkJoinPlans runs Join with the 4 x 16 layout of the seeds, the
+// paper's 20 tables and the planner's choice, on one core and on all, to show
+// what the plan and the workers each contribute.
+func BenchmarkJoinPlans(b *testing.B) {
+	for _, n := range joinBenchSizes(b) {
+		fps := joinBenchInput(n)
+		auto := PlanJoin(n, 3).Plan
+		for _, p := range []struct {
+			name string
+			plan *Plan
+		}{{"seeds4x16", &Seeds4x16}, {"manku20", &Manku20}, {"auto", &auto}} {
+			for _, w := range []int{1, 0} {
+				b.Run(fmt.Sprintf("n=%d/plan=%s/workers=%d", n, p.name, w), func(b *testing.B) {
+					for b.Loop() {
+						err := Join(context.Background(), fps, 3, JoinOptions{Plan: p.plan, Workers: w}, func(Pair) error { return nil })
+						if err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkJoinSimhashCpp is the baseline: a direct port of
+// seomoz/simhash-cpp's find_all (one goroutine; per table, permute, sort with
+// a comparison sort, compare the runs of equal key pairwise, and collect the
+// pairs of fingerprint values in a hash set to drop repeats). simhash-cpp
+// runs it with 4 blocks at 1M and 6 at 10M.
+func BenchmarkJoinSimhashCpp(b *testing.B) {
+	for _, n := range joinBenchSizes(b) {
+		fps := joinBenchInput(n)
+		blocks := 4
+		if n >= 5_000_000 {
+			blocks = 6
+		}
+		p := mustPlan(BlockPlan(3, blocks))
+		b.Run(fmt.Sprintf("n=%d/k=3/blocks=%d", n, blocks), func(b *testing.B) {
+			var pairs int
+			for b.Loop() {
+				pairs = len(simhashCppFindAll(fps, 3, p))
+			}
+			b.ReportMetric(float64(pairs), "pairs")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/fp")
+		})
+	}
+}
+
+func simhashCppFindAll(fps []uint64, k int, p Plan) map[[2]uint64]struct{} {
+	matches := make(map[[2]uint64]struct{})
+	ys := make([]uint64, len(fps))
+	for t := range p.Tables {
+		perm := p.Permutation(t)
+		for i, x := range fps {
+			ys[i] = perm.Apply(x)
+		}
+		slices.Sort(ys)
+		for s := 0; s < len(ys); {
+			e := s + 1
+			for e < len(ys) && perm.Key(ys[e]) == perm.Key(ys[s]) {
+				e++
+			}
+			for a := s; a < e; a++ {
+				for c := a + 1; c < e; c++ {
+					if bits.OnesCount64(ys[a]^ys[c]) <= k {
+						x, y := perm.Invert(ys[a]), perm.Invert(ys[c])
+						matches[[2]uint64{min(x, y), max(x, y)}] = struct{}{}
+					}
+				}
+			}
+			s = e
+		}
+	}
+	return matches
+}
