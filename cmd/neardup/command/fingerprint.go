@@ -99,6 +99,7 @@ func (f *fingerprintCmd) run(ctx context.Context, args []string, stdin io.Reader
 	if err != nil {
 		return err
 	}
+	stderr = &lockedWriter{w: stderr}
 	var bar *progress
 	warn := func() io.Writer { return bar.Log(stderr) }
 	var st inputStats

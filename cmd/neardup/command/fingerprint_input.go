@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/spf13/cobra"
@@ -164,6 +165,19 @@ func wrap(s string, width int, indent string) string {
 		n += l
 	}
 	return b.String()
+}
+
+// lockedWriter serialises writes from several goroutines (the reader's
+// warnings and the writer's) to one stream.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer // guarded by mu
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // workersFlag validates --workers: 0 means every core.

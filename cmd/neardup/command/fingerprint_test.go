@@ -250,3 +250,15 @@ func TestFingerprintHelp(t *testing.T) {
 		t.Fatalf("help: exit %d, %q", code, out)
 	}
 }
+
+func TestFingerprintListProfiles(t *testing.T) {
+	code, out, _ := run(t, "", "fingerprint", "--list-profiles")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, name := range features.Names() {
+		if !strings.Contains(out, name+" ") {
+			t.Errorf("--list-profiles lacks %s:\n%s", name, out)
+		}
+	}
+}

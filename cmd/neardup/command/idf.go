@@ -80,6 +80,7 @@ func (f *idfBuildCmd) run(ctx context.Context, args []string, stdin io.Reader, s
 	if err != nil {
 		return err
 	}
+	stderr = &lockedWriter{w: stderr}
 	var bar *progress
 	var st inputStats
 	r, err := f.in.open(args, stdin, func() io.Writer { return bar.Log(stderr) }, &st)

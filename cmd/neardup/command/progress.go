@@ -15,6 +15,9 @@ import (
 // isTerminal reports whether w is a character device (a terminal), the only
 // place a progress bar belongs: redirected stderr gets plain messages.
 func isTerminal(w io.Writer) bool {
+	if l, ok := w.(*lockedWriter); ok {
+		w = l.w
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

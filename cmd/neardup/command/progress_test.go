@@ -75,3 +75,14 @@ func TestProgressDraws(t *testing.T) {
 		}
 	}
 }
+
+func TestIsTerminalUnwraps(t *testing.T) {
+	tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no terminal:", err)
+	}
+	defer tty.Close()
+	if !isTerminal(tty) || !isTerminal(&lockedWriter{w: tty}) {
+		t.Error("a terminal, bare or wrapped, should count as one")
+	}
+}
