@@ -140,12 +140,13 @@ func (f *evalCmd) settings() ([]eval.Setting, eval.Options, error) {
 	}
 	var out []eval.Setting
 	for _, m := range split(f.methods) {
+		if m == eval.MethodNaive {
+			// The baseline is the unverified SimHash whatever --verify says.
+			out = append(out, eval.Setting{Method: m})
+			continue
+		}
 		for _, v := range verifies {
 			switch m {
-			case eval.MethodNaive:
-				if !v { // the baseline is the unverified SimHash; verified settings are the others
-					out = append(out, eval.Setting{Method: m})
-				}
 			case eval.MethodSimHash:
 				for _, p := range profiles {
 					for _, w := range widths {
