@@ -70,7 +70,7 @@ func (r *runner) candidates(ctx context.Context, lsh *minhash.LSH) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			r.progress("candidates", r.cand.candidates.Load(), 0, 0, false)
+			r.progress(Progress{Stage: "candidates", Docs: r.cand.candidates.Load()})
 		}
 		mu.Lock()
 		same := r.uf.Same(a, b)
@@ -117,36 +117,51 @@ func (r *runner) candidates(ctx context.Context, lsh *minhash.LSH) error {
 	if err == nil {
 		err = ctx.Err()
 	}
-	r.progress("candidates", r.cand.candidates.Load(), 0, 0, true)
+	r.progress(Progress{Stage: "candidates", Docs: r.cand.candidates.Load(), Done: true})
 	return err
 }
 
 // simhashPairs self-joins the fingerprints of the first document of each
 // exact group that has features, and submits the pairs within the k for their
-// lengths.
+// lengths. Pairs involving a short document may be up to KShort apart: a
+// second, smaller join covers them, over the documents short enough to be in
+// such a pair (a pair at Jaccard t has sizes within a ratio t of each other).
 func (r *runner) simhashPairs(ctx context.Context, submit func(a, b int) error) error {
 	d := r.d
 	long, short := r.opt.k()
-	var pos []int32
-	var fps []uint64
+	st := r.opt.ShortTokens
+	isShort := func(i int) bool { return int(d.tokens[i]) < st }
+	partnerLimit := int(float64(st)/r.opt.Threshold) + r.opt.Shingle
+	var pos, spos []int32
+	var fps, sfps []uint64
 	for i := range d.len() {
 		// Documents without features all have fingerprint 0: they can only be
 		// exact duplicates, and joining them would make a clique of pairs.
-		if int(d.first[i]) == i && !r.emptyFP(i) {
-			pos = append(pos, int32(i))
-			fps = append(fps, d.fps[i])
+		if int(d.first[i]) != i || r.emptyFP(i) {
+			continue
+		}
+		pos = append(pos, int32(i))
+		fps = append(fps, d.fps[i])
+		if short > long && int(d.tokens[i]) < partnerLimit {
+			spos = append(spos, int32(i))
+			sfps = append(sfps, d.fps[i])
 		}
 	}
-	k := max(long, short)
-	st := r.opt.ShortTokens
-	return index.Join(ctx, fps, k, index.JoinOptions{Workers: r.opt.Workers}, func(p index.Pair) error {
+	jopt := index.JoinOptions{Workers: r.opt.Workers}
+	err := index.Join(ctx, fps, long, jopt, func(p index.Pair) error {
 		a, b := int(pos[p.A]), int(pos[p.B])
-		kk := long
-		if int(d.tokens[a]) < st || int(d.tokens[b]) < st {
-			kk = short
+		if p.Distance > short && (isShort(a) || isShort(b)) {
+			return nil // only when KShort < K
 		}
-		if p.Distance > kk {
-			return nil
+		return submit(a, b)
+	})
+	if err != nil || short <= long {
+		return err
+	}
+	return index.Join(ctx, sfps, short, jopt, func(p index.Pair) error {
+		a, b := int(spos[p.A]), int(spos[p.B])
+		if p.Distance <= long || !(isShort(a) || isShort(b)) {
+			return nil // the first join had it, or it is not a short pair
 		}
 		return submit(a, b)
 	})

@@ -155,13 +155,16 @@ type Options struct {
 
 // Progress reports how far a run has got.
 type Progress struct {
-	Stage      string // "read", "candidates", "output"
-	Docs       int64  // documents done in this stage
-	Bytes      int64  // text bytes done in this stage
-	TotalDocs  int64  // documents in this stage when known, else 0
-	TotalBytes int64  // input bytes when known (uncompressed size unknown: 0)
-	Elapsed    time.Duration
-	Done       bool // the stage has finished
+	Stage     string // "read", "candidates" (Docs counts candidate pairs), "output"
+	Docs      int64  // documents done in this stage
+	Bytes     int64  // text bytes done in this stage
+	TotalDocs int64  // documents in this stage when known, else 0
+	// Stored is how many stored (possibly compressed) input bytes have been
+	// read, TotalStored the input's stored size (0 when unknown, as for
+	// standard input): the pair that gives an ETA.
+	Stored, TotalStored int64
+	Elapsed             time.Duration
+	Done                bool // the stage has finished
 }
 
 // EnsureDefaults replaces zero fields by their defaults.

@@ -264,7 +264,8 @@ func (r *runner) outputPass(ctx context.Context, inputs []string, copt corpus.Op
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			r.progress("output", int64(i), bytes, total, false)
+			r.progress(Progress{Stage: "output", Docs: int64(i), Bytes: bytes, TotalDocs: total,
+				Stored: rd.Consumed(), TotalStored: rd.Size()})
 		}
 		if r.removed(i) {
 			continue
@@ -284,6 +285,7 @@ func (r *runner) outputPass(ctx context.Context, inputs []string, copt corpus.Op
 			return err
 		}
 	}
-	r.progress("output", total, bytes, total, true)
+	r.progress(Progress{Stage: "output", Docs: total, Bytes: bytes, TotalDocs: total,
+		Stored: rd.Consumed(), TotalStored: rd.Size(), Done: true})
 	return nil
 }

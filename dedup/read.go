@@ -172,7 +172,8 @@ func (r *runner) fingerprintPass(ctx context.Context, rd *corpus.Reader, lsh *mi
 			r.stats.bytes += b.bytes
 			if time.Since(tick) >= o.ProgressInterval {
 				tick = time.Now()
-				r.progress("read", int64(r.d.len()), r.stats.bytes, 0, false)
+				r.progress(Progress{Stage: "read", Docs: int64(r.d.len()), Bytes: r.stats.bytes,
+					Stored: rd.Consumed(), TotalStored: rd.Size()})
 			}
 		}
 	}
@@ -182,7 +183,8 @@ func (r *runner) fingerprintPass(ctx context.Context, rd *corpus.Reader, lsh *mi
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	r.progress("read", int64(r.d.len()), r.stats.bytes, 0, true)
+	r.progress(Progress{Stage: "read", Docs: int64(r.d.len()), Bytes: r.stats.bytes,
+		Stored: rd.Consumed(), TotalStored: rd.Size(), Done: true})
 	return nil
 }
 

@@ -55,6 +55,7 @@ func NewRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		newIDFCommand(),
 		newEvalCommand(),
 		newIndexCommand(),
+		newDedupCommand(),
 	)
 	return root
 }
