@@ -217,12 +217,46 @@ func stripHTML(dst []byte, s string) []byte {
 }
 
 // appendText appends an HTML text segment with its character references
-// decoded (by the standard library's HTML5 entity table).
+// decoded. Each reference (&name; &#n; &#xh;) is decoded alone by the
+// standard library's HTML5 entity table, so a long text with a few entities
+// is not copied again; an unknown or unterminated reference stays as text.
 func appendText(dst []byte, s string) []byte {
-	if strings.IndexByte(s, '&') < 0 {
-		return append(dst, s...)
+	for {
+		amp := strings.IndexByte(s, '&')
+		if amp < 0 {
+			return append(dst, s...)
+		}
+		dst = append(dst, s[:amp]...)
+		s = s[amp:]
+		n := refLen(s)
+		if n == 0 {
+			dst = append(dst, '&')
+			s = s[1:]
+			continue
+		}
+		dst = append(dst, html.UnescapeString(s[:n])...)
+		s = s[n:]
 	}
-	return append(dst, html.UnescapeString(s)...)
+}
+
+// refLen returns the length of the character reference "&[#]alnum+;" at the
+// start of s (which starts with '&'), or 0. The longest HTML5 entity name has
+// 32 characters.
+func refLen(s string) int {
+	for i := 1; i < len(s) && i <= 34; i++ {
+		c := s[i]
+		switch {
+		case c == ';':
+			if i == 1 {
+				return 0
+			}
+			return i + 1
+		case c == '#' && i == 1, asciiWord[c]:
+		default:
+			return 0
+		}
+	}
+	return 0
 }
 
 // tagLen returns the length of the markup at the start of s (which starts with

@@ -19,66 +19,74 @@ func fastWords(dst []Token, buf []byte, text string) ([]Token, []byte, bool) {
 		buf = make([]byte, 0, len(text))
 	}
 	buf = buf[:0]
-	for i := 0; i < len(text); {
-		c := text[i]
-		if c >= utf8.RuneSelf {
+	i := 0
+	for i < len(text) {
+		// Skip separators.
+		k := fwClass[text[i]]
+		switch k {
+		case fwSep:
+			i++
+			continue
+		case fwMarkup:
+			return dst, buf, false
+		case fwHigh:
 			r, size := utf8.DecodeRuneInString(text[i:])
 			if !fastSeparator(r) {
 				return dst, buf, false
 			}
 			i += size
 			continue
-		}
-		if !asciiWord[c] {
-			if c == '<' || c == '&' {
-				return dst, buf, false
-			}
-			i++
+		case fwApos:
+			i++ // an apostrophe outside a word separates
 			continue
 		}
 		start := i
 		copyWord := false // the token differs from the raw bytes
+	word:
 		for i < len(text) {
-			c = text[i]
-			if c < utf8.RuneSelf {
-				if asciiWord[c] {
-					copyWord = copyWord || c <= 'Z' && c >= 'A'
-					i++
-					continue
-				}
-				if c == '\'' && i+1 < len(text) {
-					if n := text[i+1]; n >= utf8.RuneSelf {
-						return dst, buf, false
-					} else if asciiWord[n] {
+			switch fwClass[text[i]] {
+			case fwLower:
+				i++
+			case fwUpper:
+				copyWord = true
+				i++
+			case fwApos:
+				// Inside the word if a word byte follows.
+				if i+1 < len(text) {
+					if n := fwClass[text[i+1]]; n == fwLower || n == fwUpper {
 						i++
 						continue
-					}
-				}
-				if c == '<' || c == '&' {
-					return dst, buf, false
-				}
-				break
-			}
-			r, size := utf8.DecodeRuneInString(text[i:])
-			if r == '\u2019' || r == '\u2018' || r == '\u02bc' {
-				// An apostrophe inside the word if a word byte follows.
-				if i+size < len(text) {
-					n := text[i+size]
-					if n >= utf8.RuneSelf {
+					} else if n == fwHigh {
 						return dst, buf, false
 					}
-					if asciiWord[n] {
-						copyWord = true
-						i += size
-						continue
-					}
 				}
-				break
-			}
-			if !fastSeparator(r) {
+				break word
+			case fwHigh:
+				r, size := utf8.DecodeRuneInString(text[i:])
+				if r == '\u2019' || r == '\u2018' || r == '\u02bc' {
+					// An apostrophe inside the word if a word byte follows.
+					if i+size < len(text) {
+						n := fwClass[text[i+size]]
+						if n == fwHigh {
+							return dst, buf, false
+						}
+						if n == fwLower || n == fwUpper {
+							copyWord = true
+							i += size
+							continue
+						}
+					}
+					break word
+				}
+				if !fastSeparator(r) {
+					return dst, buf, false
+				}
+				break word
+			case fwMarkup:
 				return dst, buf, false
+			default:
+				break word
 			}
-			break
 		}
 		word := text[start:i]
 		if copyWord {
@@ -102,6 +110,34 @@ func fastWords(dst []Token, buf []byte, text string) ([]Token, []byte, bool) {
 	}
 	return dst, buf, true
 }
+
+// Byte classes of fastWords.
+const (
+	fwSep    = iota // ASCII separator (punctuation, space, control)
+	fwLower         // lower-case letter or digit
+	fwUpper         // upper-case letter
+	fwApos          // '
+	fwMarkup        // '<' or '&': the text may be HTML
+	fwHigh          // a byte of a multi-byte UTF-8 sequence (or invalid)
+)
+
+var fwClass = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		switch {
+		case c >= utf8.RuneSelf:
+			t[c] = fwHigh
+		case c >= 'A' && c <= 'Z':
+			t[c] = fwUpper
+		case asciiWord[c]:
+			t[c] = fwLower
+		case c == '\'':
+			t[c] = fwApos
+		case c == '<' || c == '&':
+			t[c] = fwMarkup
+		}
+	}
+	return t
+}()
 
 // fastSeparator reports whether r separates words both in the raw text and
 // after Clean (so fastWords may skip it): whitespace, which Clean turns into a

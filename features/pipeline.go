@@ -61,11 +61,19 @@ type slot struct {
 	idx int32 // entry index+1, 0 empty
 }
 
+// reset empties the table for a document of n tokens. The table starts at
+// a quarter of n (documents repeat words) and grows, so that it stays small
+// enough for the caches.
 func (t *table) reset(n int) {
-	size := 16
-	for size < 2*n {
+	size := 64
+	for size < n/2 {
 		size <<= 1
 	}
+	t.resize(size)
+	t.entries = t.entries[:0]
+}
+
+func (t *table) resize(size int) {
 	if cap(t.slots) < size {
 		t.slots = make([]slot, size)
 	} else {
@@ -73,17 +81,18 @@ func (t *table) reset(n int) {
 		clear(t.slots)
 	}
 	t.mask = uint64(size - 1)
-	t.entries = t.entries[:0]
 }
 
 // find returns the entry for h, adding a zero one (reporting true) if absent.
-// The table must have room: reset(n) with n at least the number of distinct
-// hashes to come.
 func (t *table) find(h uint64) (*entry, bool) {
 	// xxh3 and Mix64 outputs are well mixed: their low bits index directly.
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		s := &t.slots[i]
 		if s.idx == 0 {
+			if 2*len(t.entries) >= len(t.slots) {
+				t.grow()
+				return t.find(h)
+			}
 			t.entries = append(t.entries, entry{h: h})
 			s.h, s.idx = h, int32(len(t.entries))
 			return &t.entries[len(t.entries)-1], true
@@ -91,6 +100,19 @@ func (t *table) find(h uint64) (*entry, bool) {
 		if s.h == h {
 			return &t.entries[s.idx-1], false
 		}
+	}
+}
+
+// grow doubles the slots and re-inserts the entries (keeping load <= 1/2).
+func (t *table) grow() {
+	t.resize(2 * len(t.slots))
+	for k := range t.entries {
+		h := t.entries[k].h
+		i := h & t.mask
+		for t.slots[i].idx != 0 {
+			i = (i + 1) & t.mask
+		}
+		t.slots[i] = slot{h: h, idx: int32(k + 1)}
 	}
 }
 
