@@ -55,22 +55,22 @@ func startProgress(w io.Writer, label string, total int64, poll progressPoll) *p
 
 func newProgress(w io.Writer, label string, total int64, poll progressPoll, every time.Duration) *progress {
 	pr := &progress{
-		p:    mpb.New(mpb.WithOutput(w), mpb.WithWidth(72), mpb.WithRefreshRate(every), mpb.WithAutoRefresh()),
+		p:    mpb.New(mpb.WithOutput(w), mpb.WithRefreshRate(every), mpb.WithAutoRefresh()),
 		poll: poll,
 		stop: make(chan struct{}),
 	}
 	docsDecor := decor.Any(func(decor.Statistics) string {
 		return fmt.Sprintf("%d docs", pr.docs.Load())
-	}, decor.WC{W: 12})
+	}, decor.WC{W: 11})
 	prepend := mpb.PrependDecorators(
 		decor.Name(label+" ", decor.WC{C: decor.DindentRight}),
-		decor.CountersKibiByte("% .1f / % .1f", decor.WC{W: 22}),
+		decor.CountersKibiByte("% .1f/% .1f", decor.WC{W: 19}),
 	)
 	if total > 0 {
-		pr.bar = pr.p.AddBar(total, prepend, mpb.AppendDecorators(
+		pr.bar = pr.p.AddBar(total, mpb.BarWidth(30), prepend, mpb.AppendDecorators(
 			docsDecor,
-			decor.AverageSpeed(decor.SizeB1024(0), " % .1f", decor.WC{W: 14}),
-			decor.Name("  ETA "),
+			decor.AverageSpeed(decor.SizeB1024(0), "% .1f", decor.WC{W: 13}),
+			decor.Name(" ETA "),
 			decor.AverageETA(decor.ET_STYLE_GO),
 		))
 	} else {
