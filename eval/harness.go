@@ -34,8 +34,11 @@ type Setting struct {
 	Profile string `json:"profile,omitempty"` // features profile; "": "default" (not used by MethodNaive)
 	Bits    int    `json:"bits,omitempty"`    // SimHash width 32, 64 or 128; 0: 64
 	Verify  bool   `json:"verify"`            // keep only candidates whose verified Jaccard reaches Options.VerifyThreshold
-	Bands   int    `json:"bands,omitempty"`   // MinHash LSH bands; 0: minhash.BandsRows(threshold, perms)
-	Rows    int    `json:"rows,omitempty"`    // MinHash LSH rows per band
+	// VerifyProfile is the profile whose tokens make the verification
+	// shingles; "": Profile ("default" for MethodNaive).
+	VerifyProfile string `json:"verify_profile,omitempty"`
+	Bands         int    `json:"bands,omitempty"` // MinHash LSH bands; 0: minhash.BandsRows(threshold, perms)
+	Rows          int    `json:"rows,omitempty"`  // MinHash LSH rows per band
 }
 
 // EnsureDefaults fills in zero fields.
@@ -48,6 +51,12 @@ func (s *Setting) EnsureDefaults() {
 	}
 	if s.Bits == 0 && s.Method != MethodMinHash {
 		s.Bits = 64
+	}
+	if s.Verify && s.VerifyProfile == "" {
+		s.VerifyProfile = s.Profile
+		if s.VerifyProfile == "" {
+			s.VerifyProfile = "default"
+		}
 	}
 }
 
@@ -67,6 +76,9 @@ func (s Setting) String() string {
 	}
 	if s.Verify {
 		b.WriteString(" +verify")
+		if s.VerifyProfile != "" && s.VerifyProfile != s.Profile {
+			b.WriteString("(" + s.VerifyProfile + ")")
+		}
 	}
 	return b.String()
 }
@@ -167,7 +179,7 @@ type Result struct {
 type candidate struct {
 	a, b     int32
 	d        int16
-	verified float32 // Jaccard of the profile's shingle sets, when verifying
+	verified float64 // Jaccard of the verification profile's shingle sets
 	truth    float64 // ground-truth Jaccard
 	known    bool    // the pair is one of the truth's pairs
 }
@@ -187,7 +199,7 @@ func Evaluate(ctx context.Context, docs []Doc, truth *Truth, settings []Setting,
 	if truth == nil || truth.Docs != len(docs) {
 		return nil, fmt.Errorf("%w: truth computed for another corpus", ErrSetting)
 	}
-	e := &evaluator{docs: docs, truth: truth, opt: opt, sets: map[string][]measure.Set{}}
+	e := &evaluator{docs: docs, truth: truth, opt: opt, sets: map[string]profileSets{}}
 	for i, c := range truth.Canon {
 		if c == i {
 			e.distinct = append(e.distinct, i)
@@ -198,10 +210,9 @@ func Evaluate(ctx context.Context, docs []Doc, truth *Truth, settings []Setting,
 		s.EnsureDefaults()
 		// Load dictionaries (gse takes seconds, once per process) before any
 		// clock starts: the times are per corpus, not per process.
-		if s.Method != MethodNaive || s.Verify {
-			name := s.Profile
+		for _, name := range []string{s.Profile, s.VerifyProfile} {
 			if name == "" {
-				name = "default"
+				continue
 			}
 			p, err := features.Lookup(name)
 			if err != nil {
@@ -226,7 +237,7 @@ type evaluator struct {
 	distinct []int // positions of the first document of each distinct text
 
 	mu   sync.Mutex
-	sets map[string][]measure.Set // profile -> shingle sets by position in distinct; guarded by mu
+	sets map[string]profileSets // by profile name; sets by position in distinct; guarded by mu
 }
 
 func (e *evaluator) run(ctx context.Context, s Setting) ([]Result, error) {
@@ -353,31 +364,40 @@ func (e *evaluator) simhashCandidates(ctx context.Context, s Setting) ([]candida
 }
 
 // profileSets returns the shingle sets (width VerifyWidth) of the profile's
-// tokens of every distinct text, computing them once per profile.
-func (e *evaluator) profileSets(ctx context.Context, profile string) ([]measure.Set, error) {
+// tokens of every distinct text, computing them once per profile, and the
+// seconds the computation took.
+func (e *evaluator) profileSets(ctx context.Context, profile string) ([]measure.Set, float64, error) {
 	if profile == "" {
 		profile = "default"
 	}
 	e.mu.Lock()
-	sets, ok := e.sets[profile]
+	ps, ok := e.sets[profile]
 	e.mu.Unlock()
 	if ok {
-		return sets, nil
+		return ps.sets, ps.seconds, nil
 	}
 	p, err := features.Lookup(profile)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	sets = make([]measure.Set, len(e.distinct))
+	start := time.Now()
+	sets := make([]measure.Set, len(e.distinct))
 	if err := parallel(ctx, len(sets), e.opt.Workers, func(k int) {
 		sets[k] = measure.NewSet(features.ShingleHashes(nil, p.Tokens(e.docs[e.distinct[k]].Text), e.opt.VerifyWidth))
 	}); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
+	ps = profileSets{sets, time.Since(start).Seconds()}
 	e.mu.Lock()
-	e.sets[profile] = sets
+	e.sets[profile] = ps
 	e.mu.Unlock()
-	return sets, nil
+	return ps.sets, ps.seconds, nil
+}
+
+// profileSets are one profile's shingle sets and the time they took.
+type profileSets struct {
+	sets    []measure.Set
+	seconds float64
 }
 
 // minhashCandidates signs the profile shingle sets and returns the LSH pairs.
@@ -388,11 +408,11 @@ func (e *evaluator) minhashCandidates(ctx context.Context, s *Setting) ([]candid
 	if s.Bands*s.Rows > e.opt.Perms {
 		return nil, 0, 0, fmt.Errorf("%w: %d bands × %d rows > %d permutations", ErrSetting, s.Bands, s.Rows, e.opt.Perms)
 	}
-	start := time.Now()
-	sets, err := e.profileSets(ctx, s.Profile)
+	sets, setsSec, err := e.profileSets(ctx, s.Profile)
 	if err != nil {
 		return nil, 0, 0, err
 	}
+	start := time.Now()
 	h := minhash.New(e.opt.Perms, 1)
 	sigs := make([]minhash.Signature, len(sets))
 	if err := parallel(ctx, len(sets), e.opt.Workers, func(k int) {
@@ -400,7 +420,7 @@ func (e *evaluator) minhashCandidates(ctx context.Context, s *Setting) ([]candid
 	}); err != nil {
 		return nil, 0, 0, err
 	}
-	fpSec := time.Since(start).Seconds()
+	fpSec := setsSec + time.Since(start).Seconds()
 	start = time.Now()
 	l := minhash.NewLSH(s.Bands, s.Rows)
 	for k, sig := range sigs {
@@ -421,17 +441,19 @@ func (e *evaluator) minhashCandidates(ctx context.Context, s *Setting) ([]candid
 
 // verify computes the exact Jaccard of the profile's shingle sets of every
 // candidate.
+// The time includes building the shingle sets, even when an earlier setting
+// built them already, so that every verified setting pays the same.
 func (e *evaluator) verify(ctx context.Context, s Setting, cands []candidate) (float64, error) {
-	start := time.Now()
-	sets, err := e.profileSets(ctx, s.Profile)
+	sets, setsSec, err := e.profileSets(ctx, s.VerifyProfile)
 	if err != nil {
 		return 0, err
 	}
+	start := time.Now()
 	err = parallel(ctx, len(cands), e.opt.Workers, func(k int) {
 		c := &cands[k]
-		c.verified = float32(jaccard(sets[c.a], sets[c.b]))
+		c.verified = jaccard(sets[c.a], sets[c.b])
 	})
-	return time.Since(start).Seconds(), err
+	return setsSec + time.Since(start).Seconds(), err
 }
 
 // score counts the candidates predicted at k against the truth.
@@ -446,7 +468,7 @@ func (e *evaluator) score(s Setting, cands []candidate, k int) Result {
 			continue
 		}
 		r.Candidates++
-		if s.Verify && float64(c.verified) < e.opt.VerifyThreshold {
+		if s.Verify && c.verified < e.opt.VerifyThreshold {
 			continue
 		}
 		r.Predicted++

@@ -23,6 +23,7 @@ type evalCmd struct {
 	ks              string
 	bits            string
 	verify          string
+	verifyProfile   string
 	bandsRows       string
 	perms           int
 	json            bool
@@ -48,8 +49,9 @@ Settings are the product of --methods, --profiles, --bits and --verify:
            the threshold, or --bands-rows), no k
   naive    the README's baseline: unweighted 64-bit SimHash of the ground-truth
            shingles, never verified
-Verification keeps a candidate only when the exact Jaccard of the profile's
-word 5-shingles reaches --verify-threshold (default: --threshold).
+Verification keeps a candidate only when the exact Jaccard of the word
+5-shingles of the profile's tokens (or --verify-profile's) reaches
+--verify-threshold (default: --threshold).
 
 Exact duplicates (identical texts) are left out of truth and predictions; a
 document is positive when it is in a true pair, predicted when it is in a
@@ -76,6 +78,7 @@ compressed.`,
 	fl.StringVar(&f.ks, "k", "0-12", "Hamming distances: a range A-B or a comma-separated list")
 	fl.StringVar(&f.bits, "bits", "64", "comma-separated SimHash widths: 32, 64, 128")
 	fl.StringVar(&f.verify, "verify", "off,on", "verification: on, off or both (off,on)")
+	fl.StringVar(&f.verifyProfile, "verify-profile", "", "profile whose word 5-shingles verify candidates (default: the setting's own)")
 	fl.StringVar(&f.bandsRows, "bands-rows", "", "MinHash LSH bands×rows such as 16x8 (default: chosen for --threshold)")
 	fl.IntVar(&f.perms, "perms", 128, "MinHash permutations")
 	fl.BoolVar(&f.json, "json", false, "print the reports as JSON")
@@ -138,6 +141,17 @@ func (f *evalCmd) settings() ([]eval.Setting, eval.Options, error) {
 			return nil, opt, usageError{err}
 		}
 	}
+	if f.verifyProfile != "" {
+		if _, err := features.Lookup(f.verifyProfile); err != nil {
+			return nil, opt, usageError{err}
+		}
+	}
+	vp := func(verify bool) string {
+		if verify {
+			return f.verifyProfile
+		}
+		return ""
+	}
 	var out []eval.Setting
 	for _, m := range split(f.methods) {
 		if m == eval.MethodNaive {
@@ -150,12 +164,12 @@ func (f *evalCmd) settings() ([]eval.Setting, eval.Options, error) {
 			case eval.MethodSimHash:
 				for _, p := range profiles {
 					for _, w := range widths {
-						out = append(out, eval.Setting{Method: m, Profile: p, Bits: w, Verify: v})
+						out = append(out, eval.Setting{Method: m, Profile: p, Bits: w, Verify: v, VerifyProfile: vp(v)})
 					}
 				}
 			case eval.MethodMinHash:
 				for _, p := range profiles {
-					out = append(out, eval.Setting{Method: m, Profile: p, Verify: v, Bands: bands, Rows: rows})
+					out = append(out, eval.Setting{Method: m, Profile: p, Verify: v, VerifyProfile: vp(v), Bands: bands, Rows: rows})
 				}
 			default:
 				return nil, opt, usagef("--methods %q: want simhash, minhash or naive", m)
