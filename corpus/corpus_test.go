@@ -406,3 +406,29 @@ func TestHugeLine1GB(t *testing.T) {
 	}
 	testHugeLine(t, 1<<30-100)
 }
+
+// TestSharedCorpora reads the small shared corpora (zstd with a long window)
+// and checks the document counts their README gives.
+func TestSharedCorpora(t *testing.T) {
+	for name, want := range map[string]int{"en_spdx": 728, "zh_fortunes": 5671, "en_prose": 374} {
+		p := "../../shared/corpora/" + name + ".jsonl.zst"
+		if _, err := os.Stat(p); err != nil {
+			t.Logf("skip %s: %v", name, err)
+			continue
+		}
+		docs, bad, err := readAll(t, []string{p}, Options{})
+		if err != nil || len(bad) > 0 {
+			t.Fatalf("%s: %v %v", name, err, bad)
+		}
+		seen := map[string]bool{}
+		for _, d := range docs {
+			if d.Text == "" || seen[d.ID] {
+				t.Errorf("%s: doc %q empty or repeated", name, d.ID)
+			}
+			seen[d.ID] = true
+		}
+		if len(docs) != want {
+			t.Errorf("%s: %d docs, want %d", name, len(docs), want)
+		}
+	}
+}

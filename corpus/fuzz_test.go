@@ -3,6 +3,8 @@ package corpus
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"strings"
 	"testing"
 )
 
@@ -103,4 +105,65 @@ func BenchmarkDecodeLine(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FuzzReader feeds arbitrary bytes through the Reader in every format: no
+// panic, errors always name the source, and in Lines format the documents are
+// exactly the non-blank lines.
+func FuzzReader(f *testing.F) {
+	for _, s := range []string{
+		"{\"id\":\"a\",\"text\":\"x\"}\n{bad\n",
+		"line one\r\n\r\nline two",
+		"\x00binary",
+		"\x1f\x8b\x08garbage",
+		"\x28\xb5\x2f\xfdgarbage",
+		"\ufeff{\"text\":\"bom\"}",
+		"caf\xe9\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, format := range []Format{Auto, JSONL, Text, Lines} {
+			r, err := OpenReader(bytes.NewReader(data), "in", Options{Format: format, MaxDocBytes: 1 << 16})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var docs []Doc
+			for i := 0; i < 10000; i++ {
+				d, err := r.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					if !strings.HasPrefix(err.Error(), "in:") && !strings.HasPrefix(err.Error(), "in ") {
+						t.Fatalf("format %v: error %q does not name the source", format, err)
+					}
+					continue
+				}
+				docs = append(docs, d)
+			}
+			r.Close()
+			if format != Lines || len(data) == 0 || data[0] == 0x1f || data[0] == 0x28 || binaryReason(data[:min(len(data), sniffLen)], len(data) <= sniffLen) != "" {
+				continue
+			}
+			var want []string
+			for i, l := range strings.Split(string(data), "\n") {
+				l = strings.TrimSuffix(l, "\r")
+				if i == 0 {
+					l = strings.TrimPrefix(l, "\ufeff")
+				}
+				if strings.TrimSpace(l) != "" && len(l) <= 1<<16 {
+					want = append(want, l)
+				}
+			}
+			if len(docs) != len(want) {
+				t.Fatalf("Lines: got %d docs, want %d", len(docs), len(want))
+			}
+			for i := range want {
+				if docs[i].Text != want[i] {
+					t.Fatalf("Lines doc %d: got %q, want %q", i, docs[i].Text, want[i])
+				}
+			}
+		}
+	})
 }
