@@ -107,7 +107,12 @@ func (f *fingerprintCmd) run(ctx context.Context, args []string, stdin io.Reader
 	if err != nil {
 		return err
 	}
-	defer r.Close()
+	abandoned := false // the reader goroutine may still be using r
+	defer func() {
+		if !abandoned {
+			r.Close()
+		}
+	}()
 
 	var docs countingDocs
 	bar = startProgress(stderr, "fingerprint", r.Size(), func() (int64, int64) { return r.Consumed(), docs.n.Load() })
@@ -185,8 +190,16 @@ func (f *fingerprintCmd) run(ctx context.Context, args []string, stdin io.Reader
 			cancel() // stdout is gone (a closed pipe): stop reading
 		}
 	}
-	cancel()
-	for range order { // let the reader finish if we stopped early
+	if ctx.Err() != nil {
+		// Interrupted, or stdout is gone: return without waiting for the
+		// reader, which may be blocked reading a terminal or a pipe.
+		abandoned = true
+		bar.Stop()
+		w.Flush()
+		if werr != nil {
+			return fmt.Errorf("writing output: %w", werr)
+		}
+		return parent.Err()
 	}
 	wg.Wait()
 	if err := w.Flush(); werr == nil {
@@ -198,11 +211,12 @@ func (f *fingerprintCmd) run(ctx context.Context, args []string, stdin io.Reader
 		return readErr
 	case werr != nil:
 		return fmt.Errorf("writing output: %w", werr)
-	case parent.Err() != nil:
-		return parent.Err()
 	}
 	if n := st.bad.Load(); n > 0 {
 		fmt.Fprintf(stderr, "neardup: %d bad lines or documents skipped\n", n)
+	}
+	if empty > 0 {
+		fmt.Fprintf(stderr, "neardup: %d empty documents (fingerprint 0)\n", empty)
 	}
 	return nil
 }

@@ -262,3 +262,19 @@ func TestFingerprintListProfiles(t *testing.T) {
 		}
 	}
 }
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, os.ErrClosed }
+
+func TestFingerprintOutputFails(t *testing.T) {
+	var in strings.Builder
+	for i := range 50000 {
+		fmt.Fprintf(&in, "line %d of many\n", i)
+	}
+	var errb bytes.Buffer
+	code := Main([]string{"fingerprint", "--format", "lines"}, strings.NewReader(in.String()), failWriter{}, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "writing output") {
+		t.Fatalf("exit %d, stderr %q; want 1 and a write error", code, errb.String())
+	}
+}
