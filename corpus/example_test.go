@@ -58,3 +58,30 @@ func ExampleParseFormat() {
 	fmt.Println(f == corpus.Lines, f)
 	// Output: true lines
 }
+
+func ExampleOpen() {
+	// A directory is walked in sorted order; d.bin is binary and skipped.
+	r, err := corpus.Open([]string{"testdata/docs"}, corpus.Options{
+		OnBad: func(err error) { fmt.Println("skipped:", err) },
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer r.Close()
+	for {
+		doc, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%s | %s | raw %d bytes\n", doc.ID, strings.TrimSpace(doc.Text), len(doc.Raw))
+	}
+	// Output:
+	// news-1 | Markets rallied on Monday. | raw 68 bytes
+	// 2 | 股市周一上涨。 | raw 56 bytes
+	// testdata/docs/b.txt | A plain text file is one document. | raw 0 bytes
+	// testdata/docs/c.txt.gz | Compressed files are read transparently. | raw 0 bytes
+	// skipped: testdata/docs/d.bin: corpus: binary file skipped (NUL byte at offset 0)
+}

@@ -45,3 +45,17 @@ func ExampleLevenshteinSimilarity() {
 	fmt.Printf("%.3f\n", measure.LevenshteinSimilarity("kitten", "sitting"))
 	// Output: 0.571
 }
+
+func ExampleIntersection() {
+	a := measure.NewSet([]uint64{1, 2, 3, 4})
+	b := measure.NewSet([]uint64{3, 4, 5})
+	fmt.Println(measure.Intersection(a, b), a.Contains(2), b.Contains(2))
+	// Output: 2 true false
+}
+
+func ExampleDot() {
+	a := measure.NewVector([]measure.Term{{Key: 1, Weight: 2}, {Key: 2, Weight: 1}})
+	b := measure.NewVector([]measure.Term{{Key: 1, Weight: 3}, {Key: 3, Weight: 5}})
+	fmt.Println(measure.Dot(a, b), measure.Vector{{Key: 1, Weight: 3}, {Key: 2, Weight: 4}}.Norm())
+	// Output: 6 5
+}
