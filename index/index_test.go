@@ -333,3 +333,28 @@ func TestRadixSort(t *testing.T) {
 		}
 	}
 }
+
+func TestRadixSortTop(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	n := 70000
+	for _, kb := range []int{1, 9, 16, 22, 26, 33, 63, 64} {
+		a := make([]uint64, n)
+		for i := range a {
+			a[i] = r.Uint64()
+		}
+		want := slices.Clone(a)
+		slices.Sort(want)
+		radixSortTop(a, make([]uint64, n), kb)
+		top := func(v uint64) uint64 { return v >> (64 - kb) }
+		for i := 1; i < n; i++ {
+			if top(a[i-1]) > top(a[i]) {
+				t.Fatalf("kb=%d: not sorted by top bits at %d", kb, i)
+			}
+		}
+		got := slices.Clone(a)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("kb=%d: not a permutation", kb)
+		}
+	}
+}

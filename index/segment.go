@@ -97,7 +97,7 @@ func buildSegment(l *layout, fps []uint64, iids []uint32, workers int) *segment 
 				for i, x := range fps {
 					vals[i] = perm.Apply(x)
 				}
-				radixSort(vals, tmp)
+				radixSortTop(vals, tmp, max(int(l.kb[t]), int(bucketBits(n))))
 				s.tables[t] = newTable(vals)
 			}
 		})

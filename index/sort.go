@@ -147,3 +147,41 @@ func insertionSort(a []uint64) {
 		a[j] = k
 	}
 }
+
+// radixSortTop sorts keys by their top kb bits only (the order among keys
+// with equal top bits is arbitrary), which is all a non-primary table needs:
+// a query scans a whole key's run. At kb = 16 that is two passes instead of
+// six.
+func radixSortTop(keys, tmp []uint64, kb int) {
+	n := len(keys)
+	if kb >= 64 || n < 1<<16 {
+		radixSort(keys, tmp)
+		return
+	}
+	if kb <= 0 {
+		return
+	}
+	tmp = tmp[:n]
+	passes := (kb + 10) / 11
+	width := uint((kb + passes - 1) / passes)
+	src, dst := keys, tmp
+	var h [1 << 11]int
+	for shift := uint(64 - kb); shift < 64; shift += width {
+		w := min(width, 64-shift)
+		mask := uint64(1)<<w - 1
+		clear(h[:])
+		for _, k := range src {
+			h[k>>shift&mask]++
+		}
+		offsets(h[:mask+1])
+		for _, k := range src {
+			b := k >> shift & mask
+			dst[h[b]] = k
+			h[b]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &keys[0] {
+		copy(keys, src)
+	}
+}

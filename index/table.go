@@ -39,7 +39,8 @@ func bucketBits(n int) uint {
 	return 0
 }
 
-// newTable packs sorted values.
+// newTable packs values sorted by at least their top bb bits (fully sorted
+// for a primary table, by key for the others; see radixSortTop).
 func newTable(sorted []uint64) *table {
 	n := len(sorted)
 	bb := bucketBits(n)
@@ -48,15 +49,15 @@ func newTable(sorted []uint64) *table {
 	t.starts = make([]uint32, (1<<bb)+1)
 	t.data = make([]byte, n*t.w+8)
 	b := uint64(0)
-	var buf [8]byte
 	for i, v := range sorted {
 		if bb > 0 {
 			for hb := v >> (64 - bb); b < hb; b++ {
 				t.starts[b+1] = uint32(i)
 			}
 		}
-		binary.LittleEndian.PutUint64(buf[:], v)
-		copy(t.data[i*t.w:], buf[:t.w])
+		// An 8-byte store; the bytes past w are overwritten by the next
+		// entry or land in the padding.
+		binary.LittleEndian.PutUint64(t.data[i*t.w:], v)
 	}
 	for ; b < 1<<bb; b++ {
 		t.starts[b+1] = uint32(n)
