@@ -193,6 +193,7 @@ type worker struct {
 	r     *runner
 	sh    shingler
 	set64 []uint64
+	tmp   []uint32 // radix sort scratch
 	tf    map[uint32]uint32
 }
 
@@ -220,7 +221,7 @@ func (w *worker) process(it *item) {
 	it.exact = exact
 	switch o.Verify {
 	case VerifyJaccard:
-		it.sk = newSketch(hashes, uint8(w.r.shift.Load()))
+		it.sk, w.tmp = newSketch(hashes, w.tmp, uint8(w.r.shift.Load()))
 	case VerifyCosine:
 		clear(w.tf)
 		for _, t := range w.sh.toks {

@@ -48,11 +48,12 @@ func docShift(n int, global uint8) uint8 {
 
 // newSketch sorts and dedups h in place and returns its sketch at the global
 // modulus 2^global, copied into a right-sized slice (the worker reuses h).
-func newSketch(h []uint32, global uint8) sketch {
-	slices.Sort(h)
+// tmp is scratch space for the sort, returned for reuse.
+func newSketch(h, tmp []uint32, global uint8) (sketch, []uint32) {
+	tmp = sortHashes(h, tmp)
 	h = slices.Compact(h)
 	s := docShift(len(h), global)
-	return sketch{h: thin(nil, h, s), n: uint32(len(h)), shift: s}
+	return sketch{h: thin(nil, h, s), n: uint32(len(h)), shift: s}, tmp
 }
 
 // thin appends to dst the values of h divisible by 2^shift.
