@@ -54,6 +54,9 @@
 // document larger than Options.MaxDocBytes, is returned from Next as an *Error
 // naming file and line (wrapping ErrMalformed or ErrTooLarge) unless
 // Options.SkipBad is set, in which case it is passed to OnBad and reading goes
-// on. Reading a line never holds more than that line plus one buffer: there is
-// no fixed line-length limit below MaxDocBytes (1 GiB by default).
+// on. There is no fixed line-length limit below MaxDocBytes (1 GiB by
+// default): a line longer than the 256 KiB read buffer is collected in chunks
+// and copied once into a buffer of its exact size, so a 1 GB line peaks at
+// about 2 GB while it is assembled and is then held once (Text aliases Raw
+// when the JSON string has no escapes).
 package corpus

@@ -55,6 +55,8 @@ func NewRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		newIDFCommand(),
 		newEvalCommand(),
 		newIndexCommand(),
+		newPairsCommand(),
+		newClustersCommand(),
 		newDedupCommand(),
 	)
 	return root

@@ -1,0 +1,147 @@
+package command
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/neardup/neardup/index"
+)
+
+type clustersCmd struct {
+	joinFlags
+	assign bool
+}
+
+func newClustersCommand() *cobra.Command {
+	var f clustersCmd
+	c := &cobra.Command{
+		Use:   "clusters [flags] [FILE|-]...",
+		Short: "Group fingerprints into clusters of near-duplicates (connected components)",
+		Long: `Group fingerprints into clusters: the connected components of the graph whose
+edges are the pairs within --k bits (single linkage, as seomoz/simhash-cpp's
+find_clusters), found with union-find. One line per cluster of two or more,
+members in input order separated by tabs; the first member is the one to keep
+and the rest are its near-duplicates. Clusters come in order of their first
+member.
+
+With --assign, one line per fingerprint instead: "member<TAB>kept", where kept
+is the first member of its cluster (itself when it is kept), the "keep the
+first, mark the rest" assignment for deduplication.
+
+With --json, each line is an object {"size", "members"} (0-based positions)
+plus "ids" when the input has ids; with --assign {"position", "keep"} plus
+"id" and "keep_id".
+
+` + joinFormatHelp + `
+
+Identical fingerprints are grouped in linear time, so heavy duplication costs
+no more than the distinct values do.`,
+		Example: `  neardup clusters --k 3 fps.txt
+  neardup fingerprint docs.jsonl | neardup clusters --k 3 --assign
+  neardup clusters --k 3 --json -v fps.txt`,
+		RunE: func(c *cobra.Command, args []string) error {
+			return f.run(c.Context(), args, c.InOrStdin(), c.OutOrStdout(), c.ErrOrStderr())
+		},
+	}
+	f.register(c.Flags())
+	c.Flags().BoolVar(&f.assign, "assign", false, "print every fingerprint with the member kept for its cluster")
+	return c
+}
+
+// clusterJSON is one line of 'clusters --json'.
+type clusterJSON struct {
+	Size    int      `json:"size"`
+	Members []int    `json:"members"`
+	IDs     []string `json:"ids,omitempty"`
+}
+
+// assignJSON is one line of 'clusters --json --assign'.
+type assignJSON struct {
+	Position int    `json:"position"`
+	Keep     int    `json:"keep"`
+	ID       string `json:"id,omitempty"`
+	KeepID   string `json:"keep_id,omitempty"`
+}
+
+func (f *clustersCmd) run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if _, _, err := f.options(0); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	in, err := readJoinInputs(args, stdin, f.skipBad, stderr)
+	if err != nil {
+		return err
+	}
+	opt, est, err := f.options(len(in.fps))
+	if err != nil {
+		return err
+	}
+	if f.verbose {
+		fmt.Fprintf(stderr, "read %d fingerprints in %v\nplan: %v\n", len(in.fps), time.Since(t0).Round(time.Millisecond), est)
+	}
+	t1 := time.Now()
+	rep, err := index.Clusters(ctx, in.fps, f.k, opt)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(stdout, 64<<10)
+	enc := json.NewEncoder(w)
+	if f.assign {
+		for i, r := range rep {
+			if f.json {
+				err = enc.Encode(assignJSON{i, r, in.id(i), in.id(r)})
+			} else {
+				_, err = fmt.Fprintf(w, "%s\t%s\n", in.label(i), in.label(r))
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	groups := index.ClusterGroups(rep)
+	if !f.assign {
+		var sb strings.Builder
+		for _, g := range groups {
+			if f.json {
+				c := clusterJSON{Size: len(g), Members: g}
+				if in.ids != nil {
+					for _, m := range g {
+						c.IDs = append(c.IDs, in.id(m))
+					}
+				}
+				err = enc.Encode(c)
+			} else {
+				sb.Reset()
+				for i, m := range g {
+					if i > 0 {
+						sb.WriteByte('\t')
+					}
+					sb.WriteString(in.label(m))
+				}
+				sb.WriteByte('\n')
+				_, err = w.WriteString(sb.String())
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	if f.verbose {
+		dups := 0
+		for _, g := range groups {
+			dups += len(g) - 1
+		}
+		fmt.Fprintf(stderr, "%d clusters, %d near-duplicates marked, in %v\n", len(groups), dups, time.Since(t1).Round(time.Millisecond))
+	}
+	return w.Flush()
+}

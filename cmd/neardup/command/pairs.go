@@ -1,0 +1,305 @@
+package command
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/neardup/neardup/index"
+)
+
+// joinFlags are the flags shared by pairs and clusters.
+type joinFlags struct {
+	k       int
+	json    bool
+	skipBad bool
+	blocks  int
+	workers int
+	verbose bool
+}
+
+func (f *joinFlags) register(fs *pflag.FlagSet) {
+	fs.IntVarP(&f.k, "k", "k", 3, "largest Hamming distance that counts as near (0 to 64)")
+	fs.BoolVar(&f.json, "json", false, "print JSON lines instead of tab-separated text")
+	fs.BoolVar(&f.skipBad, "skip-bad", false, "skip malformed lines with a warning instead of stopping")
+	fs.IntVar(&f.blocks, "blocks", 0, "split the 64 bits into this many blocks, one table per choice of blocks-k (0: chosen for the input size)")
+	fs.IntVar(&f.workers, "workers", 0, "goroutines sorting and comparing (0: all cores)")
+	fs.BoolVarP(&f.verbose, "verbose", "v", false, "print the plan, its estimated cost and timings to stderr")
+}
+
+// joinFormatHelp describes the input of pairs and clusters.
+const joinFormatHelp = `Inputs (files or - for stdin, the default) hold one fingerprint per line, as
+seomoz/simhash-cpp's tools read them and 'neardup fingerprint' writes them:
+  - a fingerprint alone: 16 hex digits, 0x hex, 0b binary or decimal;
+  - id<TAB or spaces>fingerprint (a quoted id is unquoted);
+  - a JSON object with "id" and "fingerprint" (string or number) fields.
+Blank lines and lines starting with # are skipped. Fingerprints are named by
+their id, or when they have none by their 0-based position among the
+fingerprints read (blank, comment and skipped lines do not count). A malformed
+line stops the run with its FILE:LINE unless --skip-bad.`
+
+// options validates the flags and returns the join options for n
+// fingerprints, with the plan's estimate for --verbose.
+func (f *joinFlags) options(n int) (index.JoinOptions, index.JoinEstimate, error) {
+	if f.k < 0 || f.k > 64 {
+		return index.JoinOptions{}, index.JoinEstimate{}, usagef("--k %d: must be between 0 and 64", f.k)
+	}
+	workers, err := workersFlag(f.workers)
+	if err != nil {
+		return index.JoinOptions{}, index.JoinEstimate{}, err
+	}
+	opt := index.JoinOptions{Workers: workers}
+	if f.blocks == 0 {
+		e := index.PlanJoin(n, f.k)
+		opt.Plan = &e.Plan
+		return opt, e, nil
+	}
+	p, err := index.BlockPlan(f.k, f.blocks)
+	if err != nil {
+		return index.JoinOptions{}, index.JoinEstimate{}, usagef("--blocks %d: %v", f.blocks, err)
+	}
+	opt.Plan = &p
+	return opt, index.EstimateJoin(p, n), nil
+}
+
+// joinInput is the fingerprints read from the inputs, with their ids.
+type joinInput struct {
+	fps []uint64
+	ids []string // nil when no line had an id; "" for a line without one
+}
+
+// label names fingerprint i in text output: its id, or its position.
+func (in *joinInput) label(i int) string {
+	if in.ids != nil && in.ids[i] != "" {
+		id := in.ids[i]
+		if strings.ContainsAny(id, "\t\n\r") || strings.HasPrefix(id, `"`) {
+			return strconv.Quote(id)
+		}
+		return id
+	}
+	return strconv.Itoa(i)
+}
+
+// id returns fingerprint i's id, "" if none.
+func (in *joinInput) id(i int) string {
+	if in.ids == nil {
+		return ""
+	}
+	return in.ids[i]
+}
+
+// readJoinInputs reads every input; with skipBad, malformed lines are
+// reported to warn and skipped.
+func readJoinInputs(args []string, stdin io.Reader, skipBad bool, warn io.Writer) (*joinInput, error) {
+	if len(args) == 0 {
+		args = []string{"-"}
+	}
+	in := &joinInput{}
+	for _, a := range args {
+		r, err := openInput(a, stdin)
+		if err != nil {
+			return nil, err
+		}
+		err = in.read(r, a, skipBad, warn)
+		r.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+// errLongLine is the error for a line over maxFPLine bytes.
+var errLongLine = fmt.Errorf("line longer than %d bytes", maxFPLine)
+
+// read appends the fingerprints of one input, parsing lines with parseFPLine
+// (shared with 'neardup index build').
+func (in *joinInput) read(r io.Reader, name string, skipBad bool, warn io.Writer) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for line := 1; ; line++ {
+		b, err := readLine(br)
+		if err != nil && err != errLongLine {
+			if err == io.EOF {
+				return nil
+			}
+			return fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		var rec fpRecord
+		if err == nil {
+			s := strings.TrimSpace(string(b))
+			if s == "" || s[0] == '#' {
+				continue
+			}
+			rec, err = parseFPLine(s)
+		}
+		if err != nil {
+			err = fmt.Errorf("%s:%d: %w", name, line, err)
+			if !skipBad {
+				return err
+			}
+			fmt.Fprintf(warn, "neardup: skipped %v\n", err)
+			continue
+		}
+		if rec.ID != "" && in.ids == nil {
+			in.ids = make([]string, len(in.fps), cap(in.fps))
+		}
+		if in.ids != nil {
+			in.ids = append(in.ids, rec.ID)
+		}
+		in.fps = append(in.fps, rec.FP)
+	}
+}
+
+// readLine returns the next line without its end of line, io.EOF after the
+// last, or errLongLine (having skipped the line) for a line over maxFPLine.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var long []byte
+	for {
+		b, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			if long = append(long, b...); len(long) > maxFPLine {
+				for err == bufio.ErrBufferFull {
+					_, err = br.ReadSlice('\n')
+				}
+				if err != nil && err != io.EOF {
+					return nil, err
+				}
+				return nil, errLongLine
+			}
+			continue
+		}
+		if long != nil {
+			b = append(long, b...)
+		}
+		if err == io.EOF {
+			if len(b) == 0 {
+				return nil, io.EOF
+			}
+			err = nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(b) > maxFPLine {
+			return nil, errLongLine
+		}
+		return bytes.TrimRight(b, "\r\n"), nil
+	}
+}
+
+type pairsCmd struct {
+	joinFlags
+	sort bool
+}
+
+func newPairsCommand() *cobra.Command {
+	var f pairsCmd
+	c := &cobra.Command{
+		Use:   "pairs [flags] [FILE|-]...",
+		Short: "List every pair of fingerprints within k bits (self-join)",
+		Long: `List every pair of fingerprints within --k bits of each other, each pair once:
+
+  A<TAB>B<TAB>distance
+
+where A comes before B in the input. With --json each line is an object
+{"a", "b", "distance"} with the 0-based positions, plus "a_id" and "b_id"
+when the input has ids.
+
+` + joinFormatHelp + `
+
+The join is exact (Manku, Jain, Das Sarma 2007, section 3: one radix-sorted
+table per choice of blocks; --blocks overrides the plan, -v prints it) and
+streams pairs in no particular order unless --sort, which holds them all in
+memory. m identical fingerprints make m(m-1)/2 pairs: use 'neardup clusters'
+when only the groups matter.`,
+		Example: `  neardup pairs --k 3 fps.txt
+  neardup fingerprint --json docs.jsonl | neardup pairs --k 3 --json
+  neardup pairs --k 6 --sort -v fps.txt`,
+		RunE: func(c *cobra.Command, args []string) error {
+			return f.run(c.Context(), args, c.InOrStdin(), c.OutOrStdout(), c.ErrOrStderr())
+		},
+	}
+	f.register(c.Flags())
+	c.Flags().BoolVar(&f.sort, "sort", false, "sort pairs by A then B (holds all pairs in memory)")
+	return c
+}
+
+// pairJSON is one line of 'pairs --json'.
+type pairJSON struct {
+	A        int    `json:"a"`
+	B        int    `json:"b"`
+	Distance int    `json:"distance"`
+	AID      string `json:"a_id,omitempty"`
+	BID      string `json:"b_id,omitempty"`
+}
+
+func (f *pairsCmd) run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if _, _, err := f.options(0); err != nil {
+		return err // flag errors before reading the input
+	}
+	t0 := time.Now()
+	in, err := readJoinInputs(args, stdin, f.skipBad, stderr)
+	if err != nil {
+		return err
+	}
+	opt, est, err := f.options(len(in.fps))
+	if err != nil {
+		return err
+	}
+	if f.verbose {
+		fmt.Fprintf(stderr, "read %d fingerprints in %v\nplan: %v\n", len(in.fps), time.Since(t0).Round(time.Millisecond), est)
+	}
+	w := bufio.NewWriterSize(stdout, 64<<10)
+	enc := json.NewEncoder(w)
+	write := func(p index.Pair) error {
+		if f.json {
+			return enc.Encode(pairJSON{p.A, p.B, p.Distance, in.id(p.A), in.id(p.B)})
+		}
+		_, err := fmt.Fprintf(w, "%s\t%s\t%d\n", in.label(p.A), in.label(p.B), p.Distance)
+		return err
+	}
+	t1 := time.Now()
+	var all []index.Pair
+	n := 0
+	err = index.Join(ctx, in.fps, f.k, opt, func(p index.Pair) error {
+		n++
+		if f.sort {
+			all = append(all, p)
+			return nil
+		}
+		return write(p)
+	})
+	if err != nil {
+		return err
+	}
+	if f.sort {
+		slices.SortFunc(all, func(x, y index.Pair) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
+		for _, p := range all {
+			if err := write(p); err != nil {
+				return err
+			}
+		}
+	}
+	if f.verbose {
+		fmt.Fprintf(stderr, "%d pairs within %d bits in %v\n", n, f.k, time.Since(t1).Round(time.Millisecond))
+	}
+	if err := w.Flush(); err != nil && !errors.Is(err, io.ErrClosedPipe) {
+		return err
+	}
+	return nil
+}
