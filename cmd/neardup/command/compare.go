@@ -34,7 +34,8 @@ func newCompareCommand() *cobra.Command {
 		Use:   "compare [flags] A B",
 		Short: "Compare two documents: SimHash distance, cosine, Jaccard and MinHash",
 		Long: `Compare two documents A and B (files, .gz/.zst or - for stdin; with --text the
-arguments themselves are the texts) and print:
+arguments themselves are the texts). Each file is read whole as one text, JSONL
+or not. It prints:
 
   distance     Hamming distance of their SimHash fingerprints (of --bits bits)
   similarity   1 - distance/bits, as a percentage
