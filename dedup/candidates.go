@@ -173,8 +173,7 @@ func (r *runner) emptyFP(i int) bool { return r.d.fps[i] == 0 && r.d.tokens[i] =
 // verify reports whether documents a and b pass verification.
 func (r *runner) verify(a, b int) bool {
 	if r.opt.Verify == VerifyJaccard {
-		_, ok := similarAtLeast(r.d.sk[a], r.d.sk[b], r.opt.Threshold)
-		return ok
+		return similarAtLeast(r.d.sk[a], r.d.sk[b], r.opt.Threshold)
 	}
 	return r.score(a, b) >= r.opt.Threshold
 }

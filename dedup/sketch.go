@@ -139,26 +139,29 @@ func jaccard(a, b sketch) float64 {
 }
 
 // similarAtLeast reports whether the Jaccard similarity of a and b is at least
-// t, and the similarity when it is (0 otherwise). It rejects most dissimilar
+// t. It rejects most dissimilar
 // pairs without a full merge: J(A, B) <= min(|A|,|B|)/max(|A|,|B|) (the size
 // filter of Chaudhuri, Ganti, Kaushik, "A primitive operator for similarity
 // joins", ICDE 2006), and for exact sets the merge stops as soon as the
-// intersection can no longer reach t(|A|+|B|)/(1+t), the count J >= t needs.
-func similarAtLeast(a, b sketch, t float64) (float64, bool) {
+// intersection reaches t(|A|+|B|)/(1+t), the count J >= t needs, or can no
+// longer reach it.
+func similarAtLeast(a, b sketch, t float64) bool {
 	lo, hi := min(a.n, b.n), max(a.n, b.n)
 	if hi > 0 && float64(lo) < t*float64(hi)-1e-9 {
-		return 0, false
+		return false
 	}
 	if a.shift != 0 || b.shift != 0 {
-		j := jaccard(a, b)
-		return j, j >= t
+		return jaccard(a, b) >= t
 	}
 	x, y := a.h, b.h
 	need := int(math.Ceil(t*float64(len(x)+len(y))/(1+t) - 1e-9))
 	i, j, inter := 0, 0, 0
+	if need <= 0 {
+		return true
+	}
 	for i < len(x) && j < len(y) {
 		if inter+min(len(x)-i, len(y)-j) < need {
-			return 0, false
+			return false
 		}
 		switch u, v := x[i], y[j]; {
 		case u < v:
@@ -167,14 +170,12 @@ func similarAtLeast(a, b sketch, t float64) (float64, bool) {
 			j++
 		default:
 			inter++
+			if inter >= need {
+				return true
+			}
 			i++
 			j++
 		}
 	}
-	union := len(x) + len(y) - inter
-	if union == 0 {
-		return 1, t <= 1
-	}
-	sim := float64(inter) / float64(union)
-	return sim, sim >= t
+	return false
 }
