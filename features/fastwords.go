@@ -4,13 +4,15 @@ import (
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // fastWords is the fused cleanup and Words tokenizer of the fingerprint fast
 // path for text that needs no cleanup beyond ASCII lower-casing: it appends
 // to dst exactly the tokens Words{}.Tokenize(Clean(text, CleanOptions{}))
 // would give, or reports false when text has anything it does not handle
-// (markup, non-ASCII letters, marks, format characters), and the caller takes
+// (markup, letters beyond Latin Extended-A, marks, format characters), and the caller takes
 // the staged path. Tokens are substrings of text, or of buf (pre-grown, never
 // reallocated) for words that had to be lower-cased or had a curly
 // apostrophe. It saves the separate pass and copy of Clean on typical English.
@@ -31,6 +33,9 @@ func fastWords(dst []Token, buf []byte, text string) ([]Token, []byte, bool) {
 			return dst, buf, false
 		case fwHigh:
 			r, size := utf8.DecodeRuneInString(text[i:])
+			if fastLatin(r) {
+				break // a word starts
+			}
 			if !fastSeparator(r) {
 				return dst, buf, false
 			}
@@ -78,6 +83,11 @@ func fastWords(dst []Token, buf []byte, text string) ([]Token, []byte, bool) {
 					}
 					break word
 				}
+				if fastLatin(r) {
+					copyWord = copyWord || unicode.ToLower(r) != r
+					i += size
+					continue
+				}
 				if !fastSeparator(r) {
 					return dst, buf, false
 				}
@@ -97,9 +107,14 @@ func fastWords(dst []Token, buf []byte, text string) ([]Token, []byte, bool) {
 				case b >= 'A' && b <= 'Z':
 					b += 'a' - 'A'
 				case b >= utf8.RuneSelf:
-					// A curly apostrophe (3 bytes) becomes '.
-					_, size := utf8.DecodeRuneInString(word[j:])
+					// A curly apostrophe (3 bytes) becomes ', a Latin
+					// letter its lower case (never longer).
+					r, size := utf8.DecodeRuneInString(word[j:])
 					j += size - 1
+					if fastLatin(r) {
+						buf = utf8.AppendRune(buf, unicode.ToLower(r))
+						continue
+					}
 					b = '\''
 				}
 				buf = append(buf, b)
@@ -138,6 +153,21 @@ var fwClass = func() (t [256]uint8) {
 	}
 	return t
 }()
+
+// fastLatinTable marks the letters of Latin-1 Supplement and Latin
+// Extended-A (U+00C0..U+017F) that NFKC leaves alone and whose lower case is
+// no longer in UTF-8: fastWords handles them (é, æ, ß), and takes the staged
+// path for the others (ĳ, ŀ, ŉ, ſ, which NFKC decomposes).
+var fastLatinTable = func() (t [0x180 - 0xC0]bool) {
+	for r := rune(0xC0); r < 0x180; r++ {
+		lr := unicode.ToLower(r)
+		t[r-0xC0] = unicode.IsLetter(r) && norm.NFKC.IsNormalString(string(r)) &&
+			norm.NFKC.IsNormalString(string(lr)) && utf8.RuneLen(lr) <= utf8.RuneLen(r)
+	}
+	return t
+}()
+
+func fastLatin(r rune) bool { return r >= 0xC0 && r < 0x180 && fastLatinTable[r-0xC0] }
 
 // fastSeparator reports whether r separates words both in the raw text and
 // after Clean (so fastWords may skip it): whitespace, which Clean turns into a

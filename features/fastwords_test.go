@@ -30,7 +30,8 @@ func TestFastWords(t *testing.T) {
 		{"rock'n'roll 'a' b' 'c x'", true},
 		{"x’ y ‘z", true},
 		{"a\x00b\x7fc", true},
-		{"café", false},
+		{"café", true},
+		{"ĳ", false},
 		{"a<b>", false},
 		{"&amp;", false},
 		{"a'é", false},
@@ -50,4 +51,13 @@ func FuzzFastWords(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) { checkFastWords(t, s) })
+}
+
+func TestFastWordsLatin(t *testing.T) {
+	for _, in := range []string{"Naïve CAFÉ Æsir ŒUVRE straße İstanbul ÿŸ", "Ĳssel", "ſ", "é\u0301", "Ángel's “Æ”", "x'é"} {
+		checkFastWords(t, in)
+	}
+	for r := rune(0xC0); r < 0x180; r++ {
+		checkFastWords(t, "a"+string(r)+"B "+string(r)+"x")
+	}
 }
