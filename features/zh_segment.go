@@ -2,6 +2,7 @@ package features
 
 import (
 	"math"
+	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -125,11 +126,55 @@ type zhScratch struct {
 
 var zhScratchPool = sync.Pool{New: func() any { return new(zhScratch) }}
 
+// zhChunk bounds the bytes segmented at once, so that the lattice of a huge
+// text (a 1 GB line) takes bounded memory: about 15 bytes per byte of chunk.
+var zhChunk = 256 << 10
+
 // segment appends to dst the words of text found by gse's shortest-path
 // segmentation, as substrings of text with their part-of-speech tags as zhTag
 // gives them; words tagged "w" (spaces, punctuation) are left out unless
-// keepPunct.
+// keepPunct. Texts longer than zhChunk are segmented a chunk at a time, cut
+// after a newline, else after a sentence or clause mark or a space, where no
+// dictionary word reaches across (a hard cut inside a word only on text with
+// none of those for half a chunk).
 func (d *zhDict) segment(dst []Token, text string, keepPunct bool) []Token {
+	for len(text) > zhChunk {
+		cut := zhCut(text, zhChunk)
+		dst = d.segmentChunk(dst, text[:cut], keepPunct)
+		text = text[cut:]
+	}
+	return d.segmentChunk(dst, text, keepPunct)
+}
+
+// zhCut returns where to end the first chunk of text, longer than limit:
+// after the last newline of text[:limit], else its last 。！？；，or space,
+// provided that is in the second half; else at the last rune boundary at or
+// before limit.
+func zhCut(text string, limit int) int {
+	s := text[:limit]
+	half := limit / 2
+	if i := strings.LastIndexByte(s, '\n'); i >= half {
+		return i + 1
+	}
+	best := -1
+	for _, mark := range []string{"。", "！", "？", "；", "，", " "} {
+		if i := strings.LastIndex(s, mark); i >= half && i+len(mark) > best {
+			best = i + len(mark)
+		}
+	}
+	if best > 0 {
+		return best
+	}
+	for i := limit; i > 0; i-- {
+		if utf8.RuneStart(text[i]) {
+			return i
+		}
+	}
+	return limit
+}
+
+// segmentChunk is segment on a text of at most about zhChunk bytes.
+func (d *zhDict) segmentChunk(dst []Token, text string, keepPunct bool) []Token {
 	s := zhScratchPool.Get().(*zhScratch)
 	defer zhScratchPool.Put(s)
 

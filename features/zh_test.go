@@ -522,3 +522,44 @@ func TestZhConcurrent(t *testing.T) {
 		wg.Wait()
 	}
 }
+
+func TestZhCut(t *testing.T) {
+	tests := []struct {
+		text  string
+		limit int
+		want  int
+	}{
+		{"aaaa\nbbbbbb", 8, 5},
+		{"a\naaaaaaaaaa", 8, 8}, // newline in the first half: hard cut
+		{"中文中文。中文中文", 15, 15},   // after 。
+		{"中文中文中文中文", 10, 9},     // rune boundary
+		{"aaaa bbbbbbb", 8, 5},
+	}
+	for _, tt := range tests {
+		if got := zhCut(tt.text, tt.limit); got != tt.want {
+			t.Errorf("zhCut(%q, %d) = %d, want %d", tt.text, tt.limit, got, tt.want)
+		}
+	}
+}
+
+// TestChineseWordsChunked checks that segmenting a long text in chunks cut at
+// newlines gives the words of segmenting it whole.
+func TestChineseWordsChunked(t *testing.T) {
+	var b strings.Builder
+	for _, d := range zhSample(t, 6) {
+		b.WriteString(Clean(d.Text, CleanOptions{}))
+		b.WriteString("\n")
+	}
+	text := b.String()
+	whole := ChineseWords{}.Tokenize(nil, text)
+	defer func(old int) { zhChunk = old }(zhChunk)
+	zhChunk = 4 << 10
+	chunked := ChineseWords{}.Tokenize(nil, text)
+	if !slices.Equal(whole, chunked) {
+		i := 0
+		for i < min(len(whole), len(chunked)) && whole[i] == chunked[i] {
+			i++
+		}
+		t.Errorf("%d bytes: %d tokens whole, %d in chunks; first difference at token %d", len(text), len(whole), len(chunked), i)
+	}
+}
