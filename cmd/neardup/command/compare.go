@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -44,10 +45,12 @@ or not. It prints:
   jaccard      exact Jaccard similarity of the sets of word --shingle-shingles
                of the profile's tokens
   minhash      MinHash estimate of that Jaccard similarity (--perms permutations)
+  levenshtein  1 - edit distance/length of the raw texts, in characters (only
+               when both have at most 10,000 characters)
 
 --explain adds the --top heaviest features of each document with their weights.
 --json prints one object with the keys distance, similarity (percent), near, k,
-cosine, jaccard, minhash, bits, profile, a and b (fingerprint, features, empty)
+cosine, jaccard, minhash, levenshtein (when computed), bits, profile, a and b (fingerprint, features, empty)
 and, with --explain, explain.
 
 SimHash misjudges short texts (seeds 001 and 004): for a few words, trust the
@@ -102,8 +105,11 @@ type compareResult struct {
 	Jaccard      float64     `json:"jaccard"`
 	MinHash      float64     `json:"minhash"`
 	MinHashPerms int         `json:"minhash_perms"`
-	Shingle      int         `json:"shingle"`
-	Explain      *struct {
+	// Levenshtein is the edit similarity of the raw texts, only for short
+	// ones (the cost is quadratic).
+	Levenshtein *float64 `json:"levenshtein,omitempty"`
+	Shingle     int      `json:"shingle"`
+	Explain     *struct {
 		A []explained `json:"a"`
 		B []explained `json:"b"`
 	} `json:"explain,omitempty"`
@@ -178,6 +184,10 @@ func (f *compareCmd) run(args []string, stdin io.Reader, stdout, stderr io.Write
 	res.Cosine = measure.Cosine(vecs[0], vecs[1])
 	res.Jaccard = measure.Jaccard(sets[0], sets[1])
 	res.MinHash = minhash.Estimate(sigs[0], sigs[1])
+	if utf8.RuneCountInString(texts[0]) <= maxLevenshteinRunes && utf8.RuneCountInString(texts[1]) <= maxLevenshteinRunes {
+		l := measure.LevenshteinSimilarity(texts[0], texts[1])
+		res.Levenshtein = &l
+	}
 	if f.explain {
 		res.Explain = &struct {
 			A []explained `json:"a"`
@@ -206,6 +216,9 @@ func (f *compareCmd) run(args []string, stdin io.Reader, stdout, stderr io.Write
 	fmt.Fprintf(&b, "cosine      %.4f  (weighted features of profile %s)\n", res.Cosine, res.Profile)
 	fmt.Fprintf(&b, "jaccard     %.4f  (word %d-shingles)\n", res.Jaccard, f.shingle)
 	fmt.Fprintf(&b, "minhash     %.4f  (estimate of jaccard, %d permutations)\n", res.MinHash, f.perms)
+	if res.Levenshtein != nil {
+		fmt.Fprintf(&b, "levenshtein %.4f  (1 - edit distance / length, in characters)\n", *res.Levenshtein)
+	}
 	if res.Explain != nil {
 		for i, list := range [][]explained{res.Explain.A, res.Explain.B} {
 			fmt.Fprintf(&b, "\ntop features of %s:\n", "AB"[i:i+1])
@@ -217,6 +230,10 @@ func (f *compareCmd) run(args []string, stdin io.Reader, stdout, stderr io.Write
 	_, err = io.WriteString(stdout, b.String())
 	return err
 }
+
+// maxLevenshteinRunes bounds the texts compare computes an edit distance for:
+// 10,000 x 10,000 runes is 10^8 cells, a fraction of a second.
+const maxLevenshteinRunes = 10000
 
 // topFeatures returns the first n features (Features sorts them by weight).
 func topFeatures(fs []features.Feature, n int) []explained {

@@ -12,7 +12,7 @@ func TestCompareText(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
-	for _, want := range []string{"distance    0 of 64 bits", "similarity  100.00%", "verdict     near-duplicate", "cosine      1.0000", "jaccard     1.0000", "minhash     1.0000"} {
+	for _, want := range []string{"levenshtein 1.0000", "distance    0 of 64 bits", "similarity  100.00%", "verdict     near-duplicate", "cosine      1.0000", "jaccard     1.0000", "minhash     1.0000"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -48,6 +48,9 @@ func TestCompareJSON(t *testing.T) {
 	}
 	if r.Cosine <= 0.8 || r.Cosine >= 1 || r.Jaccard <= 0.5 || r.Jaccard >= 1 || r.MinHash <= 0.3 || r.MinHash > 1 {
 		t.Errorf("measures cos %v jac %v mh %v: want high but below 1 for a one-word edit", r.Cosine, r.Jaccard, r.MinHash)
+	}
+	if r.Levenshtein == nil || *r.Levenshtein < 0.9 || *r.Levenshtein >= 1 {
+		t.Errorf("levenshtein %v, want high but below 1", r.Levenshtein)
 	}
 	if r.Explain == nil || len(r.Explain.A) != 3 || len(r.Explain.B) != 3 || r.Explain.A[0].Weight < r.Explain.A[2].Weight {
 		t.Errorf("explain %+v", r.Explain)
