@@ -44,7 +44,21 @@ func benchData(n int) ([]string, []uint64) {
 		} else {
 			fps[i] = r.Uint64()
 		}
-		ids[i] = "d" + strconv.Itoa(i)
+	}
+	// The ids share one backing string so that 100 million of them cost 25
+	// bytes each in the benchmark, not 32.
+	var sb []byte
+	ends := make([]int, n)
+	for i := range ids {
+		sb = append(sb, 'd')
+		sb = strconv.AppendInt(sb, int64(i), 10)
+		ends[i] = len(sb)
+	}
+	all := string(sb)
+	start := 0
+	for i, e := range ends {
+		ids[i] = all[start:e]
+		start = e
 	}
 	return ids, fps
 }
