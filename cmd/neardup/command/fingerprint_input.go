@@ -50,7 +50,7 @@ func (f *inputFlags) open(args []string, stdin io.Reader, warn func() io.Writer,
 	if len(args) == 0 {
 		args = []string{"-"}
 	}
-	if n := strings.Count(strings.Join(args, "\x00")+"\x00", "-\x00"); n > 1 {
+	if n := countStdin(args); n > 1 {
 		return nil, usagef("standard input (-) given %d times", n)
 	}
 	opt := corpus.Options{
@@ -73,6 +73,16 @@ func (f *inputFlags) open(args []string, stdin io.Reader, warn func() io.Writer,
 		return nil, usagef("%v", err)
 	}
 	return r, err
+}
+
+func countStdin(args []string) int {
+	n := 0
+	for _, a := range args {
+		if a == "-" {
+			n++
+		}
+	}
+	return n
 }
 
 // profileFlags choose and configure the feature profile.

@@ -278,3 +278,11 @@ func TestFingerprintOutputFails(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q; want 1 and a write error", code, errb.String())
 	}
 }
+
+func TestFingerprintDashInName(t *testing.T) {
+	dir := writeTemp(t, map[string]string{"a-": "one", "b-": "two"})
+	code, out, errs := run(t, "", "fingerprint", filepath.Join(dir, "a-"), filepath.Join(dir, "b-"))
+	if code != 0 || strings.Count(out, "\n") != 2 {
+		t.Fatalf("exit %d, out %q, stderr %q", code, out, errs)
+	}
+}
