@@ -153,10 +153,9 @@ func (p *Profile) WithBits(n int) (*Profile, error) {
 	q := *p
 	q.cfg.Bits = n
 	if p.route != nil {
-		old := p.route
-		q.route = cachedRoute(func(text string) *Profile {
-			r, _ := old(text).WithBits(n)
-			return r
+		q.route = derivedRoute(p.route, func(r *Profile) *Profile {
+			d, _ := r.WithBits(n)
+			return d
 		})
 	}
 	return &q, nil
@@ -164,34 +163,27 @@ func (p *Profile) WithBits(n int) (*Profile, error) {
 
 // WithIDF returns a copy of p weighting features by TF-IDF with table t (nil
 // removes IDF weighting). For the default profile the table applies to both
-// routes.
+// routes. The leonsim profile ignores it (the Python package has no IDF).
 func (p *Profile) WithIDF(t *IDF) *Profile {
 	q := *p
 	q.cfg.IDF = t
 	if p.route != nil {
-		old := p.route
-		q.route = cachedRoute(func(text string) *Profile {
-			return old(text).WithIDF(t)
-		})
+		q.route = derivedRoute(p.route, func(r *Profile) *Profile { return r.WithIDF(t) })
 	}
 	return &q
 }
 
-// cachedRoute wraps a route whose results depend only on which sub-profile the
-// old route picks, so derived profiles are built once per sub-profile rather
-// than once per text.
-func cachedRoute(f func(string) *Profile) func(string) *Profile {
-	var mu sync.Mutex
-	cache := map[string]*Profile{} // by the derived profile's name; guarded by mu
+// derivedRoute returns a route that sends a text to derive(route(text)),
+// deriving each sub-profile once: the route picks among a few profiles.
+func derivedRoute(route func(string) *Profile, derive func(*Profile) *Profile) func(string) *Profile {
+	var cache sync.Map // *Profile -> its derived *Profile
 	return func(text string) *Profile {
-		r := f(text) // cheap: copies a Profile value
-		mu.Lock()
-		defer mu.Unlock()
-		if c, ok := cache[r.name]; ok {
-			return c
+		r := route(text)
+		if d, ok := cache.Load(r); ok {
+			return d.(*Profile)
 		}
-		cache[r.name] = r
-		return r
+		d, _ := cache.LoadOrStore(r, derive(r))
+		return d.(*Profile)
 	}
 }
 

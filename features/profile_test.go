@@ -413,3 +413,16 @@ func TestIDFBuilder(t *testing.T) {
 		t.Errorf("TF-IDF features %+v, want pear first", feats)
 	}
 }
+
+func TestDefaultWithIDF(t *testing.T) {
+	d, _ := Lookup("default")
+	tab := NewIDF(map[string]float64{"apple": 4})
+	q := d.WithIDF(tab)
+	feats := q.Features("apple pear")
+	if len(feats) != 2 || feats[0].Text != "apple" || feats[0].Weight != 4 || feats[1].Weight != 4 {
+		t.Errorf("default.WithIDF features %+v, want apple and pear at 4 (pear unknown: the average)", feats)
+	}
+	if q.Fingerprint("apple pear") != q.Fingerprint("apple pear") {
+		t.Errorf("not deterministic")
+	}
+}
