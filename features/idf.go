@@ -186,15 +186,15 @@ func ReadIDF(r io.Reader) (*IDF, error) {
 // IDFBuilder is not safe for concurrent use; build one per goroutine and Merge.
 type IDFBuilder struct {
 	p    *Profile
-	df   map[string]int
+	df   map[string]*int // term -> document frequency; a pointer so that counting never rewrites the key
 	docs int
-	seen map[string]struct{}
+	seen map[uint64]struct{} // hashes of the terms of the current document
 	toks []Token
 }
 
 // NewIDFBuilder returns a builder counting the terms of profile p's tokens.
 func NewIDFBuilder(p *Profile) *IDFBuilder {
-	return &IDFBuilder{p: p, df: map[string]int{}, seen: map[string]struct{}{}}
+	return &IDFBuilder{p: p, df: map[string]*int{}, seen: map[uint64]struct{}{}}
 }
 
 // Add counts the distinct terms of one document.
@@ -203,21 +203,32 @@ func (b *IDFBuilder) Add(text string) {
 	b.toks = b.p.appendTokens(b.toks[:0], text)
 	clear(b.seen)
 	for _, t := range b.toks {
-		if _, ok := b.seen[t.Text]; ok {
+		h := simhash.HashString64(t.Text)
+		if _, ok := b.seen[h]; ok {
 			continue
 		}
-		// Clone: the token may point into a reused buffer.
-		term := strings.Clone(t.Text)
-		b.seen[term] = struct{}{}
-		b.df[term]++
+		b.seen[h] = struct{}{}
+		if n := b.df[t.Text]; n != nil {
+			*n++
+			continue
+		}
+		// Clone: the token points into the document's cleaned text.
+		one := 1
+		b.df[strings.Clone(t.Text)] = &one
 	}
+	clear(b.toks) // drop references to the document
 }
 
 // Merge adds the counts of o (built with the same profile) to b.
 func (b *IDFBuilder) Merge(o *IDFBuilder) {
 	b.docs += o.docs
 	for t, n := range o.df {
-		b.df[t] += n
+		if m := b.df[t]; m != nil {
+			*m += *n
+		} else {
+			c := *n
+			b.df[t] = &c
+		}
 	}
 }
 
@@ -229,7 +240,7 @@ func (b *IDFBuilder) IDF() *IDF {
 	m := make(map[string]float64, len(b.df))
 	n := float64(b.docs)
 	for term, df := range b.df {
-		m[term] = math.Log((1+n)/(1+float64(df))) + 1
+		m[term] = math.Log((1+n)/(1+float64(*df))) + 1
 	}
 	t := NewIDF(m)
 	t.docs = b.docs
