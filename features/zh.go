@@ -100,9 +100,12 @@ var zhSeg struct {
 // Simplified Chinese dictionary on first use.
 func chineseSegmenter() *gse.Segmenter {
 	zhSeg.once.Do(func() {
-		// NewEmbed with "zh_s" loads the embedded Simplified dictionary
-		// from memory; it cannot fail (LoadDictStr returns nil).
-		zhSeg.seg, _ = gse.NewEmbed("zh_s")
+		// The embedded Simplified dictionary, loaded from memory (it cannot
+		// fail: LoadDictStr returns nil), without gse's HMM model, which
+		// the shortest-path segmentation does not use.
+		zhSeg.seg.NotLoadHMM = true
+		zhSeg.seg.SkipLog = true
+		_ = zhSeg.seg.LoadDictEmbed("zh_s")
 	})
 	return &zhSeg.seg
 }
