@@ -128,7 +128,11 @@ func TestBigSegment(t *testing.T) {
 	n := 300_000
 	fps := plantedSet(r, n, 8)
 	ids := numberedIDs(n)
-	for _, layout := range []string{"seeds-4x16", "blocks:6:7", "blocks:2:4", "blocks:0:1"} {
+	layouts := []string{"seeds-4x16", "blocks:6:7", "blocks:2:4", "blocks:0:1"}
+	if raceEnabled {
+		layouts = layouts[:2]
+	}
+	for _, layout := range layouts {
 		p, err := ParseLayout(layout)
 		if err != nil {
 			t.Fatal(err)
