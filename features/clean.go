@@ -50,6 +50,7 @@ func Clean(text string, opt CleanOptions) string {
 // documents on the fingerprint fast path.
 type cleaner struct {
 	html []byte
+	nfkc []byte
 	fold []byte
 }
 
@@ -64,7 +65,8 @@ func (c *cleaner) clean(dst []byte, text string, opt CleanOptions) []byte {
 			text = strings.ToValidUTF8(text, "\uFFFD")
 		}
 		if !opt.NoNFKC && !norm.NFKC.IsNormalString(text) {
-			text = norm.NFKC.String(text)
+			c.nfkc = norm.NFKC.AppendString(c.nfkc[:0], text)
+			text = unsafe.String(unsafe.SliceData(c.nfkc), len(c.nfkc))
 		}
 	}
 	start := len(dst)
@@ -144,6 +146,18 @@ func appendFolded(dst []byte, text string, lower bool) []byte {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
+		if r >= 0x3400 && r <= 0x9fff {
+			// CJK ideographs: no case, no spaces, no controls.
+			if space {
+				if len(dst) > start {
+					dst = append(dst, ' ')
+				}
+				space = false
+			}
+			dst = append(dst, text[i:i+size]...)
+			i += size
+			continue
+		}
 		i += size
 		switch {
 		case r == '\u2018' || r == '\u2019' || r == '\u02bc':

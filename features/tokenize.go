@@ -126,6 +126,9 @@ func isIdeograph(r rune) bool {
 	if r < 0x3040 {
 		return false
 	}
+	if r >= 0x4e00 && r <= 0x9fff {
+		return true // CJK Unified Ideographs, the common case
+	}
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r)
 }
 
