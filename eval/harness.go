@@ -85,12 +85,12 @@ func (s Setting) String() string {
 
 // Options configure Evaluate; the zero value means the defaults.
 type Options struct {
-	Threshold       float64 // ground-truth Jaccard threshold; 0: 0.8
-	Ks              []int   // Hamming distances to score; nil: 0 to 12
-	VerifyThreshold float64 // Jaccard a verified candidate needs; 0: Threshold
-	VerifyWidth     int     // tokens per verification (and MinHash) shingle; 0: 5
-	Perms           int     // MinHash permutations; 0: 128
-	Workers         int     // 0: GOMAXPROCS
+	Threshold       float64 `json:"threshold"`        // ground-truth Jaccard threshold; 0: 0.8
+	Ks              []int   `json:"k"`                // Hamming distances to score; nil: 0 to 12
+	VerifyThreshold float64 `json:"verify_threshold"` // Jaccard a verified candidate needs; 0: Threshold
+	VerifyWidth     int     `json:"verify_width"`     // tokens per verification (and MinHash) shingle; 0: 5
+	Perms           int     `json:"perms"`            // MinHash permutations; 0: 128
+	Workers         int     `json:"-"`                // 0: GOMAXPROCS
 }
 
 // EnsureDefaults fills in zero fields.

@@ -56,6 +56,7 @@ type Report struct {
 	Distinct  int          `json:"distinct_texts"`
 	Threshold float64      `json:"threshold"`
 	Truth     TruthSummary `json:"truth"`
+	Options   Options      `json:"options"` // as Evaluate used them (defaults filled in)
 	Results   []Result     `json:"results"`
 }
 

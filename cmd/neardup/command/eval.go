@@ -288,5 +288,6 @@ func (f *evalCmd) evalCorpus(ctx context.Context, path string, settings []eval.S
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &eval.Report{Corpus: name, Docs: truth.Docs, Distinct: truth.Distinct, Threshold: f.threshold, Truth: sum, Results: results}, nil
+	opt.EnsureDefaults()
+	return &eval.Report{Corpus: name, Docs: truth.Docs, Distinct: truth.Distinct, Threshold: f.threshold, Truth: sum, Options: opt, Results: results}, nil
 }
