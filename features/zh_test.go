@@ -55,7 +55,12 @@ func tokenString(toks []Token) string {
 // gse's shortest-path segmentation gives gse's own words on real text.
 func TestChineseSegmentMatchesGse(t *testing.T) {
 	seg := chineseSegmenter()
-	for _, d := range zhSample(t, 40) {
+	docs := []zhDoc{
+		{ID: "mixed", Text: "Hello World 2023年GPT-4模型发布了！我们的iPhone15很好用。4S店和AA制，α粒子与Ωmega"},
+		{ID: "latin", Text: "naïve café résumé 中文 straße ЖЖЖ 12.5% ＡＢＣ"},
+		{ID: "symbols", Text: "①②③ ℃ ㈱ …… —— 「引号」『双引号』 \x00\x01 \xff"},
+	}
+	for _, d := range append(docs, zhSample(t, 40)...) {
 		text := Clean(d.Text, CleanOptions{})
 		var want []Token
 		for _, s := range seg.Segment([]byte(text)) {
