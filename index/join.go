@@ -35,7 +35,7 @@ const maxJoin = math.MaxInt32
 const joinBatch = 4096
 
 func joinErrTooMany(n int) error {
-	return fmt.Errorf("%w: self-join of %d fingerprints, at most %d", ErrPlan, n, maxJoin)
+	return fmt.Errorf("%w: self-join of %d fingerprints, at most %d", ErrFull, n, maxJoin)
 }
 
 // EnsureDefaults fills in the zero fields for a join of n fingerprints at
@@ -50,20 +50,22 @@ func (o *JoinOptions) EnsureDefaults(n, k int) {
 	}
 }
 
-// Validate checks the options for a join at distance k.
+// Validate checks the options for a join at distance k. Errors wrap
+// ErrDistance for a k outside 0..64 or above the plan's K, ErrPlan for an
+// invalid plan and ErrOptions for negative workers.
 func (o *JoinOptions) Validate(k int) error {
 	if k < 0 || k > 64 {
-		return fmt.Errorf("%w: distance k=%d outside 0..64", ErrPlan, k)
+		return fmt.Errorf("%w: self-join at k=%d, want 0 to 64", ErrDistance, k)
 	}
 	if o.Workers < 0 {
-		return fmt.Errorf("%w: negative workers %d", ErrPlan, o.Workers)
+		return fmt.Errorf("%w: negative workers %d", ErrOptions, o.Workers)
 	}
 	if o.Plan != nil {
 		if err := o.Plan.Validate(); err != nil {
 			return err
 		}
 		if o.Plan.K < k {
-			return fmt.Errorf("%w: plan is exact up to k=%d, join asks for k=%d", ErrPlan, o.Plan.K, k)
+			return fmt.Errorf("%w: plan is exact up to k=%d, join asks for k=%d", ErrDistance, o.Plan.K, k)
 		}
 	}
 	return nil
@@ -141,13 +143,26 @@ func (e JoinEstimate) String() string {
 // are within k bits (Hamming distance at most k), exactly: no pair beyond k,
 // none within k missing, none twice. emit is called from Join's goroutine, one
 // pair at a time, in no particular order; if it returns an error Join stops
-// and returns that error. Join also stops when ctx is done.
+// and returns that error. Join also stops, returning ctx.Err(), when ctx is
+// done (it checks every 65536 entries and every 1024 pairs emitted).
+//
+// For each table of the plan, Join radix-partitions (fingerprint, position)
+// entries by the table's key and compares entries with equal keys; a pair is
+// emitted by the first table whose key it agrees on. See join_engine.go for
+// the design and PlanJoin for the choice of tables. Work is spread over
+// opt.Workers goroutines within each table.
+//
+// Memory: 12 bytes per fingerprint for one table's entries, plus per worker
+// scratch the size of the largest first-level bucket (about 12n/256 bytes for
+// well-spread fingerprints, up to 12n when most are identical), plus a few
+// batches of pairs in flight. Pairs are never collected. At most
+// math.MaxInt32 fingerprints.
 //
 // The output can be large: m identical fingerprints alone make m(m-1)/2
 // pairs (100,000 copies make five billion), which Join emits one by one in
-// time proportional to their number; memory stays bounded because pairs are
-// streamed, never collected. Use Clusters when the components are what
-// matter: it joins identical fingerprints in linear time.
+// time proportional to their number (the comparisons behind them cost only
+// O(m log m)). Use Clusters when the components are what matter: it joins
+// identical fingerprints in linear time.
 func Join(ctx context.Context, fps []uint64, k int, opt JoinOptions, emit func(Pair) error) error {
 	return join(ctx, fps, k, opt, true, emit)
 }

@@ -144,16 +144,21 @@ func TestJoinBadOptions(t *testing.T) {
 		name string
 		k    int
 		opt  JoinOptions
+		want error
 	}{
-		{"negative k", -1, JoinOptions{}},
-		{"k over 64", 65, JoinOptions{}},
-		{"plan too weak", 4, JoinOptions{Plan: &Seeds4x16}},
-		{"invalid plan", 1, JoinOptions{Plan: &Plan{K: 1, Blocks: []int{32, 32}, Tables: [][]int{{0, 1}}}}},
+		{"negative k", -1, JoinOptions{}, ErrDistance},
+		{"k over 64", 65, JoinOptions{}, ErrDistance},
+		{"plan too weak", 4, JoinOptions{Plan: &Seeds4x16}, ErrDistance},
+		{"invalid plan", 1, JoinOptions{Plan: &Plan{K: 1, Blocks: []int{32, 32}, Tables: [][]int{{0, 1}}}}, ErrPlan},
+		{"negative workers", 1, JoinOptions{Workers: -1}, ErrOptions},
 	}
 	for _, tt := range tests {
 		err := Join(context.Background(), []uint64{1, 2}, tt.k, tt.opt, func(Pair) error { return nil })
-		if !errors.Is(err, ErrPlan) {
-			t.Errorf("%s: got %v, want ErrPlan", tt.name, err)
+		if !errors.Is(err, tt.want) {
+			t.Errorf("%s: got %v, want %v", tt.name, err, tt.want)
+		}
+		if _, err := Clusters(context.Background(), []uint64{1, 2}, tt.k, tt.opt); !errors.Is(err, tt.want) {
+			t.Errorf("%s: Clusters got %v, want %v", tt.name, err, tt.want)
 		}
 	}
 }
