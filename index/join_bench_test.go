@@ -73,6 +73,7 @@ func BenchmarkJoin(b *testing.B) {
 			b.Run(fmt.Sprintf("n=%d/k=%d/blocks=%d", n, k, len(e.Plan.Blocks)), func(b *testing.B) {
 				b.ReportAllocs()
 				var pairs int
+				cpu := joinCPUTime()
 				for b.Loop() {
 					pairs = 0
 					err := Join(context.Background(), fps, k, JoinOptions{}, func(Pair) error { pairs++; return nil })
@@ -82,6 +83,7 @@ func BenchmarkJoin(b *testing.B) {
 				}
 				b.ReportMetric(float64(pairs), "pairs")
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/fp")
+				b.ReportMetric((joinCPUTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
 			})
 		}
 	}
@@ -93,6 +95,7 @@ func BenchmarkClusters(b *testing.B) {
 		b.Run(fmt.Sprintf("n=%d/k=3", n), func(b *testing.B) {
 			b.ReportAllocs()
 			var dups int
+			cpu := joinCPUTime()
 			for b.Loop() {
 				rep, err := Clusters(context.Background(), fps, 3, JoinOptions{})
 				if err != nil {
@@ -107,6 +110,7 @@ func BenchmarkClusters(b *testing.B) {
 			}
 			b.ReportMetric(float64(dups), "dups")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/fp")
+			b.ReportMetric((joinCPUTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
 		})
 	}
 }
@@ -124,12 +128,14 @@ func BenchmarkJoinPlans(b *testing.B) {
 		}{{"seeds4x16", &Seeds4x16}, {"manku20", &Manku20}, {"auto", &auto}} {
 			for _, w := range []int{1, 0} {
 				b.Run(fmt.Sprintf("n=%d/plan=%s/workers=%d", n, p.name, w), func(b *testing.B) {
+					cpu := joinCPUTime()
 					for b.Loop() {
 						err := Join(context.Background(), fps, 3, JoinOptions{Plan: p.plan, Workers: w}, func(Pair) error { return nil })
 						if err != nil {
 							b.Fatal(err)
 						}
 					}
+					b.ReportMetric((joinCPUTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
 				})
 			}
 		}
@@ -151,9 +157,11 @@ func BenchmarkJoinSimhashCpp(b *testing.B) {
 		p := mustPlan(BlockPlan(3, blocks))
 		b.Run(fmt.Sprintf("n=%d/k=3/blocks=%d", n, blocks), func(b *testing.B) {
 			var pairs int
+			cpu := joinCPUTime()
 			for b.Loop() {
 				pairs = len(simhashCppFindAll(fps, 3, p))
 			}
+			b.ReportMetric((joinCPUTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
 			b.ReportMetric(float64(pairs), "pairs")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/fp")
 		})

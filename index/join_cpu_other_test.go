@@ -1,0 +1,7 @@
+//go:build !unix
+
+package index
+
+import "time"
+
+func joinCPUTime() time.Duration { return 0 }
