@@ -51,11 +51,13 @@ func (o *JoinOptions) EnsureDefaults(n, k int) {
 }
 
 // Validate checks the options for a join at distance k. Errors wrap
-// ErrDistance for a k outside 0..64 or above the plan's K, ErrPlan for an
+// ErrDistance for a k outside 0..63 or above the plan's K, ErrPlan for an
 // invalid plan and ErrOptions for negative workers.
 func (o *JoinOptions) Validate(k int) error {
-	if k < 0 || k > 64 {
-		return fmt.Errorf("%w: self-join at k=%d, want 0 to 64", ErrDistance, k)
+	if k < 0 || k > 63 {
+		// A plan's tables need at least one key bit, so the largest exact
+		// distance is 63 (64 one-bit blocks); at 64 every pair matches.
+		return fmt.Errorf("%w: self-join at k=%d, want 0 to 63", ErrDistance, k)
 	}
 	if o.Workers < 0 {
 		return fmt.Errorf("%w: negative workers %d", ErrOptions, o.Workers)
@@ -93,9 +95,7 @@ type JoinEstimate struct {
 // Sorting costs grow with the number of tables, C(b, k), and comparisons
 // shrink with the key bits, about 64(b-k)/b, so the cost has one minimum.
 func PlanJoin(n, k int) JoinEstimate {
-	if k < 0 || k >= 64 {
-		k = min(max(k, 0), 63)
-	}
+	k = min(max(k, 0), 63) // Validate rejects other k
 	var best JoinEstimate
 	for b := k + 1; b <= 64; b++ {
 		if tables := joinBinomial(b, k); best.Plan.Tables != nil && 30*tables*float64(max(n, 1)) > best.Cost {

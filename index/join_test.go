@@ -147,7 +147,7 @@ func TestJoinBadOptions(t *testing.T) {
 		want error
 	}{
 		{"negative k", -1, JoinOptions{}, ErrDistance},
-		{"k over 64", 65, JoinOptions{}, ErrDistance},
+		{"k=64", 64, JoinOptions{}, ErrDistance},
 		{"plan too weak", 4, JoinOptions{Plan: &Seeds4x16}, ErrDistance},
 		{"invalid plan", 1, JoinOptions{Plan: &Plan{K: 1, Blocks: []int{32, 32}, Tables: [][]int{{0, 1}}}}, ErrPlan},
 		{"negative workers", 1, JoinOptions{Workers: -1}, ErrOptions},
@@ -292,5 +292,16 @@ func TestJoinCanceledBeforeStart(t *testing.T) {
 	}
 	if _, err := Clusters(ctx, fps, 3, JoinOptions{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Clusters: got err %v, want context.Canceled", err)
+	}
+}
+
+func TestJoinLargeK(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	fps := plantedFingerprints(rng, 150, 30)
+	for _, k := range []int{12, 20, 32, 40, 63} {
+		got := collectJoin(t, fps, k, JoinOptions{Workers: 2})
+		if want := brutePairs(fps, k); !slices.Equal(got, want) {
+			t.Errorf("k=%d: got %d pairs, want %d", k, len(got), len(want))
+		}
 	}
 }

@@ -31,7 +31,7 @@ type joinFlags struct {
 }
 
 func (f *joinFlags) register(fs *pflag.FlagSet) {
-	fs.IntVarP(&f.k, "k", "k", 3, "largest Hamming distance that counts as near (0 to 64)")
+	fs.IntVarP(&f.k, "k", "k", 3, "largest Hamming distance that counts as near (0 to 63)")
 	fs.BoolVar(&f.json, "json", false, "print JSON lines instead of tab-separated text")
 	fs.BoolVar(&f.skipBad, "skip-bad", false, "skip malformed lines with a warning instead of stopping")
 	fs.IntVar(&f.blocks, "blocks", 0, "split the 64 bits into this many blocks, one table per choice of blocks-k (0: chosen for the input size)")
@@ -53,8 +53,8 @@ line stops the run with its FILE:LINE unless --skip-bad.`
 // options validates the flags and returns the join options for n
 // fingerprints, with the plan's estimate for --verbose.
 func (f *joinFlags) options(n int) (index.JoinOptions, index.JoinEstimate, error) {
-	if f.k < 0 || f.k > 64 {
-		return index.JoinOptions{}, index.JoinEstimate{}, usagef("--k %d: must be between 0 and 64", f.k)
+	if f.k < 0 || f.k > 63 {
+		return index.JoinOptions{}, index.JoinEstimate{}, usagef("--k %d: must be between 0 and 63", f.k)
 	}
 	workers, err := workersFlag(f.workers)
 	if err != nil {
