@@ -76,3 +76,31 @@ func ExampleIndex_WriteTo() {
 	// Output:
 	// 2 k=3 blocks=16,16,16,16 tables=4 key bits=16
 }
+
+func ExampleIndex_QueryBatch() {
+	x, _ := index.Build([]string{"a", "b"}, []uint64{0, 0xffff}, index.Options{})
+	res, _ := x.QueryBatch([]uint64{1, 0xfffe, 0xff00ff00ff00ff00}, 2, 0)
+	for i, ms := range res {
+		fmt.Println(i, ms)
+	}
+	// Output:
+	// 0 [{a 0 1}]
+	// 1 [{b 65535 1}]
+	// 2 []
+}
+
+func ExampleIndex_Stats() {
+	x, _ := index.Build([]string{"a", "b", "c"}, []uint64{1, 2, 3}, index.Options{})
+	x.Remove("b")
+	st := x.Stats()
+	fmt.Println(st.Len, st.Removed, st.Segments, st.Choice.Tables)
+	// Output:
+	// 2 1 1 4
+}
+
+func ExampleExplain() {
+	c := index.Explain(index.Manku20, 1<<30)
+	fmt.Printf("%d tables, key bits >= %d, %.0f candidates per query\n", c.Tables, c.KeyBits, c.Candidates)
+	// Output:
+	// 20 tables, key bits >= 31, 6 candidates per query
+}
