@@ -17,7 +17,8 @@ type Match struct {
 }
 
 // An Index finds every stored fingerprint within k bits of a query. See the
-// package documentation for the design.
+// package documentation for the design. Make one with New, Build, Read or
+// LoadFile; the zero value is not usable.
 //
 // An Index is safe for concurrent use. Queries share a read lock and run in
 // parallel with each other; Add, AddBulk, Remove, Update and Compact take
