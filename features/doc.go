@@ -61,8 +61,28 @@
 // Profile.Fingerprint allocates nothing per token: a per-goroutine scratch
 // (sync.Pool) holds the cleaned text, the tokens (substrings of it) and an
 // open-addressing table of feature hashes and counts; only distinct features are
-// fed to the builder. Profile.Features is the slow, explaining path with the
-// feature texts; both give the same fingerprint.
+// fed to the builder, in first-occurrence order (so float sums, and with them
+// the fingerprints, are deterministic). For the Words tokenizer with the default
+// cleanup, text that needs nothing beyond ASCII and Latin-1 lower-casing (no
+// markup, no letters NFKC would change) is tokenized straight from the input
+// in one pass (fastwords.go); a fuzz test checks it gives the tokens of the
+// staged path. Profile.Features is the slow, explaining path with the feature
+// texts; both give the same fingerprint.
+//
+// # IDF
+//
+// NewIDF wraps a term table; ReadIDF and IDF.WriteTo use a text format with a
+// "neardup-idf 1 docs=N" header and one "term<TAB>idf" line per term.
+// IDFBuilder learns a table from a corpus with the smoothed
+// idf = ln((1+N)/(1+df)) + 1. Terms a table does not hold get its average IDF
+// (seed 004).
+//
+// # Compatibility
+//
+// The leonsim profile reproduces the Python simhash package
+// (github.com/1e0ng/simhash) bit for bit; testdata/leonsim_ref.py is the
+// reference the golden vectors come from. LeonsimFingerprint builds from a
+// feature list as its Simhash(features) does.
 //
 // Profiles are immutable and safe for concurrent use.
 package features

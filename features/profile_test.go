@@ -426,3 +426,19 @@ func TestDefaultWithIDF(t *testing.T) {
 		t.Errorf("not deterministic")
 	}
 }
+
+func TestLargeText(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large input")
+	}
+	// 4 MiB in one document, with markup, entities, invalid bytes and Han
+	// text: every profile handles it in linear time and memory.
+	unit := "<p>Word &amp; more words, naïve \xff café 中文字符 don’t</p>\n"
+	big := strings.Repeat(unit, (4<<20)/len(unit))
+	for _, name := range myProfiles {
+		p, _ := Lookup(name)
+		if r := p.Fingerprint(big); r.Empty {
+			t.Errorf("%s: large text gave no features", name)
+		}
+	}
+}
