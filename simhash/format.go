@@ -103,6 +103,9 @@ func parseUint(s string, n int) (uint64, error) {
 		err error
 	)
 	switch {
+	case len(s) == digits && isHexDigits(s):
+		// Before the prefixes: String's hex may itself begin with "0b".
+		v, err = strconv.ParseUint(s, 16, n)
 	case len(s) > 2 && (strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X")):
 		v, err = strconv.ParseUint(s[2:], 16, n)
 	case len(s) > 2 && (strings.HasPrefix(s, "0b") || strings.HasPrefix(s, "0B")):
@@ -116,6 +119,15 @@ func parseUint(s string, n int) (uint64, error) {
 		return 0, fmt.Errorf("%w: %q: want %d hex digits, 0x hex, 0b binary or decimal", ErrSyntax, s, digits)
 	}
 	return v, nil
+}
+
+func isHexDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i] | 0x20; !('0' <= s[i] && s[i] <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func appendHex(b []byte, v uint64, digits int) []byte {

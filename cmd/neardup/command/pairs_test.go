@@ -41,6 +41,7 @@ func TestPairs(t *testing.T) {
 		{"jsonl input", `{"id":"x","fingerprint":"f0f0f0f0f0f0f0f0"}` + "\n" + `{"id":"y","fingerprint":17361641481138401520}` + "\n", []string{"pairs"}, []string{"x\ty\t0"}},
 		{"sorted", pairsInput, []string{"pairs", "--sort", "--blocks", "5", "--workers", "1"}, []string{"0\t1\t1", "0\t3\t0", "0\t4\t3", "1\t3\t1", "1\t4\t2", "3\t4\t3"}},
 		{"empty", "", []string{"pairs"}, nil},
+		{"hex that starts like 0b", "0b27b4c9109ada70\n0b27b4c9109ada71\n", []string{"pairs", "-k", "1"}, []string{"0\t1\t1"}},
 	}
 	for _, tt := range tests {
 		code, out, errs := run(t, tt.stdin, tt.args...)
