@@ -135,3 +135,65 @@ func ExampleNewIDF() {
 	fmt.Println(t.Weight("rare"), t.Weight("unseen"))
 	// Output: 5 3
 }
+
+func ExampleNew() {
+	// A custom pipeline: words of at least 3 letters, English stopwords
+	// removed, logarithmic term frequency, the 2 strongest features only.
+	p, err := features.New("mine", "words, log TF, top 2", features.Config{
+		MinRunes:  2,
+		Stopwords: features.EnglishStopwords,
+		TF:        features.TFLog,
+		TopN:      2,
+	})
+	if err != nil {
+		panic(err)
+	}
+	for _, f := range p.Features("go go go is a fun language, go fun") {
+		fmt.Printf("%s %.3f\n", f.Text, f.Weight)
+	}
+	// Output:
+	// go 2.386
+	// fun 1.693
+}
+
+func ExampleTokenizerFunc() {
+	// A tokenizer that tags parts of speech, with POS weights: nouns count
+	// double and punctuation ("w", as in seed 000) is dropped.
+	tagger := features.TokenizerFunc(func(dst []features.Token, text string) []features.Token {
+		for _, w := range strings.Fields(text) {
+			pos := "n"
+			if w == "!" {
+				pos = "w"
+			}
+			dst = append(dst, features.Token{Text: w, POS: pos})
+		}
+		return dst
+	})
+	p, _ := features.New("tagged", "", features.Config{
+		Tokenizer: tagger,
+		POSWeight: func(pos string) float64 { return map[string]float64{"n": 2}[pos] },
+	})
+	fmt.Println(p.Features("ufo ufo !")[0])
+	// Output: {ufo 10821565457742822360 4}
+}
+
+func ExampleNewStopSet() {
+	s := features.NewStopSet([]string{"foo", "bar"})
+	fmt.Println(s.Contains("foo"), s.Contains("baz"), features.EnglishStopwords.Contains("the"))
+	// Output: true false true
+}
+
+func ExampleReadIDF() {
+	in := "neardup-idf 1 docs=10\nrare\t3.2\ncommon\t1.1\n"
+	t, err := features.ReadIDF(strings.NewReader(in))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(t.Len(), t.Docs(), t.Weight("rare"), t.Weight("never-seen"))
+	// Output: 2 10 3.2 2.1500000000000004
+}
+
+func ExampleLeonsimHash() {
+	fmt.Println(features.LeonsimHash("aaa"))
+	// Output: 7483809945577191432
+}
