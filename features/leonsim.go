@@ -192,13 +192,13 @@ func (leonsim) fingerprint(p *Profile, text string) Result {
 		}
 		e.count++
 	}
-	b, _ := simhash.NewBuilder(p.cfg.Bits)
+	b, _ := simhash.NewBuilder(p.Bits())
 	for i := range s.tab.entries {
 		e := &s.tab.entries[i]
 		hi, lo := leonsimHash128(e.text)
 		b.Add128(hi, lo, float64(e.count))
 	}
-	r := result(b, p.cfg.Bits, len(s.tab.entries))
+	r := result(b, p.Bits(), len(s.tab.entries))
 	r.Empty = content == ""
 	return r
 }

@@ -140,7 +140,7 @@ func (p *Profile) appendTokens(dst []Token, text string) []Token {
 	}
 	cleaned := Clean(text, p.cfg.Clean)
 	start := len(dst)
-	dst = p.cfg.Tokenizer.Tokenize(dst, cleaned)
+	dst = p.tokenizer().Tokenize(dst, cleaned)
 	out := dst[:start]
 	for _, tok := range dst[start:] {
 		if p.cfg.POSWeight != nil && p.cfg.POSWeight(tok.POS) == 0 {
@@ -235,7 +235,7 @@ func (p *Profile) collect(s *scratch, text string) {
 	if !ok {
 		s.buf = s.cl.clean(s.buf[:0], text, cfg.Clean)
 		cleaned := unsafe.String(unsafe.SliceData(s.buf), len(s.buf))
-		s.toks = cfg.Tokenizer.Tokenize(s.toks[:0], cleaned)
+		s.toks = p.tokenizer().Tokenize(s.toks[:0], cleaned)
 	}
 	if cfg.Shingle >= 2 {
 		p.collectShingles(s)
@@ -376,7 +376,7 @@ func (p *Profile) weigh(s *scratch) {
 
 // sum feeds the weighted entries to the builder.
 func (p *Profile) sum(s *scratch) Result {
-	bits := p.cfg.Bits
+	bits := p.Bits()
 	b := &s.b
 	if b.Width() != bits {
 		nb, _ := simhash.NewBuilder(bits)
@@ -475,7 +475,16 @@ func ShingleHashes(dst []uint64, toks []Token, w int) []uint64 {
 // fusedWords reports whether the profile may use fastWords: the Words
 // tokenizer after the default cleanup.
 func (p *Profile) fusedWords() bool {
-	_, words := p.cfg.Tokenizer.(Words)
+	_, words := p.tokenizer().(Words)
 	c := &p.cfg.Clean
 	return words && !c.KeepHTML && !c.NoNFKC && !c.KeepCase && c.Fold == nil
+}
+
+// tokenizer returns the profile's tokenizer: Words when none is set (a zero
+// Profile).
+func (p *Profile) tokenizer() Tokenizer {
+	if p.cfg.Tokenizer == nil {
+		return Words{}
+	}
+	return p.cfg.Tokenizer
 }

@@ -93,7 +93,8 @@ func (c *Config) Validate() error {
 
 // Profile is a named feature pipeline: cleanup, tokenizer, filters, weights
 // and fingerprint width. Profiles are immutable and safe for concurrent use;
-// WithBits and WithIDF return modified copies.
+// WithBits and WithIDF return modified copies. Get one from Lookup or New; the
+// zero Profile is New with the zero Config.
 type Profile struct {
 	name string
 	doc  string
@@ -132,7 +133,12 @@ func (p *Profile) Name() string { return p.name }
 func (p *Profile) Doc() string { return p.doc }
 
 // Bits returns the fingerprint width, 32, 64 or 128.
-func (p *Profile) Bits() int { return p.cfg.Bits }
+func (p *Profile) Bits() int {
+	if p.cfg.Bits == 0 {
+		return 64 // a zero Profile
+	}
+	return p.cfg.Bits
+}
 
 // Config returns a copy of the profile's configuration. For the default
 // profile it is the configuration of its non-Han route.

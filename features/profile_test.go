@@ -442,3 +442,12 @@ func TestLargeText(t *testing.T) {
 		}
 	}
 }
+
+func TestZeroProfile(t *testing.T) {
+	var zero Profile
+	p, _ := New("", "", Config{})
+	const text = "Zero value profiles work like New with the zero Config"
+	if zero.Fingerprint(text) != p.Fingerprint(text) || zero.Bits() != 64 {
+		t.Errorf("zero Profile %+v, New(Config{}) %+v", zero.Fingerprint(text), p.Fingerprint(text))
+	}
+}
