@@ -180,7 +180,7 @@ func (l leonsim) features(p *Profile, text string) []Feature {
 
 func (leonsim) fingerprint(p *Profile, text string) Result {
 	s := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(s)
+	defer s.release()
 	s.buf = leonsimContent(s.buf[:0], text)
 	content := string(s.buf) // the windows' texts outlive no call, but keep it simple and safe
 	s.toks = leonsimWindows(s.toks[:0], content)

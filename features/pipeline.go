@@ -34,6 +34,33 @@ type scratch struct {
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
+// maxPooled bounds the buffers a pooled scratch keeps, so that one huge
+// document does not pin its memory for the life of the process.
+const maxPooled = 16 << 20
+
+// release drops s's references to the text just fingerprinted (tokens and
+// entries point into it) and oversized buffers, then returns s to the pool.
+func (s *scratch) release() {
+	clear(s.toks)
+	clear(s.tab.entries)
+	if cap(s.buf) > maxPooled {
+		s.buf = nil
+	}
+	if cap(s.cl.html) > maxPooled || cap(s.cl.nfkc) > maxPooled || cap(s.cl.fold) > maxPooled {
+		s.cl = cleaner{}
+	}
+	if cap(s.toks)*int(unsafe.Sizeof(Token{})) > maxPooled {
+		s.toks = nil
+	}
+	if cap(s.tab.entries)*int(unsafe.Sizeof(entry{})) > maxPooled || cap(s.tab.slots)*int(unsafe.Sizeof(slot{})) > maxPooled {
+		s.tab = table{}
+	}
+	if cap(s.hashes)*8 > maxPooled {
+		s.hashes, s.idfs, s.order = nil, nil, nil
+	}
+	scratchPool.Put(s)
+}
+
 // entry is one distinct feature of a document.
 type entry struct {
 	h     uint64
@@ -174,7 +201,7 @@ func (p *Profile) Features(text string) []Feature {
 		return p.custom.features(p, text)
 	}
 	s := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(s)
+	defer s.release()
 	p.collect(s, text)
 	out := make([]Feature, 0, len(s.tab.entries))
 	w := p.cfg.Shingle
@@ -218,7 +245,7 @@ func (p *Profile) Fingerprint(text string) Result {
 	s := scratchPool.Get().(*scratch)
 	p.collect(s, text)
 	r := p.sum(s)
-	scratchPool.Put(s)
+	s.release()
 	return r
 }
 
