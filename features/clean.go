@@ -29,8 +29,9 @@ type CleanOptions struct {
 //     tag becomes a space, except inline tags such as <b> and <a>, which join
 //     their neighbours), and character references are decoded (all HTML5
 //     named ones, &nbsp; &amp; &lt; &gt; &quot; included, and numeric &#..;
-//     &#x..;). A '<' that does not start a tag is text.
-//  2. Invalid UTF-8 bytes become U+FFFD.
+//     &#x..;). A '<' that does not start a tag is text, and so is a reference
+//     without its ';' or with an unknown name ("AT&T", "&bogus;").
+//  2. Each run of invalid UTF-8 bytes becomes one U+FFFD.
 //  3. Unicode NFKC, which also folds full-width forms to ASCII and &nbsp; to a
 //     space.
 //  4. Lower case; U+2018, U+2019 and U+02BC become the ASCII apostrophe.
