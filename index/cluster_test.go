@@ -51,7 +51,7 @@ func TestClustersMatchBruteForce(t *testing.T) {
 			want := bruteClusters(fps, k)
 			for _, bucket := range []int{0, 16} {
 				t.Run(fmt.Sprintf("k=%d/%s/bucket=%d", k, name, bucket), func(t *testing.T) {
-					got, err := Clusters(context.Background(), fps, k, JoinOptions{Workers: 2, bucketSize: bucket})
+					got, err := Clusters(context.Background(), fps, k, JoinOptions{Workers: 2, bucketSize: bucket, finalBits: bucket / 4})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -26,6 +26,9 @@ type JoinOptions struct {
 	// bucketSize is a test hook: the target number of entries per first-level
 	// bucket. 0: 4096.
 	bucketSize int
+	// finalBits is a test hook: the most bits the last radix level of a
+	// bucket sorts. 0: joinMaxFinalBits.
+	finalBits int
 }
 
 // maxJoin is the largest input: positions are stored in 32 bits.
@@ -192,6 +195,7 @@ func join(ctx context.Context, fps []uint64, k int, opt JoinOptions, full bool, 
 		workers: opt.Workers,
 		full:    full,
 		bucket:  cmp.Or(opt.bucketSize, 4096),
+		final:   cmp.Or(opt.finalBits, joinMaxFinalBits),
 		out:     make(chan []Pair, 2*opt.Workers),
 		free:    make(chan []Pair, 4*opt.Workers),
 	}

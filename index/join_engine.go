@@ -115,6 +115,7 @@ type joiner struct {
 	workers int
 	full    bool // all pairs (Join) or enough edges for the components (Clusters)
 	bucket  int  // target entries per first-level bucket
+	final   int  // most bits sorted by the last level of piece
 
 	// Entries of the current table: permuted fingerprints and their
 	// positions, in buckets by the key's leading b1 bits.
@@ -382,15 +383,15 @@ func (w *joinWorker) piece(ys []uint64, pos []uint32, ay []uint64, ap []uint32, 
 	// that needs too many counters for the cache, sort joinPieceBits and
 	// recurse.
 	b := min(rem, bits.Len(uint(m)))
-	final := b <= joinMaxFinalBits
+	final := b <= j.final
 	if !final {
-		b = joinPieceBits
+		b = min(rem, joinPieceBits)
 	}
 	shift := uint(64 - sorted - b)
 	mask := uint64(1)<<uint(b) - 1
 	nh := 1 << uint(b)
 	for len(w.hist) <= depth {
-		w.hist = append(w.hist, make([]uint32, 1<<joinMaxFinalBits+1))
+		w.hist = append(w.hist, make([]uint32, 1<<max(j.final, joinPieceBits)+1))
 	}
 	h := w.hist[depth][:nh+1]
 	clear(h)

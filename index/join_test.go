@@ -232,9 +232,9 @@ func TestJoinMatchesReferenceLarge(t *testing.T) {
 	fps := plantedFingerprints(rng, 40_000, 5)
 	for _, k := range []int{0, 3, 5} {
 		want := refJoin(fps, k, PlanJoin(len(fps), k).Plan)
-		for _, bucket := range []int{0, 64} {
-			t.Run(fmt.Sprintf("k=%d/bucket=%d", k, bucket), func(t *testing.T) {
-				got := collectJoin(t, fps, k, JoinOptions{Workers: 2, bucketSize: bucket})
+		for _, opt := range []JoinOptions{{Workers: 2}, {Workers: 2, bucketSize: 64}, {Workers: 3, bucketSize: 16, finalBits: 3}} {
+			t.Run(fmt.Sprintf("k=%d/bucket=%d/final=%d", k, opt.bucketSize, opt.finalBits), func(t *testing.T) {
+				got := collectJoin(t, fps, k, opt)
 				if !slices.Equal(got, want) {
 					t.Fatalf("got %d pairs, want %d\n got  %v\n want %v", len(got), len(want), head(got), head(want))
 				}
@@ -271,7 +271,7 @@ func TestJoinManyCopies(t *testing.T) {
 		for _, bucket := range []int{0, 16} {
 			for _, workers := range []int{1, 2} {
 				t.Run(fmt.Sprintf("k=%d/bucket=%d/workers=%d", k, bucket, workers), func(t *testing.T) {
-					got := collectJoin(t, fps, k, JoinOptions{Workers: workers, bucketSize: bucket})
+					got := collectJoin(t, fps, k, JoinOptions{Workers: workers, bucketSize: bucket, finalBits: 4 * workers})
 					if !slices.Equal(got, want) {
 						t.Fatalf("got %d pairs, want %d", len(got), len(want))
 					}
