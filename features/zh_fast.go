@@ -55,11 +55,20 @@ type zhFastScratch struct {
 
 var zhFastPool = sync.Pool{New: func() any { return new(zhFastScratch) }}
 
+// release returns z to the pool, dropping buffers over maxPooled so that one
+// huge text does not pin its memory.
+func (z *zhFastScratch) release() {
+	if cap(z.html) > maxPooled || cap(z.fold) > maxPooled || cap(z.lower) > maxPooled {
+		*z = zhFastScratch{}
+	}
+	zhFastPool.Put(z)
+}
+
 func (hanBigramsPipeline) fingerprint(p *Profile, text string) Result {
 	s := scratchPool.Get().(*scratch)
 	z := zhFastPool.Get().(*zhFastScratch)
-	defer scratchPool.Put(s)
-	defer zhFastPool.Put(z)
+	defer s.release()
+	defer z.release()
 	if strings.ContainsAny(text, "<&") {
 		// Markup first, as Clean does; what is left of '<' and '&' is text.
 		z.html = stripHTML(z.html[:0], text)
