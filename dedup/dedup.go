@@ -78,6 +78,7 @@ type runner struct {
 	stage   time.Time
 
 	lastProgress time.Time // when Progress was last called
+	onlyFiles    bool      // every document is a whole file (Text format): its id is its path
 
 	seen       map[string]int32 // id -> document, for the duplicate-id check
 	where      []string
@@ -132,7 +133,7 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	if len(inputs) == 0 {
 		return Summary{}, fmt.Errorf("%w: no input", ErrOptions)
 	}
-	r := &runner{opt: opt, d: &docs{}, start: time.Now(), exactFirst: map[uint64]int32{}}
+	r := &runner{opt: opt, d: &docs{}, start: time.Now(), exactFirst: map[uint64]int32{}, onlyFiles: true}
 	if !opt.AllowDuplicateIDs {
 		r.seen = map[string]int32{}
 	}
@@ -219,7 +220,13 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	if err := r.writeReports(outs); err != nil {
 		return Summary{}, err
 	}
-	if opt.Output != "" {
+	if opt.Output != "" && r.onlyFiles && !usesStdin(inputs) {
+		// Whole files: the output is their paths, which are their ids; no
+		// need to read them again.
+		if err := r.writeKeptIDs(outs.output); err != nil {
+			return Summary{}, err
+		}
+	} else if opt.Output != "" {
 		copt.OnBad = nil
 		copt.Stdin = opt.Stdin
 		if spool != nil {

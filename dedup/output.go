@@ -289,3 +289,17 @@ func (r *runner) outputPass(ctx context.Context, inputs []string, copt corpus.Op
 		Stored: rd.Consumed(), TotalStored: rd.Size(), Done: true})
 	return nil
 }
+
+// writeKeptIDs writes the ids of the kept documents, one per line: the output
+// for Text input, where each document is a file whose id is its path.
+func (r *runner) writeKeptIDs(w io.Writer) error {
+	for i, id := range r.d.ids {
+		if r.removed(i) {
+			continue
+		}
+		if _, err := io.WriteString(w, id+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -139,6 +139,7 @@ func (r *runner) fingerprintPass(ctx context.Context, rd *corpus.Reader, lsh *mi
 				for i := range b.items {
 					w.process(&b.items[i])
 				}
+				w.shrink()
 				select {
 				case done <- b:
 				case <-ctx.Done():
@@ -247,6 +248,29 @@ func (w *worker) process(it *item) {
 	it.doc.Text = "" // let the text go
 }
 
+// maxScratch is the most scratch entries a worker keeps between batches: a
+// huge document (a 24 MB generated header) grows the buffers, and they should
+// not stay that large for the rest of the run.
+const maxScratch = 1 << 20
+
+func (w *worker) shrink() {
+	if cap(w.sh.toks) > maxScratch {
+		w.sh.toks = nil
+	}
+	if cap(w.sh.hashes) > maxScratch {
+		w.sh.hashes = nil
+	}
+	if cap(w.sh.buf) > maxScratch {
+		w.sh.buf = nil
+	}
+	if cap(w.tmp) > maxScratch {
+		w.tmp = nil
+	}
+	if cap(w.set64) > maxScratch {
+		w.set64 = nil
+	}
+}
+
 // fieldValue extracts field from a JSON object line.
 func fieldValue(raw []byte, field string) keyValue {
 	var m map[string]json.RawMessage
@@ -284,6 +308,9 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 		}
 		r.seen[id] = int32(i)
 		r.where = append(r.where, where(it.doc))
+	}
+	if it.doc.Raw != nil || it.doc.Line != 0 {
+		r.onlyFiles = false
 	}
 	d.ids = append(d.ids, id)
 	d.fps = append(d.fps, it.fp)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,6 +28,7 @@ type dedupCmd struct {
 	noVerify    bool
 	jsonSummary bool
 	quiet       bool
+	memLimit    int64
 }
 
 func newDedupCommand() *cobra.Command {
@@ -105,6 +108,7 @@ documents to the snapshot and saves it in place.`,
 	fs.BoolVar(&o.UpdateIndex, "update-index", false, "add the kept documents to --index and save it")
 	fs.IntVar(&o.IndexK, "index-k", dedup.DefaultIndexK, "distance in bits for matches against --index")
 	fs.IntVarP(&o.Workers, "workers", "j", 0, "goroutines (0: one per core)")
+	fs.Int64Var(&f.memLimit, "memory-limit", 0, "soft heap limit in bytes for the Go garbage collector (0: --sketch-budget + 512 MiB unless GOMEMLIMIT is set; -1: none)")
 	fs.BoolVar(&f.jsonSummary, "json", false, "print the summary as JSON on stdout")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress or log lines, only errors and the summary")
 	return c
@@ -194,6 +198,16 @@ func (f *dedupCmd) run(c *cobra.Command, args []string) error {
 					float64(p.Bytes)/1e6, p.Elapsed.Seconds(), eta(p))
 			}
 		}
+	}
+	// The garbage collector lets the heap grow to twice the live data; with a
+	// few hundred MB of shingle sets and huge documents' scratch buffers that
+	// doubles the resident size for nothing. A soft limit keeps it near the
+	// live size (it is restored after the run: tests run commands in process).
+	if limit := f.memLimit; limit >= 0 && (limit > 0 || os.Getenv("GOMEMLIMIT") == "") {
+		if limit == 0 {
+			limit = o.SketchBudget + 512<<20
+		}
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
 	}
 	sum, err := dedup.Run(ctx, args, o)
 	mu.Lock()
