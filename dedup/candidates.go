@@ -72,18 +72,23 @@ func (r *runner) candidates(ctx context.Context, lsh *minhash.LSH) error {
 			}
 			r.progress(Progress{Stage: "candidates", Docs: r.cand.candidates.Load()})
 		}
+		none := r.opt.Verify == VerifyNone
+		accept := none && r.d.tokens[a] > 0 && r.d.tokens[b] > 0
 		mu.Lock()
 		same := r.uf.Same(a, b)
-		if !same && r.opt.Verify == VerifyNone {
+		if !same && accept {
 			r.uf.Union(a, b)
 		}
 		mu.Unlock()
-		if same {
+		switch {
+		case same:
 			r.cand.skipped.Add(1)
 			return nil
-		}
-		if r.opt.Verify == VerifyNone {
+		case accept:
 			r.cand.verified.Add(1)
+			return nil
+		case none:
+			r.cand.rejected.Add(1)
 			return nil
 		}
 		buf = append(buf, pairJob{int32(a), int32(b)})
@@ -171,7 +176,12 @@ func (r *runner) simhashPairs(ctx context.Context, submit func(a, b int) error) 
 func (r *runner) emptyFP(i int) bool { return r.d.fps[i] == 0 && r.d.tokens[i] == 0 }
 
 // verify reports whether documents a and b pass verification.
+// Documents without words have empty sets, which measure as identical; they
+// are duplicates only when byte-identical (the exact stage), never near.
 func (r *runner) verify(a, b int) bool {
+	if r.d.tokens[a] == 0 || r.d.tokens[b] == 0 {
+		return false
+	}
 	if r.opt.Verify == VerifyJaccard {
 		return similarAtLeast(r.d.sk[a], r.d.sk[b], r.opt.Threshold)
 	}

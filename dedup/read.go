@@ -341,7 +341,7 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 	if r.opt.Keep == KeepField {
 		d.keys = append(d.keys, it.key)
 	}
-	if lsh != nil && first == int32(i) {
+	if lsh != nil && first == int32(i) && it.tokens > 0 {
 		if err := lsh.Add(i, it.sig); err != nil {
 			return err
 		}
