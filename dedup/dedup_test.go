@@ -524,3 +524,23 @@ func TestValidate(t *testing.T) {
 		t.Errorf("defaults: %v", err)
 	}
 }
+
+// Documents without words (emoticons, punctuation) are duplicates only when
+// byte-identical, with either method.
+func TestNoWords(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, in, []testDoc{{ID: "a", Text: "(╯‵□′)╯︵┻━┻"}, {ID: "b", Text: "╮(╯▽╰)╭"}, {ID: "c", Text: "(╯‵□′)╯︵┻━┻"}, {ID: "d", Text: ""}, {ID: "e", Text: ""}})
+	for _, method := range []string{MethodSimHash, MethodMinHash} {
+		for _, verify := range []string{VerifyJaccard, VerifyNone} {
+			dups := filepath.Join(dir, method+verify)
+			if _, err := Run(context.Background(), []string{in}, Options{Method: method, Verify: verify, Duplicates: dups}); err != nil {
+				t.Fatal(err)
+			}
+			got := readDuplicates(t, dups)
+			if ids := dupIDs(got); !slices.Equal(ids, []string{"c", "e"}) {
+				t.Errorf("%s/%s: removed %v, want [c e]", method, verify, ids)
+			}
+		}
+	}
+}
