@@ -97,44 +97,53 @@ func (t *table) scan(dst []uint64, y uint64, kb uint, k int) []uint64 {
 	if t.n == 0 {
 		return dst
 	}
-	if kb >= t.bb {
+	data, w, low, bb := t.data, t.w, t.low, t.bb
+	ylow := y & low
+	if kb >= bb {
 		// One bucket; the key's remaining kb-bb bits select a run inside it.
 		var b, hb uint64
-		if t.bb > 0 {
-			b = y >> (64 - t.bb)
-			hb = b << (64 - t.bb)
+		if bb > 0 {
+			b = y >> (64 - bb)
+			hb = b << (64 - bb)
 		}
 		lo, hi := int(t.starts[b]), int(t.starts[b+1])
-		if rest := kb - t.bb; rest > 0 {
-			keyLow := ^uint64(0) << (64 - t.bb - rest) & t.low
+		if rest := kb - bb; rest > 0 {
+			keyLow := ^uint64(0) << (64 - bb - rest) & low
 			first := y & keyLow
-			last := first | (t.low &^ keyLow)
+			last := first | (low &^ keyLow)
 			lo = t.search(lo, hi, first)
-			if last != t.low {
+			if last != low {
 				hi = t.search(lo, hi, last+1)
 			}
 		}
 		for i := lo; i < hi; i++ {
-			v := hb | t.at(i)
-			if bits.OnesCount64(v^y) <= k {
-				dst = append(dst, v)
+			v := binary.LittleEndian.Uint64(data[i*w:]) & low
+			if bits.OnesCount64(v^ylow) <= k {
+				dst = append(dst, hb|v)
 			}
 		}
 		return dst
 	}
-	// The key is shorter than the buckets: it spans 1<<(bb-kb) whole buckets,
-	// whose entries are contiguous.
+	// The key is shorter than the buckets: it spans 1<<(bb-kb) whole
+	// buckets. A bucket whose own bits already differ from y's in more than
+	// k places is skipped whole: at kb=16, bb=24 and k=3 that is 163 of the
+	// 256 buckets.
 	b0 := uint64(0)
 	if kb > 0 {
-		b0 = y >> (64 - kb) << (t.bb - kb)
+		b0 = y >> (64 - kb) << (bb - kb)
 	}
-	b1 := b0 + 1<<(t.bb-kb)
+	b1 := b0 + 1<<(bb-kb)
+	yb := y >> (64 - bb)
 	for b := b0; b < b1; b++ {
-		hb := b << (64 - t.bb)
+		kk := k - bits.OnesCount64(b^yb)
+		if kk < 0 {
+			continue
+		}
+		hb := b << (64 - bb)
 		for i, e := int(t.starts[b]), int(t.starts[b+1]); i < e; i++ {
-			v := hb | t.at(i)
-			if bits.OnesCount64(v^y) <= k {
-				dst = append(dst, v)
+			v := binary.LittleEndian.Uint64(data[i*w:]) & low
+			if bits.OnesCount64(v^ylow) <= kk {
+				dst = append(dst, hb|v)
 			}
 		}
 	}
