@@ -36,7 +36,7 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 // maxPooled bounds the buffers a pooled scratch keeps, so that one huge
 // document does not pin its memory for the life of the process.
-const maxPooled = 16 << 20
+const maxPooled = 64 << 20
 
 // release drops s's references to the text just fingerprinted (tokens and
 // entries point into it) and oversized buffers, then returns s to the pool.

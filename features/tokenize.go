@@ -149,27 +149,42 @@ func (g NGrams) Tokenize(dst []Token, text string) []Token {
 	if text == "" {
 		return dst
 	}
-	// ends is a ring of the byte offsets just past the last n runes; the
-	// gram ending at rune k starts where the gram's first rune starts.
-	var ringBuf [16]int
-	ring := ringBuf[:]
-	if n+1 > len(ring) {
-		ring = make([]int, n+1)
+	if asciiOnly(text) {
+		// One byte per rune: the grams are plain slices.
+		if len(text) < n {
+			return append(dst, Token{Text: text})
+		}
+		for i := 0; i+n <= len(text); i++ {
+			dst = append(dst, Token{Text: text[i : i+n]})
+		}
+		return dst
 	}
-	ring = ring[:n+1]
-	k := 0 // runes seen
-	ring[0] = 0
-	i := 0
-	for i < len(text) {
+	// starts is a ring of the byte offsets of the last n rune starts; the
+	// gram ending at the current rune starts at the oldest of them.
+	var ringBuf [16]int
+	starts := ringBuf[:]
+	if n > len(starts) {
+		starts = make([]int, n)
+	}
+	starts = starts[:n]
+	k, head := 0, 0 // runes seen; ring slot of the oldest start
+	for i := 0; i < len(text); {
 		size := 1
 		if text[i] >= utf8.RuneSelf {
 			_, size = utf8.DecodeRuneInString(text[i:])
 		}
+		if k < n {
+			starts[k] = i
+		} else {
+			starts[head] = i
+			if head++; head == n {
+				head = 0
+			}
+		}
 		i += size
 		k++
-		ring[k%(n+1)] = i
 		if k >= n {
-			dst = append(dst, Token{Text: text[ring[(k-n)%(n+1)]:i]})
+			dst = append(dst, Token{Text: text[starts[head]:i]})
 		}
 	}
 	if k < n {

@@ -116,3 +116,33 @@ func TestShingleHashes(t *testing.T) {
 		t.Errorf("ShingleHashes differ from the shingles profile's feature hashes")
 	}
 }
+
+// naiveNGrams is the obvious rune-slice form of NGrams.
+func naiveNGrams(text string, n int) []string {
+	r := []rune(text)
+	if len(r) == 0 {
+		return nil
+	}
+	if len(r) < n {
+		return []string{text}
+	}
+	var out []string
+	for i := 0; i+n <= len(r); i++ {
+		out = append(out, string(r[i:i+n]))
+	}
+	return out
+}
+
+func FuzzNGrams(f *testing.F) {
+	for _, s := range []string{"", "a", "abcdef", "中文字符串", "mixé d中", "ab\u0301cd"} {
+		f.Add(s, 3)
+	}
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		s = Clean(s, CleanOptions{}) // valid UTF-8, as the tokenizers get it
+		n = 1 + (n%20+20)%20
+		got := texts(NGrams{N: n}.Tokenize(nil, s))
+		if want := naiveNGrams(s, n); !slices.Equal(got, want) {
+			t.Errorf("NGrams{%d}(%q) = %q, want %q", n, s, got, want)
+		}
+	})
+}
