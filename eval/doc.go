@@ -31,7 +31,7 @@
 // MinHash-LSH (package minhash, 128 permutations, 32 bands of 4 rows, as the
 // README's reference run) over the distinct texts, and every candidate's Jaccard
 // is then computed exactly. A pair at similarity s is missed with probability
-// (1-s^4)^32: 1.5e-4 at s = 0.7, 3e-8 at s = 0.8, but 0.13 at s = 0.5, so counts
+// (1-s^4)^32: 1.5e-4 at s = 0.7, 5e-8 at s = 0.8, but 0.13 at s = 0.5, so counts
 // at 0.7 and above are complete for practical purposes and counts below are
 // lower bounds (Truth.MissProbability).
 //
