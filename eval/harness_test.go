@@ -79,12 +79,13 @@ func TestEvaluateSynthetic(t *testing.T) {
 		{Method: MethodNaive},
 		{Profile: "en-words", Verify: true},
 		{Method: MethodMinHash, Profile: "shingles", Verify: true},
+		{Profile: "en-words", Verify: true, VerifyProfile: "shingles"},
 	}
 	results, err := Evaluate(ctx, docs, truth, settings, Options{Ks: []int{0, 3, 12}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := len(results), 3+3+1; got != want {
+	if got, want := len(results), 3+3+1+3; got != want {
 		t.Fatalf("%d results, want %d", got, want)
 	}
 	for _, r := range results {
@@ -125,6 +126,9 @@ func TestEvaluateSynthetic(t *testing.T) {
 	buf.Reset()
 	if err := WriteHTML(&buf, []*Report{rep}); err != nil || !strings.Contains(buf.String(), "<svg") {
 		t.Errorf("WriteHTML: %v", err)
+	}
+	if got, want := results[len(results)-1].Name, "simhash en-words/64 +verify(shingles)"; got != want {
+		t.Errorf("name %q, want %q", got, want)
 	}
 	if best := rep.Best(); len(best) != len(settings) {
 		t.Errorf("Best: %d results, want %d", len(best), len(settings))
