@@ -77,8 +77,11 @@ func init() {
 // algorithm of sego), without gse's HMM for unknown words: it is several
 // times faster than gse's jieba-style Cut with the HMM and its output is
 // stable across texts. It runs on reusable buffers (zh_segment.go) and gives
-// the same words as gse's Segment. Text is expected cleaned (lower case), as the
-// profiles' cleanup stage leaves it; the tokens are substrings of text.
+// the same words as gse's Segment. Text is expected cleaned (lower case) and
+// in Simplified characters, as the zh-words cleanup stage leaves it
+// (FoldTraditionalBytes): the dictionary is the Simplified one, so Traditional
+// text would mostly fall apart into single characters. The tokens are
+// substrings of text.
 //
 // The dictionary is loaded on first use (about 1.6 s and 150 MB, once per
 // process). ChineseWords is safe for concurrent use: after loading, the
