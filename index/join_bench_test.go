@@ -115,17 +115,18 @@ func BenchmarkClusters(b *testing.B) {
 	}
 }
 
-// BenchmarkJoinPlans runs Join with the 4 x 16 layout of the seeds, the
-// paper's 20 tables and the planner's choice, on one core and on all, to show
+// BenchmarkJoinPlans runs Join with the 4 x 16 layout of the seeds, five
+// blocks, the paper's 20 tables and the planner's choice, on one core and on all, to show
 // what the plan and the workers each contribute.
 func BenchmarkJoinPlans(b *testing.B) {
 	for _, n := range joinBenchSizes(b) {
 		fps := joinBenchInput(n)
 		auto := PlanJoin(n, 3).Plan
+		blocks5 := mustPlan(BlockPlan(3, 5))
 		for _, p := range []struct {
 			name string
 			plan *Plan
-		}{{"seeds4x16", &Seeds4x16}, {"manku20", &Manku20}, {"auto", &auto}} {
+		}{{"seeds4x16", &Seeds4x16}, {"blocks5", &blocks5}, {"manku20", &Manku20}, {"auto", &auto}} {
 			for _, w := range []int{1, 0} {
 				b.Run(fmt.Sprintf("n=%d/plan=%s/workers=%d", n, p.name, w), func(b *testing.B) {
 					cpu := joinCPUTime()
