@@ -260,9 +260,6 @@ func (w *worker) shrink() {
 	if cap(w.sh.hashes) > maxScratch {
 		w.sh.hashes = nil
 	}
-	if cap(w.sh.buf) > maxScratch {
-		w.sh.buf = nil
-	}
 	if cap(w.tmp) > maxScratch {
 		w.tmp = nil
 	}

@@ -26,7 +26,6 @@ import (
 // and is not safe for concurrent use: each worker owns one.
 type shingler struct {
 	w      int      // shingle width in tokens
-	buf    []byte   // the current token, lower-cased UTF-8
 	toks   []uint64 // token hashes of the current document
 	hashes []uint32 // shingle hashes of the current document
 }
@@ -39,14 +38,18 @@ var asciiClass = func() (t [128]bool) {
 	return t
 }()
 
-// tokens fills s.toks with the hashes of text's tokens.
+// tokens fills s.toks with the hashes of text's tokens. Each token is hashed
+// with FNV-1a 64 (Fowler, Noll, Vo) as its lower-cased bytes are scanned, so
+// no token is copied; FNV's weak mixing does not matter because shingles mix
+// their token hashes again (shingle).
 func (s *shingler) tokens(text string) {
+	const offset, prime = 14695981039346656037, 1099511628211
 	s.toks = s.toks[:0]
-	s.buf = s.buf[:0]
+	h, in := uint64(offset), false
 	flush := func() {
-		if len(s.buf) > 0 {
-			s.toks = append(s.toks, simhash.Hash64(s.buf))
-			s.buf = s.buf[:0]
+		if in {
+			s.toks = append(s.toks, h)
+			h, in = offset, false
 		}
 	}
 	for i := 0; i < len(text); {
@@ -56,7 +59,8 @@ func (s *shingler) tokens(text string) {
 				if c >= 'A' && c <= 'Z' {
 					c += 'a' - 'A'
 				}
-				s.buf = append(s.buf, c)
+				h = (h ^ uint64(c)) * prime
+				in = true
 			} else {
 				flush()
 			}
@@ -70,15 +74,25 @@ func (s *shingler) tokens(text string) {
 			flush()
 		case unicode.Is(unicode.Han, r):
 			flush()
-			s.buf = utf8.AppendRune(s.buf, r)
+			h, in = hashRune(h, r), true
 			flush()
 		case unicode.IsLetter(r) || unicode.Is(unicode.Nd, r):
-			s.buf = utf8.AppendRune(s.buf, unicode.ToLower(r))
+			h, in = hashRune(h, unicode.ToLower(r)), true
 		default:
 			flush()
 		}
 	}
 	flush()
+}
+
+// hashRune continues the FNV-1a hash h with the UTF-8 bytes of r.
+func hashRune(h uint64, r rune) uint64 {
+	var b [utf8.UTFMax]byte
+	n := utf8.EncodeRune(b[:], r)
+	for _, c := range b[:n] {
+		h = (h ^ uint64(c)) * 1099511628211
+	}
+	return h
 }
 
 // shingle hashes text: it returns the 32-bit hashes of its w-shingles (not yet
