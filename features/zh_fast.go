@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/neardup/neardup/simhash"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -48,6 +49,7 @@ func (hanBigramsPipeline) clean(text string) string {
 
 // zhFastScratch holds the buffers fast tokens may point into.
 type zhFastScratch struct {
+	count zhCounter
 	html  []byte // the text without markup, when it had '<' or '&'
 	fold  []byte // the folded text, when it had Traditional characters
 	lower []byte // lower-cased words; pre-grown, never reallocated during a text
@@ -58,7 +60,8 @@ var zhFastPool = sync.Pool{New: func() any { return new(zhFastScratch) }}
 // release returns z to the pool, dropping buffers over maxPooled so that one
 // huge text does not pin its memory.
 func (z *zhFastScratch) release() {
-	if cap(z.html) > maxPooled || cap(z.fold) > maxPooled || cap(z.lower) > maxPooled {
+	if cap(z.html) > maxPooled || cap(z.fold) > maxPooled || cap(z.lower) > maxPooled ||
+		(cap(z.count.slots)+cap(z.count.spare))*16 > maxPooled || cap(z.count.order)*8 > maxPooled {
 		*z = zhFastScratch{}
 	}
 	zhFastPool.Put(z)
@@ -86,9 +89,136 @@ func (hanBigramsPipeline) fingerprint(p *Profile, text string) Result {
 		cleaned := unsafe.String(unsafe.SliceData(s.buf), len(s.buf))
 		s.toks = p.cfg.Tokenizer.Tokenize(s.toks[:0], cleaned)
 	}
+	if plainTF(&p.cfg) {
+		return z.count.sum(p, s)
+	}
 	p.collectTerms(s)
 	p.weigh(s)
 	return p.sum(s)
+}
+
+// plainTF reports whether cfg weighs features by their capped count (times
+// the IDF, if any) alone, so that zhCounter can stand in for the general
+// collect-weigh-sum stages.
+func plainTF(cfg *Config) bool {
+	return cfg.TF == TFRaw && cfg.TopN == 0 && cfg.Shingle < 2 && cfg.POSWeight == nil &&
+		cfg.Stopwords == nil && cfg.MinRunes <= 1
+}
+
+// zhCounter counts the feature hashes of one text for plainTF profiles:
+// open addressing with the count in the slot, so a token costs one probe
+// rather than a probe and an entry update. It gives what collectTerms,
+// weigh and sum give (TestHanBigramsFastMatchesStaged).
+type zhCounter struct {
+	slots []zhSlot
+	spare []zhSlot // the slots before the last grow, reused by the next
+	mask  uint64
+	order []uint64 // distinct hashes in first-occurrence order, the order sums are made in
+}
+
+type zhSlot struct {
+	h     uint64
+	count int32
+	first int32 // index+1 of the token of the first occurrence; 0: empty slot
+}
+
+func (c *zhCounter) reset(n int) {
+	size := 64
+	for size < n {
+		size <<= 1
+	}
+	c.resize(size)
+	c.order = c.order[:0]
+}
+
+func (c *zhCounter) resize(size int) {
+	if cap(c.slots) < size {
+		c.slots = make([]zhSlot, size)
+	} else {
+		c.slots = c.slots[:size]
+		clear(c.slots)
+	}
+	c.mask = uint64(size - 1)
+}
+
+// slot returns the slot of h, claimed for token index tok if h is new.
+func (c *zhCounter) slot(h uint64, tok int) *zhSlot {
+	for i := h & c.mask; ; i = (i + 1) & c.mask {
+		sl := &c.slots[i]
+		if sl.first == 0 {
+			if 2*len(c.order) >= len(c.slots) {
+				c.grow()
+				return c.slot(h, tok)
+			}
+			sl.h, sl.first = h, int32(tok+1)
+			c.order = append(c.order, h)
+			return sl
+		}
+		if sl.h == h {
+			return sl
+		}
+	}
+}
+
+// grow doubles the slots, keeping the load at most 1/2. The old slots are
+// kept as the spare for the next grow, so a warm counter does not allocate.
+func (c *zhCounter) grow() {
+	old := c.slots
+	c.slots = c.spare
+	c.resize(2 * len(old))
+	c.spare = old
+	for _, sl := range old {
+		if sl.first == 0 {
+			continue
+		}
+		i := sl.h & c.mask
+		for c.slots[i].first != 0 {
+			i = (i + 1) & c.mask
+		}
+		c.slots[i] = sl
+	}
+}
+
+// sum counts the tokens of s.toks (capped at MaxRepeat), weighs them (times
+// the IDF when there is one) and builds the fingerprint, as collectTerms,
+// weigh and sum do for a plainTF profile.
+func (c *zhCounter) sum(p *Profile, s *scratch) Result {
+	cfg := &p.cfg
+	c.reset(len(s.toks))
+	maxRep := int32(cfg.MaxRepeat)
+	for k, tok := range s.toks {
+		sl := c.slot(simhash.HashString64(tok.Text), k)
+		if maxRep == 0 || sl.count < maxRep {
+			sl.count++
+		}
+	}
+	bits := p.Bits()
+	b := &s.b
+	if b.Width() != bits {
+		nb, _ := simhash.NewBuilder(bits)
+		*b = *nb
+	} else {
+		b.Reset()
+	}
+	n := 0
+	for _, h := range c.order {
+		sl := c.slot(h, 0)
+		w := float64(sl.count)
+		if cfg.IDF != nil {
+			w *= cfg.IDF.weightHash(h)
+		}
+		if w == 0 {
+			continue
+		}
+		n++
+		if bits == 128 {
+			hi, lo := simhash.HashString128(s.toks[sl.first-1].Text)
+			b.Add128(hi, lo, w)
+		} else {
+			b.Add(h, w)
+		}
+	}
+	return result(b, bits, n)
 }
 
 type fastVerdict int

@@ -456,10 +456,13 @@ func TestHanBigramsFastMatchesStaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, bits := range []int{32, 64, 128} {
-		p, err := p.WithBits(bits)
+	for _, bits := range []int{32, 64, 128, -64} {
+		p, err := p.WithBits(max(bits, -bits))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if bits < 0 { // TF-IDF, with zh-words' IDF table
+			p = p.WithIDF(ChineseIDF())
 		}
 		for _, text := range texts {
 			if fast, staged := p.Fingerprint(text), (hanBigramsPipeline{}).staged(p).Fingerprint(text); fast != staged {
