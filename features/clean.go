@@ -65,9 +65,14 @@ func (c *cleaner) clean(dst []byte, text string, opt CleanOptions) []byte {
 		if !utf8.ValidString(text) {
 			text = strings.ToValidUTF8(text, "\uFFFD")
 		}
-		if !opt.NoNFKC && !norm.NFKC.IsNormalString(text) {
-			c.nfkc = norm.NFKC.AppendString(c.nfkc[:0], text)
-			text = unsafe.String(unsafe.SliceData(c.nfkc), len(c.nfkc))
+		if !opt.NoNFKC {
+			// QuickSpanString finds the normal prefix without allocating
+			// (IsNormalString allocates); Append normalises the rest,
+			// handling the seam.
+			if n := norm.NFKC.QuickSpanString(text); n < len(text) {
+				c.nfkc = norm.NFKC.AppendString(append(c.nfkc[:0], text[:n]...), text[n:])
+				text = unsafe.String(unsafe.SliceData(c.nfkc), len(c.nfkc))
+			}
 		}
 	}
 	start := len(dst)

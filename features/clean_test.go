@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 func TestClean(t *testing.T) {
@@ -84,4 +86,20 @@ func TestCleanNoQuadratic(t *testing.T) {
 			t.Fatal("invalid UTF-8 out")
 		}
 	}
+}
+
+// FuzzCleanNFKC checks the NFKC step, which normalises only past the quick
+// check's normal prefix, against normalising the whole text.
+func FuzzCleanNFKC(f *testing.F) {
+	for _, s := range []string{"e\u0301", "ａ\u0301", "abc\u0301\u0327", "ﬁ½", "\u1100\u1161\u11a8", "x\u0345\u0301"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		opt := CleanOptions{KeepHTML: true}
+		valid := strings.ToValidUTF8(s, "\uFFFD")
+		want := string(appendFolded(nil, norm.NFKC.String(valid), true))
+		if got := Clean(s, opt); got != want {
+			t.Errorf("Clean(%+q) = %+q, want %+q", s, got, want)
+		}
+	})
 }
