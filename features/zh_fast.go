@@ -17,10 +17,11 @@ import (
 // fuses the three for text that needs nothing beyond what it can do on the fly:
 // ASCII lower-casing, full-width ASCII letters and digits, separators whose
 // NFKC form is still a separator, and Traditional characters (the text is then
-// folded once and rescanned). Anything else (markup, other letters or marks,
-// format characters, compatibility ideographs) sends the text down the staged
-// path. Both give the same tokens (TestHanBigramsFastMatchesStaged and
-// FuzzChinese check it).
+// folded once and rescanned), after stripping markup as Clean does. Anything
+// else (other letters or marks, format characters, compatibility ideographs)
+// sends the text down the staged path. Both give the same tokens, and
+// zhCounter the same weights as the shared counting stages
+// (TestHanBigramsFastMatchesStaged and FuzzChinese check it).
 
 // hanBigramsPipeline is the customPipeline of zh-ngrams: the staged pipeline,
 // with fastHanBigrams in front of it on the fingerprint path.
@@ -72,6 +73,7 @@ func (hanBigramsPipeline) fingerprint(p *Profile, text string) Result {
 	z := zhFastPool.Get().(*zhFastScratch)
 	defer s.release()
 	defer z.release()
+	orig := text
 	if strings.ContainsAny(text, "<&") {
 		// Markup first, as Clean does; what is left of '<' and '&' is text.
 		z.html = stripHTML(z.html[:0], text)
@@ -85,7 +87,7 @@ func (hanBigramsPipeline) fingerprint(p *Profile, text string) Result {
 	}
 	s.toks = toks
 	if verdict != fastOK {
-		s.buf = s.cl.clean(s.buf[:0], text, p.cfg.Clean)
+		s.buf = s.cl.clean(s.buf[:0], orig, p.cfg.Clean)
 		cleaned := unsafe.String(unsafe.SliceData(s.buf), len(s.buf))
 		s.toks = p.cfg.Tokenizer.Tokenize(s.toks[:0], cleaned)
 	}

@@ -427,6 +427,7 @@ func TestHanBigramsFastMatchesStaged(t *testing.T) {
 		"中华人民共和国宪法", "美國「51區」僱員稱內部有9架飛碟", "ＡＢＣ１２３和abc", "Hello，世界！ＧＰＴ－４",
 		"第一条　为了规范口岸开放。", "二〇一〇年々", "温度℃和①号", "中\u200b文", "<b>法律</b>", "中\xff文", "〸十",
 		"Ｉｐｈｏｎｅ１５很好用", "𠀀𠀁", "苧麻", "café和", "",
+		"&amp;lt;b&amp;gt;中文①", "<p>法律&amp;lt;法规</p>é", // markup and a staged-path character
 	}
 	for _, d := range zhSample(t, 30) {
 		texts = append(texts, d.Text)
