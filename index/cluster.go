@@ -1,6 +1,9 @@
 package index
 
-import "context"
+import (
+	"context"
+	"math"
+)
 
 // Clusters groups fingerprints into the connected components of the graph
 // whose edges are the pairs within k bits (single-linkage clustering, as
@@ -37,6 +40,32 @@ func Clusters(ctx context.Context, fps []uint64, k int, opt JoinOptions) ([]int,
 // order, so with Clusters' assignment the first member is the one kept, and
 // groups are in order of their first member.
 func ClusterGroups(rep []int) [][]int {
+	// state[r] counts the members with rep r, then once r's group exists
+	// holds -(its index+1): one int32 per element rather than a map, which at
+	// 100M fingerprints would take gigabytes.
+	n := len(rep)
+	state := make([]int32, n)
+	for _, r := range rep {
+		if r < 0 || r >= n || n > math.MaxInt32 {
+			return clusterGroupsMap(rep)
+		}
+		state[r]++
+	}
+	var groups [][]int
+	for i, r := range rep {
+		switch s := state[r]; {
+		case s < 0:
+			groups[-s-1] = append(groups[-s-1], i)
+		case s >= 2:
+			groups = append(groups, append(make([]int, 0, s), i))
+			state[r] = int32(-len(groups))
+		}
+	}
+	return groups
+}
+
+// clusterGroupsMap is ClusterGroups for labels that are not indices.
+func clusterGroupsMap(rep []int) [][]int {
 	count := make(map[int]int)
 	for _, r := range rep {
 		count[r]++

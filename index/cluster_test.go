@@ -73,6 +73,8 @@ func TestClusterGroups(t *testing.T) {
 		{[]int{0, 1, 2}, nil},
 		{[]int{0, 0, 2, 0, 2, 5}, [][]int{{0, 1, 3}, {2, 4}}},
 		{[]int{0, 1, 1, 1}, [][]int{{1, 2, 3}}},
+		{[]int{3, 3, 0, 0}, [][]int{{0, 1}, {2, 3}}},
+		{[]int{-1, 7, -1, 7, 5}, [][]int{{0, 2}, {1, 3}}}, // labels, not indices
 	}
 	for _, tt := range tests {
 		got := ClusterGroups(tt.rep)
