@@ -220,6 +220,9 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	if err := r.writeReports(outs); err != nil {
 		return Summary{}, err
 	}
+	// The shingle sets were for verification and the reports; the output
+	// pass needs only the decisions.
+	r.d.sk, r.vectors = nil, nil
 	if opt.Output != "" && r.onlyFiles && !usesStdin(inputs) {
 		// Whole files: the output is their paths, which are their ids; no
 		// need to read them again.
