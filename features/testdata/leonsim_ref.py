@@ -69,6 +69,15 @@ TEXTS = [
     "İstanbul ǅemal ß ﬁ Ａｂｃ",
     "naïve café résumé ñ e\u0301",
     "tab\tnewline\nnull\x00end",
+    "snake_case_name __init__ x_1",
+    "emoji 😀👍 and symbols ©®™ €100 ¥2,000.50",
+    "한국어 텍스트 입니다 ﾊﾝｶｸ",
+    "हिन्दी पाठ नमस्ते",
+    "العربية نص ١٢٣",
+    "ΣΊΣΥΦΟΣ Σ. ΟΔΥΣΣΕΎΣ's ΑΣ",
+    "Ⅻ ⅻ ① ⑽ ² ½ ٣ ๓",
+    "MiXeD CaSe ǅ ǈ ǋ ǲ ẞ",
+    "The quick brown fox jumps over the lazy dog. " * 20,
 ]
 
 
