@@ -83,3 +83,33 @@ func TestClusterGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestClustersManyIdentical joins 100,000 copies of one fingerprint, which
+// make five billion pairs: Clusters must join them without enumerating the
+// pairs (this test would not finish otherwise).
+func TestClustersManyIdentical(t *testing.T) {
+	const copies = 100_000
+	fps := make([]uint64, copies+3)
+	for i := range fps {
+		fps[i] = 0xfeedfacecafebeef
+	}
+	fps[1] = 0x0123456789abcdef        // alone
+	fps[2] = 0xfeedfacecafebeef ^ 1<<9 // one bit from the copies
+	fps[copies+2] = ^uint64(0)         // alone
+	rep, err := Clusters(context.Background(), fps, 3, JoinOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rep {
+		want := 0
+		if i == 1 || i == copies+2 {
+			want = i
+		}
+		if r != want {
+			t.Fatalf("rep[%d] = %d, want %d", i, r, want)
+		}
+	}
+	if g := ClusterGroups(rep); len(g) != 1 || len(g[0]) != copies+1 {
+		t.Fatalf("got %d groups, want one of %d", len(g), copies+1)
+	}
+}

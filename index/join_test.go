@@ -305,3 +305,26 @@ func TestJoinLargeK(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinIdenticalCount checks that m copies of one fingerprint make each of
+// their m(m-1)/2 pairs exactly once, whatever the plan.
+func TestJoinIdenticalCount(t *testing.T) {
+	const m = 1000
+	fps := make([]uint64, m)
+	for i := range fps {
+		fps[i] = 0x5555aaaa5555aaaa
+	}
+	for _, p := range []*Plan{nil, &Seeds4x16, &Manku20} {
+		seen := make(map[Pair]bool)
+		err := Join(context.Background(), fps, 3, JoinOptions{Plan: p}, func(q Pair) error {
+			if q.A >= q.B || q.Distance != 0 || seen[q] {
+				return fmt.Errorf("bad or repeated pair %v", q)
+			}
+			seen[q] = true
+			return nil
+		})
+		if err != nil || len(seen) != m*(m-1)/2 {
+			t.Errorf("plan %v: err %v, %d pairs, want %d", p, err, len(seen), m*(m-1)/2)
+		}
+	}
+}
