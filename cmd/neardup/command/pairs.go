@@ -92,6 +92,14 @@ func (in *joinInput) label(i int) string {
 	return strconv.Itoa(i)
 }
 
+// appendLabel appends label(i) to b without allocating for positions.
+func (in *joinInput) appendLabel(b []byte, i int) []byte {
+	if in.ids == nil || in.ids[i] == "" {
+		return strconv.AppendInt(b, int64(i), 10)
+	}
+	return append(b, in.label(i)...)
+}
+
 // id returns fingerprint i's id, "" if none.
 func (in *joinInput) id(i int) string {
 	if in.ids == nil {
@@ -266,11 +274,18 @@ func (f *pairsCmd) run(ctx context.Context, args []string, stdin io.Reader, stdo
 	}
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	enc := json.NewEncoder(w)
+	var line []byte
 	write := func(p index.Pair) error {
 		if f.json {
 			return enc.Encode(pairJSON{p.A, p.B, p.Distance, in.id(p.A), in.id(p.B)})
 		}
-		_, err := fmt.Fprintf(w, "%s\t%s\t%d\n", in.label(p.A), in.label(p.B), p.Distance)
+		line = in.appendLabel(line[:0], p.A)
+		line = append(line, '\t')
+		line = in.appendLabel(line, p.B)
+		line = append(line, '\t')
+		line = strconv.AppendInt(line, int64(p.Distance), 10)
+		line = append(line, '\n')
+		_, err := w.Write(line)
 		return err
 	}
 	t1 := time.Now()
