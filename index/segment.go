@@ -58,7 +58,9 @@ func buildSegment(l *layout, fps []uint64, iids []uint32, workers int) *segment 
 	n := len(fps)
 	s := &segment{n: n, iids: iids, tables: make([]*table, len(l.perms))}
 	tk := make([]uint64, n)
-	radixSortPairs(fps, iids, tk, make([]uint32, n))
+	if !sortedPairs(fps, iids) { // snapshots and merges of one run arrive sorted
+		radixSortPairs(fps, iids, tk, make([]uint32, n))
+	}
 	s.prim = newTable(fps)
 	var todo []int
 	for t := range l.perms {
@@ -171,4 +173,15 @@ func (s *segment) bytes() int64 {
 func isDead(dead []uint64, iid uint32) bool {
 	w := int(iid >> 6)
 	return w < len(dead) && dead[w]&(1<<(iid&63)) != 0
+}
+
+// sortedPairs reports whether fps is ascending with iids ascending among
+// equal fingerprints.
+func sortedPairs(fps []uint64, iids []uint32) bool {
+	for i := 1; i < len(fps); i++ {
+		if fps[i] < fps[i-1] || fps[i] == fps[i-1] && iids[i] < iids[i-1] {
+			return false
+		}
+	}
+	return true
 }

@@ -42,7 +42,9 @@ func (x *Index) WriteTo(w io.Writer) (int64, error) {
 			iids = append(iids, iid)
 		}
 	}
-	radixSortPairs(fps, iids, make([]uint64, len(fps)), make([]uint32, len(fps)))
+	if !sortedPairs(fps, iids) {
+		radixSortPairs(fps, iids, make([]uint64, len(fps)), make([]uint32, len(fps)))
+	}
 
 	bw := &countWriter{w: bufio.NewWriterSize(w, 1<<20)}
 	bw.write([]byte(snapshotMagic))
@@ -127,20 +129,42 @@ func (c *countWriter) write(b []byte) {
 	c.err = err
 }
 
+// sectionWriter encodes a section's payload into a buffer that it
+// checksums and writes out in 1 MiB chunks: per-value writes and CRC updates
+// cost more than the encoding.
 type sectionWriter struct {
 	cw  *countWriter
 	crc uint32
 	n   int64
-	tmp [binary.MaxVarintLen64]byte
+	buf []byte
+}
+
+func (s *sectionWriter) flush() {
+	s.crc = crc32.Update(s.crc, castagnoli, s.buf)
+	s.n += int64(len(s.buf))
+	s.cw.write(s.buf)
+	s.buf = s.buf[:0]
 }
 
 func (s *sectionWriter) write(b []byte) {
-	s.crc = crc32.Update(s.crc, castagnoli, b)
-	s.n += int64(len(b))
-	s.cw.write(b)
+	if len(s.buf)+len(b) > cap(s.buf) {
+		s.flush()
+	}
+	if len(b) > cap(s.buf) {
+		s.crc = crc32.Update(s.crc, castagnoli, b)
+		s.n += int64(len(b))
+		s.cw.write(b)
+		return
+	}
+	s.buf = append(s.buf, b...)
 }
 
-func (s *sectionWriter) uvarint(v uint64) { s.write(binary.AppendUvarint(s.tmp[:0], v)) }
+func (s *sectionWriter) uvarint(v uint64) {
+	if len(s.buf)+binary.MaxVarintLen64 > cap(s.buf) {
+		s.flush()
+	}
+	s.buf = binary.AppendUvarint(s.buf, v)
+}
 
 // section writes tag, the payload length, the payload body writes, and the
 // CRC-32C of tag and payload.
@@ -149,8 +173,9 @@ func (c *countWriter) section(tag byte, size int64, body func(*sectionWriter)) {
 	hdr[0] = tag
 	binary.LittleEndian.PutUint64(hdr[1:], uint64(size))
 	c.write(hdr[:])
-	sw := &sectionWriter{cw: c, crc: crc32.Update(0, castagnoli, hdr[:1])}
+	sw := &sectionWriter{cw: c, crc: crc32.Update(0, castagnoli, hdr[:1]), buf: make([]byte, 0, 1<<20)}
 	body(sw)
+	sw.flush()
 	if sw.n != size && c.err == nil {
 		c.err = fmt.Errorf("index: snapshot section %c: wrote %d bytes, planned %d", tag, sw.n, size)
 	}
