@@ -119,7 +119,8 @@ func (f *dedupCmd) run(c *cobra.Command, args []string) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	stderr := c.ErrOrStderr()
+	// Log lines, warnings and the progress bar come from several goroutines.
+	stderr := io.Writer(&lockedWriter{w: c.ErrOrStderr()})
 	o := f.opt
 	format, err := corpus.ParseFormat(f.in.format)
 	if err != nil {
