@@ -14,7 +14,8 @@ import (
 
 // Self-join benchmarks. Sizes come from NEARDUP_BENCH_N, a comma-separated
 // list (default 100000) such as NEARDUP_BENCH_N=1000000,10000000, so that a
-// plain go test -bench stays small:
+// plain go test -bench stays small; NEARDUP_BENCH_K lists the distances of
+// BenchmarkJoin (default 3):
 //
 //	NEARDUP_BENCH_N=1000000,10000000 go test -run '^$' -bench 'Join|Clusters' -benchtime 3x ./index
 
@@ -54,6 +55,24 @@ func joinBenchFingerprints(n int) []uint64 {
 	return fps
 }
 
+// joinBenchKs returns the distances of BenchmarkJoin: NEARDUP_BENCH_K, a
+// comma-separated list, default 3.
+func joinBenchKs(b *testing.B) []int {
+	s := os.Getenv("NEARDUP_BENCH_K")
+	if s == "" {
+		return []int{3}
+	}
+	var ks []int
+	for f := range strings.SplitSeq(s, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || k < 0 || k > 63 {
+			b.Fatalf("NEARDUP_BENCH_K: bad distance %q", f)
+		}
+		ks = append(ks, k)
+	}
+	return ks
+}
+
 var joinBenchFPS = map[int][]uint64{}
 
 func joinBenchInput(n int) []uint64 {
@@ -67,7 +86,7 @@ func joinBenchInput(n int) []uint64 {
 
 func BenchmarkJoin(b *testing.B) {
 	for _, n := range joinBenchSizes(b) {
-		for _, k := range []int{3} {
+		for _, k := range joinBenchKs(b) {
 			fps := joinBenchInput(n)
 			e := PlanJoin(n, k)
 			b.Run(fmt.Sprintf("n=%d/k=%d/blocks=%d", n, k, len(e.Plan.Blocks)), func(b *testing.B) {
