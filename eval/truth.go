@@ -20,35 +20,46 @@ const ShingleWidth = 5
 
 // Tokens appends the ground-truth tokens of text to dst: each Han character
 // alone, otherwise maximal runs of letters (L) and decimal digits (Nd), each
-// rune lower-cased. Invalid UTF-8 separates tokens.
+// rune lower-cased (unicode.ToLower, rune by rune: no final sigma). Invalid
+// UTF-8 separates tokens. Tokens that need no lower-casing share text's memory.
 func Tokens(dst []string, text string) []string {
-	var b strings.Builder
-	flush := func() {
-		if b.Len() > 0 {
-			dst = append(dst, b.String())
-			b.Reset()
+	start := -1 // start of the current run of letters and digits
+	flush := func(end int) {
+		if start >= 0 {
+			dst = append(dst, strings.ToLower(text[start:end]))
+			start = -1
 		}
 	}
 	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			if 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || 'A' <= c && c <= 'Z' {
+				if start < 0 {
+					start = i
+				}
+			} else {
+				flush(i)
+			}
+			i++
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(text[i:])
 		switch {
-		case r < utf8.RuneSelf && ('a' <= r && r <= 'z' || '0' <= r && r <= '9'):
-			b.WriteByte(byte(r))
-		case r < utf8.RuneSelf && 'A' <= r && r <= 'Z':
-			b.WriteByte(byte(r + 'a' - 'A'))
-		case r == utf8.RuneError && size <= 1, r < utf8.RuneSelf:
-			flush()
+		case r == utf8.RuneError && size == 1:
+			flush(i)
 		case unicode.Is(unicode.Han, r):
-			flush()
+			flush(i)
 			dst = append(dst, text[i:i+size])
 		case unicode.IsLetter(r) || unicode.Is(unicode.Nd, r):
-			b.WriteRune(unicode.ToLower(r))
+			if start < 0 {
+				start = i
+			}
 		default:
-			flush()
+			flush(i)
 		}
 		i += size
 	}
-	flush()
+	flush(len(text))
 	return dst
 }
 
