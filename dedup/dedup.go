@@ -81,7 +81,9 @@ type runner struct {
 	onlyFiles    bool      // every document is a whole file (Text format): its id is its path
 
 	seen       map[string]int32 // id -> document, for the duplicate-id check
-	where      []string
+	pos        []docPos         // per document, for the duplicate-id error
+	sources    []string         // file names indexed by docPos.src
+	sourceIdx  map[string]int32
 	exactFirst map[uint64]int32
 	df         map[uint32]int32 // cosine: document frequency of token hashes
 	shift      atomic.Int32     // the global sketch modulus, read by workers
@@ -136,6 +138,7 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	r := &runner{opt: opt, d: &docs{}, start: time.Now(), exactFirst: map[uint64]int32{}, onlyFiles: true}
 	if !opt.AllowDuplicateIDs {
 		r.seen = map[string]int32{}
+		r.sourceIdx = map[string]int32{}
 	}
 	if opt.Verify == VerifyCosine {
 		r.df = map[uint32]int32{}
@@ -199,7 +202,7 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	}
 	r.sum.ReadSeconds = time.Since(r.stage).Seconds()
 	r.sum.BadInputs = int(bad.Load())
-	r.seen, r.where, r.exactFirst = nil, nil, nil // no longer needed
+	r.seen, r.pos, r.sources, r.sourceIdx, r.exactFirst = nil, nil, nil, nil, nil // no longer needed
 	r.log().Info("read", "docs", r.d.len(), "bytes", r.stats.bytes, "seconds", r.sum.ReadSeconds)
 
 	// Candidates, verification and clusters.

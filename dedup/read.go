@@ -301,10 +301,16 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 	if !r.opt.AllowDuplicateIDs {
 		if j, dup := r.seen[id]; dup {
 			return fmt.Errorf("%w: %q at %s and at %s (use AllowDuplicateIDs / --allow-duplicate-ids)",
-				ErrDuplicateID, id, r.where[j], where(it.doc))
+				ErrDuplicateID, id, r.pos[j].String(r.sources), where(it.doc))
 		}
 		r.seen[id] = int32(i)
-		r.where = append(r.where, where(it.doc))
+		src, ok := r.sourceIdx[it.doc.Source]
+		if !ok {
+			src = int32(len(r.sources))
+			r.sources = append(r.sources, it.doc.Source)
+			r.sourceIdx[it.doc.Source] = src
+		}
+		r.pos = append(r.pos, docPos{src: src, line: int32(min(it.doc.Line, 1<<31-1))})
 	}
 	if it.doc.Raw != nil || it.doc.Line != 0 {
 		r.onlyFiles = false
@@ -344,6 +350,17 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 		}
 	}
 	return nil
+}
+
+// docPos is where a document was read, in 8 bytes: the duplicate-id check
+// keeps one per document to name the first occurrence.
+type docPos struct{ src, line int32 }
+
+func (p docPos) String(sources []string) string {
+	if p.line > 0 {
+		return fmt.Sprintf("%s:%d", sources[p.src], p.line)
+	}
+	return sources[p.src]
 }
 
 // where names a document's position for error messages.
