@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -245,7 +246,10 @@ func (w *worker) process(it *item) {
 		it.key = fieldValue(it.raw, o.KeepField)
 		it.raw = nil
 	}
-	it.doc.Text = "" // let the text go
+	// Let the text go. The id may alias the JSONL line (corpus decodes it in
+	// place), and keeping the id must not keep the line: copy it.
+	it.doc.Text = ""
+	it.doc.ID = strings.Clone(it.doc.ID)
 }
 
 // maxScratch is the most scratch entries a worker keeps between batches: a
