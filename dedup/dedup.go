@@ -24,7 +24,7 @@ type Summary struct {
 	Kept  int   `json:"kept"`
 	// Removed = ExactDuplicates + NearDuplicates + IndexDuplicates.
 	Removed         int `json:"removed"`
-	ExactDuplicates int `json:"exact_duplicates"` // same token sequence as the kept document... or its cluster
+	ExactDuplicates int `json:"exact_duplicates"` // removed with the same word sequence as their kept document
 	NearDuplicates  int `json:"near_duplicates"`
 	IndexDuplicates int `json:"index_duplicates"` // matched a fingerprint in Options.Index
 	Clusters        int `json:"clusters"`         // clusters of two or more documents

@@ -60,7 +60,7 @@
 // The shingle sets are freed before the output pass. Go's collector lets the
 // heap reach twice the live data; the command sets a soft limit
 // (debug.SetMemoryLimit, budget + 512 MiB) so that the resident size stays near
-// the live size: 833 MB for the 1.3 GB Linux tree, 512 MB for the 166 MB
+// the live size: 833 MB for the 1.3 GB Linux tree, 432 MB for the 166 MB
 // en_gitdocs_dev (BENCHMARKS.md).
 //
 // # Incremental mode
