@@ -199,7 +199,8 @@ var inlineTags = map[string]bool{
 
 // stripHTML appends s to dst with comments, tags, script and style elements
 // removed and character references decoded. It never fails: malformed markup
-// is kept as text, an unterminated comment or script runs to the end.
+// is kept as text; the opener of an unterminated comment, script or style is
+// dropped and the text after it kept.
 func stripHTML(dst []byte, s string) []byte {
 	// Past the last '>' no tag can end, so the rest is text (or an
 	// unterminated comment): checking this once keeps the scan linear
@@ -207,8 +208,11 @@ func stripHTML(dst []byte, s string) []byte {
 	lastGT := strings.LastIndexByte(s, '>')
 	for len(s) > 0 {
 		if lastGT < 0 {
-			if k := strings.Index(s, "<!--"); k >= 0 {
-				return appendText(dst, s[:k])
+			// No tag can end here; an unterminated comment opener is
+			// dropped alone (see tagLen).
+			for k := strings.Index(s, "<!--"); k >= 0; k = strings.Index(s, "<!--") {
+				dst = append(appendText(dst, s[:k]), ' ')
+				s = s[k+4:]
 			}
 			return appendText(dst, s)
 		}
@@ -286,7 +290,11 @@ func tagLen(s string) (n int, sep bool) {
 		if end := strings.Index(s[4:], "-->"); end >= 0 {
 			return 4 + end + 3, false
 		}
-		return len(s), false
+		// Unterminated: drop only the opener. A browser would hide the rest
+		// of the page, but in plain text (AsciiDoc, Markdown, mail) that
+		// loses the document, and losing text hurts dedup more than a
+		// stray "<!--" does.
+		return 4, false
 	}
 	if len(s) < 2 {
 		return 0, false
@@ -359,7 +367,10 @@ func tagLen(s string) (n int, sep bool) {
 				return n + e + 1, true
 			}
 		}
-		return len(s), true
+		// No end tag: drop only the start tag. Text that merely mentions
+		// "<style>" (AsciiDoc's "--thread[=<style>]") must not lose the
+		// rest of the document.
+		return end + 1, true
 	}
 	return n, !inlineTags[name]
 }
