@@ -17,13 +17,27 @@ import (
 // (exact Jaccard of word 5-shingles >= 0.8, the corpora README's definition)
 // at the document level as eval defines it, over distinct texts: a text is
 // positive when it is in a true pair, predicted positive when its cluster
-// holds another distinct text. Run with NEARDUP_ACCURACY=1 (minutes).
+// holds another distinct text. The minimum F1 of each corpus is issue 4's
+// target (0 where the issue sets none beyond precision); en_prose has no
+// near-duplicates, so any predicted text there is a false positive. About 45 s,
+// most of it en_gitdocs_dev; -short skips that corpus.
 func TestAccuracyCorpora(t *testing.T) {
-	if os.Getenv("NEARDUP_ACCURACY") == "" {
-		t.Skip("set NEARDUP_ACCURACY=1")
+	targets := []struct {
+		name  string
+		minF1 float64
+	}{
+		{"en_gitdocs_dev", 0.95},
+		{"en_spdx", 0},
+		{"en_prose", 0},
+		{"zh_laws", 0.95},
+		{"zh_fortunes", 0.9},
 	}
-	for _, name := range []string{"en_gitdocs_dev", "en_spdx", "en_prose", "zh_laws", "zh_fortunes"} {
+	for _, tc := range targets {
+		name := tc.name
 		t.Run(name, func(t *testing.T) {
+			if testing.Short() && name == "en_gitdocs_dev" {
+				t.Skip("-short")
+			}
 			path := filepath.Join("../../shared/corpora", name+".jsonl.zst")
 			if _, err := os.Stat(path); err != nil {
 				t.Skip(err)
@@ -39,6 +53,12 @@ func TestAccuracyCorpora(t *testing.T) {
 				sum.Candidates, sum.Verified, sum.Rejected, sum.Skipped, sum.Seconds)
 			if m.p < 0.98 {
 				t.Errorf("precision %.4f < 0.98", m.p)
+			}
+			if m.f1 < tc.minF1 {
+				t.Errorf("F1 %.4f < %.2f", m.f1, tc.minF1)
+			}
+			if name == "en_prose" && m.pred != 0 {
+				t.Errorf("en_prose: %d texts predicted as near-duplicates, want none", m.pred)
 			}
 		})
 	}
