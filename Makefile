@@ -6,8 +6,11 @@ GO ?= go
 build:
 	$(GO) build -o bin/neardup ./cmd/neardup
 
+# The whole suite, then the concurrent packages again under the race
+# detector (-short skips the largest corpus there).
 test:
 	$(GO) test -count=1 ./...
+	$(GO) test -race -short -count=1 ./index ./dedup ./corpus ./features ./cmd/neardup/command
 
 race:
 	$(GO) test -race -count=1 ./...
