@@ -33,8 +33,8 @@
 // 32-bit internal ids (4 bytes each). Ids live in one byte arena with 4-byte
 // offsets, and the id -> internal id map is an open-addressing table of
 // 32-bit slots with one-byte tags (about 7 bytes per id). With the planner's
-// four tables for k = 3 that is about 33 bytes per fingerprint plus the id
-// bytes; see BENCHMARKS.md for measurements at 10 and 100 million.
+// four tables for k = 3 that is about 39 bytes per fingerprint plus the id
+// bytes (47 in all with 8-byte ids at 10 million); see BENCHMARKS.md.
 //
 // # Writes
 //

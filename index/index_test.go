@@ -362,3 +362,28 @@ func TestRadixSortTop(t *testing.T) {
 		}
 	}
 }
+
+// TestBuckets24 forces the 24-bit buckets and 5-byte entries that only
+// indexes of 64 million fingerprints get on their own.
+func TestBuckets24(t *testing.T) {
+	if raceEnabled || testing.Short() {
+		t.Skip("allocates 64 MiB per table")
+	}
+	testBucketBits = 24
+	defer func() { testBucketBits = 0 }()
+	r := rand.New(rand.NewPCG(17, 18))
+	n := 20000
+	fps := plantedSet(r, n, 8)
+	ids := numberedIDs(n)
+	for _, layout := range []string{"seeds-4x16", "blocks:6:7", "blocks:2:4"} {
+		p, _ := ParseLayout(layout)
+		x, err := Build(ids, fps, Options{Plan: &p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := x.segs[0].prim.w; w != 5 {
+			t.Fatalf("entry bytes %d, want 5", w)
+		}
+		checkQueries(t, x, ids, fps, nil, r, p.K, 200)
+	}
+}

@@ -28,6 +28,9 @@ type table struct {
 // 24 whose offset array costs at most one byte per entry (4 bytes per bucket,
 // one bucket per 4 entries or more).
 func bucketBits(n int) uint {
+	if testBucketBits != 0 {
+		return testBucketBits
+	}
 	switch {
 	case n >= 4<<24:
 		return 24
@@ -38,6 +41,10 @@ func bucketBits(n int) uint {
 	}
 	return 0
 }
+
+// testBucketBits, when not zero, overrides bucketBits so that tests can use
+// the 24-bit buckets of 64 million entries on a small index.
+var testBucketBits uint
 
 // newTable packs values sorted by at least their top bb bits (fully sorted
 // for a primary table, by key for the others; see radixSortTop).
