@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // Snapshot format; FORMAT.md in this directory documents it.
@@ -369,18 +370,33 @@ func Read(r io.Reader, opt Options) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	if dup, ok := ids.insertRange(0); !ok {
+	// As in AddBulk: hash the ids while the tables are built, unless the
+	// scratch of doing both at once would be too much.
+	iids := make([]uint32, n)
+	for i := range iids {
+		iids[i] = uint32(i)
+	}
+	var seg *segment
+	var dup string
+	var ok bool
+	if n < concurrentBulk {
+		var wg sync.WaitGroup
+		if n > 0 {
+			wg.Go(func() { seg = buildSegment(x.lay, fps, iids, x.workers) })
+		}
+		dup, ok = ids.insertRange(0)
+		wg.Wait()
+	} else if dup, ok = ids.insertRange(0); ok {
+		seg = buildSegment(x.lay, fps, iids, x.workers)
+	}
+	if !ok {
 		return nil, fmt.Errorf("%w: duplicate id %q", ErrFormat, dup)
 	}
 	x.ids = ids
 	x.growDeadLocked()
 	x.live = n
-	if n > 0 {
-		iids := make([]uint32, n)
-		for i := range iids {
-			iids[i] = uint32(i)
-		}
-		x.segs = []*segment{buildSegment(x.lay, fps, iids, x.workers)}
+	if seg != nil {
+		x.segs = []*segment{seg}
 	}
 	return x, nil
 }
