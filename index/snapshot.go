@@ -184,7 +184,8 @@ func (c *countWriter) section(tag byte, size int64, body func(*sectionWriter)) {
 }
 
 // SaveFile writes a snapshot to path atomically: to a temporary file in the
-// same directory, synced, then renamed over path.
+// same directory, synced, then renamed over path (and the directory synced).
+// A reader of path sees the old snapshot or the new one, never a mix.
 func (x *Index) SaveFile(path string) (err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -205,7 +206,16 @@ func (x *Index) SaveFile(path string) (err error) {
 	if err = f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(f.Name(), path)
+	if err = os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	// Sync the directory so that the rename itself survives a crash; not
+	// every platform can, so a failure here is not an error.
+	if d, derr := os.Open(filepath.Dir(path)); derr == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
 }
 
 // LoadFile reads a snapshot written by SaveFile or WriteTo.
