@@ -84,7 +84,7 @@ func parseFPLine(s string) (fpRecord, error) {
 			return fpRecord{}, fmt.Errorf("malformed JSON: %v", err)
 		}
 		if len(v.Fingerprint) == 0 {
-			return fpRecord{}, fmt.Errorf("JSON object without a \"fingerprint\" field")
+			return fpRecord{}, fmt.Errorf("JSON object without a \"fingerprint\" field (documents need --from-text)")
 		}
 		fp, err := parseFPJSON(v.Fingerprint)
 		if err != nil {

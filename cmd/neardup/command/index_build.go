@@ -46,7 +46,8 @@ Blank lines and lines starting with # are skipped. Ids must be unique.
 
 With --from-text the inputs are documents instead (the formats of 'neardup
 fingerprint': JSONL, text files, directories, .gz/.zst), fingerprinted with
---profile (64 bits).
+--profile (64 bits). The flags --format, --id-field, --text-field,
+--skip-bad, --profile, --bits and --idf apply to --from-text only.
 
 The plan (tables) is chosen for the number of fingerprints, --k and --budget
 and printed; --plan overrides it: seeds-4x16, manku-20, blocks:K:B or auto.`,
