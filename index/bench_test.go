@@ -233,3 +233,36 @@ func BenchmarkSnapshot(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAdd measures single Adds (memtable, sorted runs, merges) into an
+// empty index, and Removes of the same ids.
+func BenchmarkAdd(b *testing.B) {
+	for _, n := range benchSizes() {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			ids, fps := benchData(n)
+			var add, remove time.Duration
+			for b.Loop() {
+				x, err := New(Options{ExpectedN: n})
+				if err != nil {
+					b.Fatal(err)
+				}
+				t0 := time.Now()
+				for i := range ids {
+					if err := x.Add(ids[i], fps[i]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				add += time.Since(t0)
+				t0 = time.Now()
+				for i := range ids {
+					if err := x.Remove(ids[i]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				remove += time.Since(t0)
+			}
+			b.ReportMetric(float64(n*b.N)/add.Seconds(), "adds/s")
+			b.ReportMetric(float64(n*b.N)/remove.Seconds(), "removes/s")
+		})
+	}
+}
