@@ -85,25 +85,65 @@ func (x *Index) WriteTo(w io.Writer) (int64, error) {
 		}
 	})
 
-	// Ids, in the order of the fingerprints: length and bytes.
+	// Ids, in the order of the fingerprints: length and bytes. The size does
+	// not depend on the order, so it is summed over the live iids in arena
+	// order rather than at random.
 	size = int64(uvarintLen(uint64(len(iids))))
-	for _, iid := range iids {
-		l := len(x.ids.id(iid))
-		size += int64(uvarintLen(uint64(l)) + l)
+	for i := range x.ids.count() {
+		if !isDead(x.dead, uint32(i)) {
+			l := len(x.ids.id(uint32(i)))
+			size += int64(uvarintLen(uint64(l)) + l)
+		}
 	}
 	bw.section(secIDs, size, func(sw *sectionWriter) {
 		sw.uvarint(uint64(len(iids)))
-		for _, iid := range iids {
-			id := x.ids.id(iid)
-			sw.uvarint(uint64(len(id)))
-			sw.write(id)
-		}
+		x.writeIDsLocked(sw, iids)
 	})
 	bw.section(secEnd, 0, func(*sectionWriter) {})
 	if bw.err == nil {
 		bw.err = bw.w.(*bufio.Writer).Flush()
 	}
 	return bw.n, bw.err
+}
+
+// writeIDsLocked writes the ids of iids, in that order, as length and bytes.
+// Fingerprint order is random in the arena, so it works in chunks: within a
+// chunk it copies the ids out in ascending iid order (forward through the
+// offsets and the arena, which the hardware prefetches) and then emits them
+// in fingerprint order from the copy. At 100 million ids that is several
+// times faster than fetching each id where it lies.
+func (x *Index) writeIDsLocked(sw *sectionWriter, iids []uint32) {
+	// About 32 MiB of ids per chunk, from the average id length.
+	chunk := 1 << 18
+	if n := x.ids.count(); n > 0 {
+		avg := max(1, len(x.ids.arena)/n)
+		chunk = max(1024, min(chunk, (32<<20)/avg))
+	}
+	m := min(chunk, len(iids))
+	keys := make([]uint64, 0, m)
+	tmp := make([]uint64, m)
+	starts := make([]uint32, m)
+	lens := make([]uint32, m)
+	var buf []byte
+	for c := 0; c < len(iids); c += chunk {
+		part := iids[c:min(c+chunk, len(iids))]
+		keys = keys[:0]
+		for j, iid := range part {
+			keys = append(keys, uint64(iid)<<32|uint64(j))
+		}
+		radixSort(keys, tmp)
+		buf = buf[:0]
+		for _, k := range keys {
+			j := uint32(k)
+			id := x.ids.id(uint32(k >> 32))
+			starts[j], lens[j] = uint32(len(buf)), uint32(len(id))
+			buf = append(buf, id...)
+		}
+		for j := range part {
+			sw.uvarint(uint64(lens[j]))
+			sw.write(buf[starts[j] : starts[j]+lens[j]])
+		}
+	}
 }
 
 func uvarintLen(v uint64) int {
