@@ -254,27 +254,80 @@ func (p *Profile) Fingerprint(text string) Result {
 // final weights (0 for those cut by TopN). For shingle profiles s.toks holds
 // the kept tokens afterwards.
 func (p *Profile) collect(s *scratch, text string) {
-	cfg := &p.cfg
+	switch {
+	case p.cfg.Shingle >= 2:
+		p.tokenize(s, text)
+		p.collectShingles(s)
+	case len(text) > chunkBytes:
+		p.collectChunked(s, text)
+	default:
+		p.tokenize(s, text)
+		s.tab.reset(len(s.toks))
+		p.addTerms(s, false)
+	}
+	p.weigh(s)
+}
+
+// tokenize cleans text into s.buf and splits it into s.toks.
+func (p *Profile) tokenize(s *scratch, text string) {
 	ok := false
 	if p.fusedWords() {
 		s.toks, s.buf, ok = fastWords(s.toks[:0], s.buf, text)
 	}
 	if !ok {
-		s.buf = s.cl.clean(s.buf[:0], text, cfg.Clean)
+		s.buf = s.cl.clean(s.buf[:0], text, p.cfg.Clean)
 		cleaned := unsafe.String(unsafe.SliceData(s.buf), len(s.buf))
 		s.toks = p.tokenizer().Tokenize(s.toks[:0], cleaned)
 	}
-	if cfg.Shingle >= 2 {
-		p.collectShingles(s)
-	} else {
-		p.collectTerms(s)
-	}
-	p.weigh(s)
 }
 
-func (p *Profile) collectTerms(s *scratch) {
+// chunkBytes is the size above which a document is cleaned and tokenized in
+// pieces. The cleaned text and its tokens cost about 16 bytes per input byte,
+// so a 1 GB document done in one piece would need about 16 GB; in pieces the
+// scratch stays near 16 x chunkBytes plus one entry per distinct feature.
+const chunkBytes = 4 << 20
+
+// collectChunked counts the terms of a long text a piece at a time into one
+// table. Pieces end at white space, so for word profiles the features are
+// those of the whole text unless markup or an entity spans a cut; n-grams
+// that would span a cut are lost. Either way the result is deterministic.
+func (p *Profile) collectChunked(s *scratch, text string) {
+	s.tab.reset(1 << 16) // grows with the vocabulary, not the text
+	for len(text) > 0 {
+		n := cutPoint(text, chunkBytes)
+		p.tokenize(s, text[:n])
+		p.addTerms(s, true)
+		text = text[n:]
+	}
+}
+
+// cutPoint returns the length of the first piece of text, at most about max
+// bytes: just after the last ASCII white space in the final quarter of the
+// window, else at a UTF-8 character boundary.
+func cutPoint(text string, max int) int {
+	if len(text) <= max {
+		return len(text)
+	}
+	for i := max; i > max-max/4; i-- {
+		switch text[i-1] {
+		case ' ', '\n', '\t', '\r':
+			return i
+		}
+	}
+	i := max
+	for i > 0 && !utf8.RuneStart(text[i]) {
+		i--
+	}
+	if i == 0 {
+		return max
+	}
+	return i
+}
+
+// addTerms counts s.toks into s.tab, which must have been reset. With
+// owned, entries copy their text, since s.buf is about to be reused.
+func (p *Profile) addTerms(s *scratch, owned bool) {
 	cfg := &p.cfg
-	s.tab.reset(len(s.toks))
 	maxRep := int32(cfg.MaxRepeat)
 	for _, tok := range s.toks {
 		pw := 1.0
@@ -287,6 +340,9 @@ func (p *Profile) collectTerms(s *scratch) {
 		e, added := s.tab.find(h)
 		if added {
 			e.text = tok.Text
+			if owned {
+				e.text = strings.Clone(tok.Text)
+			}
 			e.keep = p.keepTerm(tok.Text, h)
 			if e.keep && cfg.IDF != nil {
 				e.idf = cfg.IDF.weightHash(h)

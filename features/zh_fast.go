@@ -70,8 +70,13 @@ func (z *zhFastScratch) release() {
 
 func (hanBigramsPipeline) fingerprint(p *Profile, text string) Result {
 	s := scratchPool.Get().(*scratch)
-	z := zhFastPool.Get().(*zhFastScratch)
 	defer s.release()
+	if len(text) > chunkBytes {
+		// The staged stages, a piece at a time (pipeline.go), bound memory.
+		p.collect(s, text)
+		return p.sum(s)
+	}
+	z := zhFastPool.Get().(*zhFastScratch)
 	defer z.release()
 	orig := text
 	if strings.ContainsAny(text, "<&") {
@@ -94,7 +99,8 @@ func (hanBigramsPipeline) fingerprint(p *Profile, text string) Result {
 	if plainTF(&p.cfg) {
 		return z.count.sum(p, s)
 	}
-	p.collectTerms(s)
+	s.tab.reset(len(s.toks))
+	p.addTerms(s, false)
 	p.weigh(s)
 	return p.sum(s)
 }
@@ -109,7 +115,7 @@ func plainTF(cfg *Config) bool {
 
 // zhCounter counts the feature hashes of one text for plainTF profiles:
 // open addressing with the count in the slot, so a token costs one probe
-// rather than a probe and an entry update. It gives what collectTerms,
+// rather than a probe and an entry update. It gives what addTerms,
 // weigh and sum give (TestHanBigramsFastMatchesStaged).
 type zhCounter struct {
 	slots []zhSlot
@@ -182,7 +188,7 @@ func (c *zhCounter) grow() {
 }
 
 // sum counts the tokens of s.toks (capped at MaxRepeat), weighs them (times
-// the IDF when there is one) and builds the fingerprint, as collectTerms,
+// the IDF when there is one) and builds the fingerprint, as addTerms,
 // weigh and sum do for a plainTF profile.
 func (c *zhCounter) sum(p *Profile, s *scratch) Result {
 	cfg := &p.cfg
