@@ -7,17 +7,15 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/neardup/neardup/internal/testcorpora"
 )
 
 // BenchmarkRead reads the shared corpora (zstd-compressed JSONL); the bytes
 // per second are of decompressed JSONL.
 func BenchmarkRead(b *testing.B) {
 	for _, name := range []string{"en_gitdocs_dev", "zh_laws"} {
-		p := "../../shared/corpora/" + name + ".jsonl.zst"
-		if _, err := os.Stat(p); err != nil {
-			b.Logf("skip %s: %v", name, err)
-			continue
-		}
+		p := testcorpora.Path(b, name)
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/neardup/neardup/internal/testcorpora"
 )
 
 // writeFile writes data under dir and returns the path.
@@ -411,11 +413,7 @@ func TestHugeLine1GB(t *testing.T) {
 // and checks the document counts their README gives.
 func TestSharedCorpora(t *testing.T) {
 	for name, want := range map[string]int{"en_spdx": 728, "zh_fortunes": 5671, "en_prose": 374} {
-		p := "../../shared/corpora/" + name + ".jsonl.zst"
-		if _, err := os.Stat(p); err != nil {
-			t.Logf("skip %s: %v", name, err)
-			continue
-		}
+		p := testcorpora.Path(t, name)
 		docs, bad, err := readAll(t, []string{p}, Options{})
 		if err != nil || len(bad) > 0 {
 			t.Fatalf("%s: %v %v", name, err, bad)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/eval"
+	"github.com/neardup/neardup/internal/testcorpora"
 )
 
 // TestAccuracyCorpora runs the defaults (or NEARDUP_METHOD=minhash) on each
@@ -38,10 +39,7 @@ func TestAccuracyCorpora(t *testing.T) {
 			if testing.Short() && name == "en_gitdocs_dev" {
 				t.Skip("-short")
 			}
-			path := filepath.Join("../../shared/corpora", name+".jsonl.zst")
-			if _, err := os.Stat(path); err != nil {
-				t.Skip(err)
-			}
+			path := testcorpora.Path(t, name)
 			clusters := filepath.Join(t.TempDir(), "clusters.jsonl")
 			sum, err := dedup.Run(context.Background(), []string{path}, dedup.Options{Clusters: clusters, Method: os.Getenv("NEARDUP_METHOD")})
 			if err != nil {

@@ -2,26 +2,17 @@ package dedup
 
 import (
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/testcorpora"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/simhash"
 )
 
-// corporaDir holds the shared evaluation corpora; accuracy tests and
-// benchmarks that need them skip when it is missing.
-const corporaDir = "../../shared/corpora"
-
 func corpusPath(tb testing.TB, name string) string {
 	tb.Helper()
-	p := filepath.Join(corporaDir, name+".jsonl.zst")
-	if _, err := os.Stat(p); err != nil {
-		tb.Skipf("corpus %s not available: %v", name, err)
-	}
-	return p
+	return testcorpora.Path(tb, name)
 }
 
 // truthSet is an independent ground truth for a corpus, computed as

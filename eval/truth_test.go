@@ -3,26 +3,16 @@ package eval
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-)
 
-// corporaDir holds the shared corpora; tests that need them skip when absent.
-var corporaDir = func() string {
-	if d := os.Getenv("NEARDUP_CORPORA"); d != "" {
-		return d
-	}
-	return "/work/shared/corpora"
-}()
+	"github.com/neardup/neardup/internal/testcorpora"
+)
 
 func readCorpus(t testing.TB, name string) []Doc {
 	t.Helper()
-	path := filepath.Join(corporaDir, name+".jsonl.zst")
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("corpus %s not available: %v", path, err)
-	}
+	path := testcorpora.Path(t, name)
 	docs, err := ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

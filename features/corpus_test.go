@@ -4,15 +4,13 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
-)
 
-// corporaDir holds the shared real-text corpora (see its README.md).
-const corporaDir = "/work/shared/corpora"
+	"github.com/neardup/neardup/internal/testcorpora"
+)
 
 type corpusDoc struct {
 	ID    string `json:"id"`
@@ -29,7 +27,7 @@ func readCorpus(tb testing.TB, name string) []corpusDoc {
 	if v, ok := corpusCache.Load(name); ok {
 		return v.([]corpusDoc)
 	}
-	f, err := os.Open(filepath.Join(corporaDir, name+".jsonl.zst"))
+	f, err := os.Open(testcorpora.Path(tb, name))
 	if err != nil {
 		tb.Skipf("corpus %s not available: %v", name, err)
 	}

@@ -4,22 +4,13 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
-)
 
-// zhLawsPath is the Chinese laws corpus (see /work/shared/corpora/README.md);
-// NEARDUP_CORPORA overrides its directory.
-func zhLawsPath() string {
-	dir := os.Getenv("NEARDUP_CORPORA")
-	if dir == "" {
-		dir = "../../shared/corpora"
-	}
-	return filepath.Join(dir, "zh_laws.jsonl.zst")
-}
+	"github.com/neardup/neardup/internal/testcorpora"
+)
 
 type zhDoc struct {
 	ID    string `json:"id"`
@@ -37,8 +28,9 @@ var zhLaws struct {
 // once per test binary; the test is skipped when the corpus is absent.
 func zhLawsDocs(tb testing.TB) []zhDoc {
 	tb.Helper()
+	path := testcorpora.Path(tb, "zh_laws")
 	zhLaws.once.Do(func() {
-		f, err := os.Open(zhLawsPath())
+		f, err := os.Open(path)
 		if err != nil {
 			zhLaws.err = err
 			return

@@ -57,7 +57,7 @@ Exact duplicates (identical texts) are left out of truth and predictions; a
 document is positive when it is in a true pair, predicted when it is in a
 predicted pair. Corpora are JSON Lines with "id" and "text", optionally zstd
 compressed.`,
-		Example: `  neardup eval /work/shared/corpora/en_spdx.jsonl.zst
+		Example: `  neardup eval ../shared/corpora/en_spdx.jsonl.zst
   neardup eval --profiles default,shingles --verify on,off --k 0-12 --plot pr.png --html pr.html corpora/*.zst
   neardup eval --methods minhash --bands-rows 16x8 --json zh_laws.jsonl.zst`,
 		Args: func(c *cobra.Command, args []string) error {
