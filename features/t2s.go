@@ -4,6 +4,7 @@ import (
 	"sort"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 )
 
 //go:generate go run ./internal/t2sgen -in internal/t2sgen/TSCharacters.txt -out t2s_table.go
@@ -112,27 +113,8 @@ func AppendFoldTraditional(dst []byte, s string) []byte {
 // the extended slice. Its signature fits CleanOptions.Fold, so that the cleanup
 // stage can fold scripts: CleanOptions{Fold: FoldTraditionalBytes}.
 func FoldTraditionalBytes(dst, src []byte) []byte {
-	for i := 0; i < len(src); {
-		c := src[i]
-		if c < 0xE3 {
-			dst = append(dst, c)
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(src[i:])
-		if size == 1 {
-			dst = append(dst, c)
-			i++
-			continue
-		}
-		if sr := SimplifiedRune(r); sr != r {
-			dst = utf8.AppendRune(dst, sr)
-		} else {
-			dst = append(dst, src[i:i+size]...)
-		}
-		i += size
-	}
-	return dst
+	// A read-only string view of src: AppendFoldTraditional does not keep it.
+	return AppendFoldTraditional(dst, unsafe.String(unsafe.SliceData(src), len(src)))
 }
 
 // HasTraditional reports whether s contains a character that FoldTraditional
