@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -23,7 +24,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintf(stderr, "neardup: %v\n", err)
 		var u usageError
-		if errors.As(err, &u) {
+		// Cobra reports an unknown subcommand with a plain error; it is a
+		// usage error like an unknown flag.
+		if errors.As(err, &u) || strings.HasPrefix(err.Error(), "unknown command ") {
 			return 2
 		}
 		return 1

@@ -30,7 +30,7 @@ func TestUnknownFlagIsUsageError(t *testing.T) {
 
 func TestUnknownCommand(t *testing.T) {
 	code, _, errs := run(t, "", "no-such-command")
-	if code == 0 || !strings.Contains(errs, "no-such-command") {
-		t.Fatalf("got code %d, stderr %q; want failure naming the command", code, errs)
+	if code != 2 || !strings.Contains(errs, "no-such-command") {
+		t.Fatalf("got code %d, stderr %q; want 2 and a message naming the command", code, errs)
 	}
 }
