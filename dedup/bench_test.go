@@ -9,6 +9,7 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/features"
+	"github.com/neardup/neardup/internal/testcorpora"
 )
 
 // Throughput on real English text: the whole pipeline against two baselines
@@ -19,7 +20,7 @@ import (
 //	go test ./dedup -run '^$' -bench Throughput -benchtime 1x
 func BenchmarkThroughput(b *testing.B) {
 	for _, name := range []string{"en_gitdocs_dev", "zh_laws"} {
-		path := corpusPath(b, name)
+		path := testcorpora.Path(b, name)
 		b.Run(name+"/read", func(b *testing.B) {
 			for range b.N {
 				b.SetBytes(readOnly(b, path, nil))

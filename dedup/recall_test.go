@@ -7,6 +7,7 @@ import (
 
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/features"
+	"github.com/neardup/neardup/internal/testcorpora"
 	"github.com/neardup/neardup/simhash"
 )
 
@@ -23,7 +24,7 @@ func TestDefaultKRecall(t *testing.T) {
 			if testing.Short() && (name == "en_gitdocs_dev" || name == "zh_laws") {
 				t.Skip("-short: the large corpora")
 			}
-			docs, err := eval.ReadFile(corpusPath(t, name))
+			docs, err := eval.ReadFile(testcorpora.Path(t, name))
 			if err != nil {
 				t.Fatal(err)
 			}

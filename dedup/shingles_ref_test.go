@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/eval"
+	"github.com/neardup/neardup/internal/testcorpora"
 	"github.com/neardup/neardup/simhash"
 )
 
@@ -19,7 +20,7 @@ func TestShinglerMatchesGroundTruth(t *testing.T) {
 		"a\xffb\xc3", "x_y-z's", "١٢٣ ٤٥", "\u0301accent", "ǅungla İstanbul",
 	}
 	for _, name := range []string{"en_spdx", "zh_fortunes"} {
-		docs, err := eval.ReadFile(corpusPath(t, name))
+		docs, err := eval.ReadFile(testcorpora.Path(t, name))
 		if err != nil {
 			t.Fatal(err)
 		}
