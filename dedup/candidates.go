@@ -11,15 +11,21 @@ import (
 	"github.com/neardup/neardup/minhash"
 )
 
-// The candidate stage. Exact duplicates (equal token sequences) are joined
-// without comparison; the first document of each exact group goes on to the
-// SimHash self-join (index.Join at the larger of K and KShort, each pair then
-// held to the k for its documents' lengths) or to MinHash LSH. Every candidate
-// pair whose documents are not yet in one cluster is verified by Workers
-// goroutines, and verified pairs are merged in a union-find: clusters are the
-// connected components of the verified pairs. A pair found inside an existing
-// cluster changes nothing and is not verified, which saves most of the work on
-// corpora of many versions of each document.
+// The candidate stage. Twins (same token sequence and fingerprint) are
+// grouped without comparison; the first document of each twin group goes on
+// to the SimHash self-join (index.Join at the larger of K and KShort, each
+// pair then held to Rule.PairK) or to MinHash LSH.
+//
+// Under ClusterGreedy the candidate pairs are collected (8 bytes each) and
+// the keep-first rule (Rule.KeepFirst) runs over them in priority order,
+// verifying a pair only when its earlier document is kept: on corpora of many
+// versions most candidates point at removed documents and are never verified.
+//
+// Under ClusterComponents every candidate pair whose documents are not yet in
+// one cluster is verified by Workers goroutines, and verified pairs are merged
+// in a union-find: clusters are the connected components of the verified
+// pairs. A pair found inside an existing cluster changes nothing and is not
+// verified.
 
 type candStats struct {
 	candidates, skipped, verified, rejected atomic.Int64
@@ -28,6 +34,17 @@ type candStats struct {
 type pairJob struct{ a, b int32 }
 
 func (r *runner) candidates(ctx context.Context, lsh *minhash.LSH) error {
+	if r.opt.Verify == VerifyCosine {
+		r.buildVectors()
+	}
+	if r.opt.Cluster == ClusterGreedy {
+		return r.greedyCandidates(ctx, lsh)
+	}
+	return r.components(ctx, lsh)
+}
+
+// components is the candidate stage of ClusterComponents.
+func (r *runner) components(ctx context.Context, lsh *minhash.LSH) error {
 	d := r.d
 	n := d.len()
 	r.uf = index.NewUnionFind(n)
@@ -36,8 +53,8 @@ func (r *runner) candidates(ctx context.Context, lsh *minhash.LSH) error {
 			r.uf.Union(i, f)
 		}
 	}
-	if r.opt.Verify == VerifyCosine {
-		r.buildVectors()
+	for _, p := range r.exactPairs {
+		r.uf.Union(int(uint32(p)), int(p>>32))
 	}
 
 	var mu sync.Mutex // guards r.uf
@@ -103,13 +120,7 @@ func (r *runner) candidates(ctx context.Context, lsh *minhash.LSH) error {
 		return nil
 	}
 
-	var err error
-	switch r.opt.Method {
-	case MethodSimHash:
-		err = r.simhashPairs(ctx, submit)
-	case MethodMinHash:
-		err = lsh.Pairs(submit)
-	}
+	err := r.candidatePairs(ctx, lsh, submit)
 	if err == nil && len(buf) > 0 {
 		select {
 		case jobs <- buf:
@@ -126,17 +137,23 @@ func (r *runner) candidates(ctx context.Context, lsh *minhash.LSH) error {
 	return err
 }
 
-// simhashPairs self-joins the fingerprints of the first document of each
-// exact group that has features, and submits the pairs within the k for their
-// lengths. Pairs involving a short document may be up to KShort apart: a
-// second, smaller join covers them, over the documents short enough to be in
-// such a pair (a pair at Jaccard t has sizes within a ratio t of each other).
+// candidatePairs submits the candidate pairs of the SimHash self-join or of
+// the LSH, one goroutine at a time.
+func (r *runner) candidatePairs(ctx context.Context, lsh *minhash.LSH, submit func(a, b int) error) error {
+	if r.opt.Method == MethodMinHash {
+		return lsh.Pairs(submit)
+	}
+	return r.simhashPairs(ctx, submit)
+}
+
+// simhashPairs self-joins the fingerprints of the first document of each twin
+// group that has features, and submits the pairs within Rule.PairK. Pairs
+// involving a short document may be up to KShort apart: a second, smaller
+// join covers them, over the documents short enough to be in such a pair.
 func (r *runner) simhashPairs(ctx context.Context, submit func(a, b int) error) error {
 	d := r.d
 	long, short := r.opt.k()
-	st := r.opt.ShortTokens
-	isShort := func(i int) bool { return int(d.tokens[i]) < st }
-	partnerLimit := int(float64(st)/r.opt.Threshold) + r.opt.Shingle
+	partnerLimit := r.rule.partnerLimit
 	var pos, spos []int32
 	var fps, sfps []uint64
 	for i := range d.len() {
@@ -147,15 +164,19 @@ func (r *runner) simhashPairs(ctx context.Context, submit func(a, b int) error) 
 		}
 		pos = append(pos, int32(i))
 		fps = append(fps, d.fps[i])
-		if short > long && int(d.tokens[i]) < partnerLimit {
+		if short > long && d.tokens[i] < partnerLimit {
 			spos = append(spos, int32(i))
 			sfps = append(sfps, d.fps[i])
 		}
 	}
+	pairK := func(a, b int) int {
+		fa, fb := Features{Tokens: d.tokens[a]}, Features{Tokens: d.tokens[b]}
+		return r.rule.PairK(&fa, &fb)
+	}
 	jopt := index.JoinOptions{Workers: r.opt.Workers}
 	err := index.Join(ctx, fps, long, jopt, func(p index.Pair) error {
 		a, b := int(pos[p.A]), int(pos[p.B])
-		if p.Distance > short && (isShort(a) || isShort(b)) {
+		if p.Distance > pairK(a, b) {
 			return nil // only when KShort < K
 		}
 		return submit(a, b)
@@ -165,7 +186,7 @@ func (r *runner) simhashPairs(ctx context.Context, submit func(a, b int) error) 
 	}
 	return index.Join(ctx, sfps, short, jopt, func(p index.Pair) error {
 		a, b := int(spos[p.A]), int(spos[p.B])
-		if p.Distance <= long || !(isShort(a) || isShort(b)) {
+		if p.Distance <= long || p.Distance > pairK(a, b) {
 			return nil // the first join had it, or it is not a short pair
 		}
 		return submit(a, b)
@@ -175,28 +196,29 @@ func (r *runner) simhashPairs(ctx context.Context, submit func(a, b int) error) 
 // emptyFP reports whether document i had no features (and so fingerprint 0).
 func (r *runner) emptyFP(i int) bool { return r.d.fps[i] == 0 && r.d.tokens[i] == 0 }
 
+// feat returns document i's features as the rule sees them.
+func (r *runner) feat(i int) Features {
+	d := r.d
+	f := Features{FP: d.fps[i], Exact: d.exact[i], Tokens: d.tokens[i], Length: d.length[i]}
+	if d.sk != nil {
+		f.Sketch = d.sk[i]
+	}
+	if r.vectors != nil {
+		f.Vector = r.vectors[i]
+	}
+	return f
+}
+
 // verify reports whether documents a and b pass verification.
-// Documents without words have empty sets, which measure as identical; they
-// are duplicates only when byte-identical (the exact stage), never near.
 func (r *runner) verify(a, b int) bool {
-	if r.d.tokens[a] == 0 || r.d.tokens[b] == 0 {
-		return false
-	}
-	if r.opt.Verify == VerifyJaccard {
-		return similarAtLeast(r.d.sk[a], r.d.sk[b], r.opt.Threshold)
-	}
-	return r.score(a, b) >= r.opt.Threshold
+	fa, fb := r.feat(a), r.feat(b)
+	return r.rule.Verify(&fa, &fb)
 }
 
 // score is the verification measure of documents a and b.
 func (r *runner) score(a, b int) float64 {
-	switch r.opt.Verify {
-	case VerifyJaccard:
-		return jaccard(r.d.sk[a], r.d.sk[b])
-	case VerifyCosine:
-		return measure.Cosine(r.vectors[a], r.vectors[b])
-	}
-	return math.NaN()
+	fa, fb := r.feat(a), r.feat(b)
+	return r.rule.Score(&fa, &fb)
 }
 
 // buildVectors turns the term counts into TF-IDF vectors, with the IDF learned

@@ -1,7 +1,47 @@
 package dedup
 
-// decide picks the kept document of every cluster and counts the summary.
-func (r *runner) decide() {
+import "context"
+
+// decide picks the kept document of every cluster (ClusterComponents; the
+// keep-first rule decided already) and counts the summary.
+func (r *runner) decide(ctx context.Context) error {
+	if r.opt.Cluster == ClusterComponents {
+		if err := r.decideComponents(ctx); err != nil {
+			return err
+		}
+	}
+	d := r.d
+	n := d.len()
+	s := &r.sum
+	kept := make([]bool, n) // kept documents that others duplicate
+	for i := range n {
+		k := int(r.keeper[i])
+		switch {
+		case k < 0:
+			s.IndexDuplicates++
+		case k == i:
+			s.Kept++
+		case d.exact[i] == d.exact[k]:
+			s.ExactDuplicates++
+			kept[k] = true
+		default:
+			s.NearDuplicates++
+			kept[k] = true
+		}
+	}
+	for _, c := range kept {
+		if c {
+			s.Clusters++
+		}
+	}
+	s.Removed = n - s.Kept
+	return nil
+}
+
+// decideComponents keeps one document per connected component of verified
+// pairs; with a kept set, a component any of whose members duplicates a
+// stored document is removed whole in its favour.
+func (r *runner) decideComponents(ctx context.Context) error {
 	d := r.d
 	n := d.len()
 	best := make([]int32, n) // best[root]: the keeper so far of root's cluster
@@ -15,36 +55,36 @@ func (r *runner) decide() {
 		}
 	}
 	r.keeper = make([]int32, n)
-	clusters := 0
 	for i := range n {
-		root := r.uf.Find(i)
-		k := best[root]
-		r.keeper[i] = k
-		if int(k) == i && r.uf.Size(i) > 1 {
-			clusters++
+		r.keeper[i] = best[r.uf.Find(i)]
+	}
+	if r.kept == nil {
+		return nil
+	}
+	r.stored = make([]KeptMatch, n)
+	r.storedOK = make([]bool, n)
+	if err := r.matchKept(ctx, d.first); err != nil {
+		return err
+	}
+	matched := map[int]int{} // component root -> member matched first
+	for i := range n {
+		if f := int(d.first[i]); f == i && r.storedOK[i] {
+			if _, ok := matched[r.uf.Find(i)]; !ok {
+				matched[r.uf.Find(i)] = i
+			}
 		}
 	}
-	s := &r.sum
-	s.Clusters = clusters
 	for i := range n {
-		switch {
-		case r.indexID != nil && r.indexID[i] != "":
-			s.IndexDuplicates++
-		case int(r.keeper[i]) == i:
-			s.Kept++
-		case d.exact[i] == d.exact[r.keeper[i]]:
-			s.ExactDuplicates++
-		default:
-			s.NearDuplicates++
+		if m, ok := matched[r.uf.Find(i)]; ok {
+			r.keeper[i] = -1
+			r.stored[i], r.storedOK[i] = r.stored[m], true
 		}
 	}
-	s.Removed = n - s.Kept
+	return nil
 }
 
 // removed reports whether document i is not kept.
-func (r *runner) removed(i int) bool {
-	return int(r.keeper[i]) != i || (r.indexID != nil && r.indexID[i] != "")
-}
+func (r *runner) removed(i int) bool { return int(r.keeper[i]) != i }
 
 // better reports whether document i (read after j) should be kept rather than
 // j under the keep policy. Ties keep the earlier document.

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/corpus"
-	"github.com/neardup/neardup/features"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/measure"
 	"github.com/neardup/neardup/minhash"
@@ -26,13 +25,13 @@ type Summary struct {
 	Removed         int `json:"removed"`
 	ExactDuplicates int `json:"exact_duplicates"` // removed with the same word sequence as their kept document
 	NearDuplicates  int `json:"near_duplicates"`
-	IndexDuplicates int `json:"index_duplicates"` // matched a fingerprint in Options.Index
-	Clusters        int `json:"clusters"`         // clusters of two or more documents
+	IndexDuplicates int `json:"index_duplicates"` // duplicates of a document kept by an earlier run (Options.Index)
+	Clusters        int `json:"clusters"`         // kept documents that others duplicate (components of two or more under ClusterComponents)
 	Empty           int `json:"empty"`            // documents without words or features
 	BadInputs       int `json:"bad_inputs"`       // skipped lines and files
 
 	Candidates int64 `json:"candidates"` // candidate pairs from the SimHash or MinHash stage
-	Skipped    int64 `json:"skipped"`    // candidates already in one cluster: not verified
+	Skipped    int64 `json:"skipped"`    // candidates not verified: already decided (greedy: a removed partner, or the document matched already; components: already in one cluster)
 	Verified   int64 `json:"verified"`   // candidates that passed verification
 	Rejected   int64 `json:"rejected"`   // candidates that failed it
 
@@ -62,20 +61,19 @@ type Settings struct {
 	Keep      string  `json:"keep"`
 	KeepField string  `json:"keep_field,omitempty"`
 	KeepOrder string  `json:"keep_order,omitempty"`
+	Cluster   string  `json:"cluster"`
 	Index     string  `json:"index,omitempty"`
-	IndexK    int     `json:"index_k,omitempty"`
 	Workers   int     `json:"workers"`
 }
 
 // runner is one Run's state.
 type runner struct {
-	opt     Options
-	profile *features.Profile
-	hasher  *minhash.Hasher
-	d       *docs
-	stats   readStats
-	start   time.Time
-	stage   time.Time
+	opt    Options
+	hasher *minhash.Hasher
+	d      *docs
+	stats  readStats
+	start  time.Time
+	stage  time.Time
 
 	lastProgress time.Time // when Progress was last called
 	onlyFiles    bool      // every document is a whole file (Text format): its id is its path
@@ -84,20 +82,25 @@ type runner struct {
 	pos        []docPos         // per document, for the duplicate-id error
 	sources    []string         // file names indexed by docPos.src
 	sourceIdx  map[string]int32
-	exactFirst map[uint64]int32
-	df         map[uint32]int32 // cosine: document frequency of token hashes
-	shift      atomic.Int32     // the global sketch modulus, read by workers
+	exactFirst map[uint64]int32   // token sequence hash -> first document
+	exactMore  map[uint64][]int32 // later twins with the same tokens and another fingerprint
+	exactPairs []uint64           // candidate pairs between such twins (PackPair)
+	df         map[uint32]int32   // cosine: document frequency of token hashes
+	shift      atomic.Int32       // the global sketch modulus, read by workers
 	retryAt    int64
 
 	uf      *index.UnionFind
 	cand    candStats
 	vectors []measure.Vector
 
+	rule *Rule
+
 	// Decisions.
-	keeper  []int32  // keeper[i]: the kept document of i's cluster (i itself when kept)
-	indexID []string // incremental mode: the stored id i duplicates, "" if none
-	index   *index.Index
-	sum     Summary
+	keeper   []int32     // keeper[i]: i when kept, the kept document i duplicates, -1 for a stored one
+	kept     *Kept       // incremental mode: the documents kept by earlier runs
+	stored   []KeptMatch // incremental mode: the stored document i duplicates, when storedOK[i]
+	storedOK []bool
+	sum      Summary
 }
 
 func (r *runner) log() *slog.Logger {
@@ -143,12 +146,7 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	if opt.Verify == VerifyCosine {
 		r.df = map[uint32]int32{}
 	}
-	var err error
-	if opt.Method == MethodSimHash {
-		if r.profile, err = features.Lookup(opt.Profile); err != nil {
-			return Summary{}, err
-		}
-	}
+	r.rule = opt.rule()
 	var lsh *minhash.LSH
 	if opt.Method == MethodMinHash {
 		r.hasher = minhash.New(opt.Perms, 1)
@@ -156,6 +154,14 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 			r.opt.Bands, r.opt.Rows = minhash.BandsRows(candidateThreshold(opt), opt.Perms)
 		}
 		lsh = minhash.NewLSH(r.opt.Bands, r.opt.Rows)
+	}
+
+	// The kept set of earlier runs is loaded before the input is read: a bad
+	// index fails fast, and its sketches count against the budget.
+	if opt.Index != "" {
+		if err := r.loadKept(); err != nil {
+			return Summary{}, err
+		}
 	}
 
 	// Outputs are created first so that a bad path fails before the work.
@@ -202,7 +208,7 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	}
 	r.sum.ReadSeconds = time.Since(r.stage).Seconds()
 	r.sum.BadInputs = int(bad.Load())
-	r.seen, r.pos, r.sources, r.sourceIdx, r.exactFirst = nil, nil, nil, nil, nil // no longer needed
+	r.seen, r.pos, r.sources, r.sourceIdx, r.exactFirst, r.exactMore = nil, nil, nil, nil, nil, nil // no longer needed
 	r.log().Info("read", "docs", r.d.len(), "bytes", r.stats.bytes, "seconds", r.sum.ReadSeconds)
 
 	// Candidates, verification and clusters.
@@ -210,12 +216,9 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	if err := r.candidates(ctx, lsh); err != nil {
 		return Summary{}, err
 	}
-	if opt.Index != "" {
-		if err := r.matchIndex(ctx); err != nil {
-			return Summary{}, err
-		}
+	if err := r.decide(ctx); err != nil {
+		return Summary{}, err
 	}
-	r.decide()
 	r.sum.CandidateSeconds = time.Since(r.stage).Seconds()
 
 	// Outputs.
@@ -223,8 +226,18 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	if err := r.writeReports(outs); err != nil {
 		return Summary{}, err
 	}
-	// The shingle sets were for verification and the reports; the output
-	// pass needs only the decisions.
+	if r.kept != nil {
+		r.sum.IndexSize = r.kept.Len() + r.sum.Kept - r.countKeptInIndex()
+	}
+	if opt.UpdateIndex {
+		// Into the in-memory set now, while the shingle sets are here; the
+		// files are saved after the outputs.
+		if err := r.addKept(); err != nil {
+			return Summary{}, err
+		}
+	}
+	// The shingle sets were for verification, the reports and the kept set;
+	// the output pass needs only the decisions.
 	r.d.sk, r.vectors = nil, nil
 	if opt.Output != "" && r.onlyFiles && !usesStdin(inputs) {
 		// Whole files: the output is their paths, which are their ids; no
@@ -247,9 +260,6 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	}
 	r.sum.OutputSeconds = time.Since(r.stage).Seconds()
 	r.finishSummary()
-	if r.index != nil {
-		r.sum.IndexSize = r.index.Len() + r.sum.Kept - r.countKeptInIndex()
-	}
 	if err := outs.writeSummary(r.sum); err != nil {
 		return Summary{}, err
 	}
@@ -262,7 +272,7 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	// The index is saved last, after the outputs are in place: a failure here
 	// leaves the old snapshot, and rerunning the batch gives the same result.
 	if opt.UpdateIndex {
-		if err := r.updateIndex(); err != nil {
+		if err := r.saveKept(); err != nil {
 			return r.sum, err
 		}
 	}
@@ -300,7 +310,7 @@ func (r *runner) finishSummary() {
 	}
 	long, short := o.k()
 	st := Settings{Method: o.Method, Verify: o.Verify, Threshold: o.Threshold, Shingle: o.Shingle,
-		Keep: o.Keep, KeepField: o.KeepField, Workers: o.Workers, Index: o.Index}
+		Keep: o.Keep, KeepField: o.KeepField, Workers: o.Workers, Index: o.Index, Cluster: o.Cluster}
 	if o.Keep == KeepField {
 		st.KeepOrder = o.KeepOrder
 	}
@@ -308,9 +318,6 @@ func (r *runner) finishSummary() {
 		st.Profile, st.K, st.KShort, st.Short = o.Profile, long, short, o.ShortTokens
 	} else {
 		st.Bands, st.Rows = r.opt.Bands, r.opt.Rows
-	}
-	if o.Index != "" {
-		st.IndexK = o.IndexK
 	}
 	s.Settings = st
 }
@@ -320,7 +327,7 @@ func (r *runner) finishSummary() {
 func (r *runner) countKeptInIndex() int {
 	n := 0
 	for i := range r.d.len() {
-		if !r.removed(i) && r.index.Contains(r.d.ids[i]) {
+		if !r.removed(i) && r.kept.Contains(r.d.ids[i]) {
 			n++
 		}
 	}

@@ -1,103 +1,100 @@
 package dedup
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-
-	"github.com/neardup/neardup/index"
+	"os"
 )
 
 // Incremental mode: the crawler's daily batch of Manku, Jain and Das Sarma
-// (WWW 2007, section 3.1.2) checked against everything seen before. The index
-// holds only fingerprints and ids, so the match against it is on fingerprints
-// alone (IndexK bits); within the batch the usual verification applies.
+// (WWW 2007, section 3.1.2) checked against everything kept before, under the
+// same rule as within a batch. Beside the index snapshot (Options.Index, the
+// fingerprints and ids 'neardup index query' reads) a kept-set file
+// (KeptPath: FORMAT.md) holds what verification needs of every stored
+// document, in the order the documents were kept. The stored documents come
+// before the batch in priority, so a batch document is removed in favour of
+// the first stored document it duplicates, if any; otherwise the batch is
+// deduplicated as usual. Only kept documents enter the set. A corpus split in
+// two runs therefore gets the verdicts of one run over the concatenation.
 
-// matchIndex loads Options.Index (a missing file is an empty index when
-// UpdateIndex is set) and marks every cluster of the batch that has a member
-// within IndexK bits of a stored fingerprint.
-func (r *runner) matchIndex(ctx context.Context) error {
+// KeptPath is the kept-set file that goes with the index snapshot at path.
+func KeptPath(indexPath string) string { return indexPath + ".kept" }
+
+// loadKept loads the kept set of Options.Index. A missing snapshot is an
+// empty set when UpdateIndex is set; a snapshot without its kept-set file
+// (one made by 'neardup index build') cannot be verified against and is an
+// error.
+func (r *runner) loadKept() error {
 	o := r.opt
-	x, err := index.LoadFile(o.Index, index.Options{Workers: o.Workers})
-	switch {
-	case errors.Is(err, fs.ErrNotExist) && o.UpdateIndex:
-		x, err = index.New(index.Options{K: o.IndexK, ExpectedN: max(r.d.len(), 1), Workers: o.Workers})
-		if err != nil {
-			return fmt.Errorf("dedup: new index: %w", err)
+	path := KeptPath(o.Index)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, serr := os.Stat(o.Index); serr == nil {
+			return fmt.Errorf("%w: %s has no kept-set file %s: its documents cannot be verified against; "+
+				"rebuild it with 'neardup dedup --index %s --update-index' over the documents it holds",
+				ErrOptions, o.Index, path, o.Index)
+		}
+		if !o.UpdateIndex {
+			return fmt.Errorf("dedup: index %s: %w", o.Index, fs.ErrNotExist)
 		}
 		r.log().Info("index file absent: starting an empty index", "path", o.Index)
-	case err != nil:
-		return fmt.Errorf("dedup: loading index: %w", err)
+		r.kept, err = NewKept(r.rule, 1)
+		return err
 	}
-	if x.K() < o.IndexK {
-		return fmt.Errorf("%w: index %s answers queries up to k %d, asked for %d (rebuild it with a larger k or lower --index-k)",
-			ErrOptions, o.Index, x.K(), o.IndexK)
+	if err != nil {
+		return fmt.Errorf("dedup: loading kept set: %w", err)
 	}
-	r.index = x
-	d := r.d
-	var pos []int
-	var fps []uint64
-	for i := range d.len() {
-		if !r.emptyFP(i) {
-			pos = append(pos, i)
-			fps = append(fps, d.fps[i])
-		}
+	defer f.Close()
+	r.kept, err = readKept(f, r.rule, keptSettings(&o))
+	if err != nil {
+		return fmt.Errorf("dedup: loading %s: %w", path, err)
 	}
-	const chunk = 1 << 16 // bounds the result slices and lets ctx interrupt
-	r.indexID = make([]string, d.len())
-	matched := map[int]string{} // cluster root -> stored id
-	for s := 0; s < len(fps); s += chunk {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		e := min(s+chunk, len(fps))
-		res, err := x.QueryBatch(fps[s:e], o.IndexK, 1)
-		if err != nil {
-			return fmt.Errorf("dedup: querying index: %w", err)
-		}
-		for j, ms := range res {
-			if len(ms) == 0 {
-				continue
-			}
-			root := r.uf.Find(pos[s+j])
-			if _, ok := matched[root]; !ok {
-				matched[root] = ms[0].ID
-			}
-		}
+	if _, err := os.Stat(o.Index); err != nil {
+		return fmt.Errorf("dedup: kept set %s without its index: %w", path, err)
 	}
-	for i := range d.len() {
-		if id, ok := matched[r.uf.Find(i)]; ok {
-			r.indexID[i] = id
+	return nil
+}
+
+// addKept adds the kept documents to the kept set in priority order (an id
+// already stored is replaced, and moves last).
+func (r *runner) addKept() error {
+	k := r.kept
+	order := r.priority()
+	for p := range r.d.len() {
+		i := p
+		if order != nil {
+			i = int(order[p])
+		}
+		if r.removed(i) {
+			continue
+		}
+		id := r.d.ids[i]
+		k.Remove(id)
+		if err := k.Add(id, r.feat(i)); err != nil {
+			return fmt.Errorf("dedup: adding to index: %w", err)
 		}
 	}
 	return nil
 }
 
-// updateIndex adds the kept documents to the index (replacing the fingerprint
-// of an id already there) and saves the snapshot atomically.
-func (r *runner) updateIndex() error {
-	x := r.index
-	d := r.d
-	var ids []string
-	var fps []uint64
-	for i := range d.len() {
-		if r.removed(i) {
-			continue
-		}
-		if x.Contains(d.ids[i]) {
-			if err := x.Update(d.ids[i], d.fps[i]); err != nil {
-				return fmt.Errorf("dedup: updating index: %w", err)
-			}
-			continue
-		}
-		ids = append(ids, d.ids[i])
-		fps = append(fps, d.fps[i])
+// saveKept saves the kept-set file and the index snapshot, each written to a
+// temporary file and renamed. The kept-set file is renamed first; both name
+// the same documents.
+func (r *runner) saveKept() error {
+	k := r.kept
+	kf, err := createAtomic(KeptPath(r.opt.Index))
+	if err != nil {
+		return err
 	}
-	if err := x.AddBulk(ids, fps); err != nil {
-		return fmt.Errorf("dedup: adding to index: %w", err)
+	defer kf.abort()
+	if err := k.writeTo(kf, keptSettings(&r.opt)); err != nil {
+		return fmt.Errorf("dedup: writing kept set: %w", err)
 	}
-	if err := x.SaveFile(r.opt.Index); err != nil {
+	if err := kf.commit(); err != nil {
+		return err
+	}
+	if err := k.Index().SaveFile(r.opt.Index); err != nil {
 		return fmt.Errorf("dedup: saving index: %w", err)
 	}
 	return nil

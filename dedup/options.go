@@ -39,7 +39,21 @@ const (
 	VerifyNone    = "none"    // accept every candidate pair
 )
 
-// Keep policies: which document of a cluster is kept.
+// Cluster rules: which documents a verified pair removes.
+const (
+	// ClusterGreedy is the keep-first rule (the default): documents are taken
+	// in keep-policy order and one is removed only when it is a verified
+	// near-duplicate of a document already kept, which its report names. No
+	// removed document is left without a kept near-duplicate.
+	ClusterGreedy = "greedy"
+	// ClusterComponents removes all but one document of every connected
+	// component of verified pairs: a chain A~B~C loses B and C even when C is
+	// not a near-duplicate of A.
+	ClusterComponents = "components"
+)
+
+// Keep policies: the priority order of the keep-first rule, and under
+// ClusterComponents which document of a component is kept.
 const (
 	KeepFirst   = "first"   // the first one read (the default)
 	KeepLongest = "longest" // the longest text in bytes; ties go to the first
@@ -61,7 +75,6 @@ const (
 	DefaultCosine       = 0.9 // default threshold for cosine
 	DefaultShingle      = 5
 	DefaultPerms        = 128
-	DefaultIndexK       = 3
 	DefaultSketchBudget = 256 << 20
 	DefaultInterval     = time.Second
 )
@@ -104,7 +117,14 @@ type Options struct {
 	// default to minhash.BandsRows(Threshold, Perms).
 	Perms, Bands, Rows int
 
+	// Cluster is the rule that turns verified pairs into removals:
+	// ClusterGreedy (default) or ClusterComponents.
+	Cluster string
+
 	// Keep is the keep policy: KeepFirst (default), KeepLongest or KeepField.
+	// Under ClusterGreedy it orders the documents (input order, longest first,
+	// or by field, ties in input order), and a document is removed only when
+	// it duplicates a document before it in that order that was kept.
 	// Setting KeepField implies Keep = KeepField.
 	Keep string
 	// KeepField is the JSON field compared by KeepField: numbers compare as
@@ -132,15 +152,13 @@ type Options struct {
 	Clusters    string // one JSON object per cluster of two or more
 	SummaryJSON string // the Summary as JSON
 
-	// Index is an index snapshot to dedup against (incremental mode): a new
-	// document within IndexK bits of a stored fingerprint is removed as its
-	// duplicate. UpdateIndex adds the kept documents and saves the snapshot
-	// (atomically) in place. IndexK defaults to DefaultIndexK: the stored
-	// documents have no text to verify against, so the match is on
-	// fingerprints alone and the default is strict.
+	// Index is an index snapshot to dedup against (incremental mode), with its
+	// kept-set file beside it (KeptPath): a document that duplicates a stored
+	// one under the rule (verified against the stored shingle sets) is removed
+	// in its favour. UpdateIndex adds the kept documents and saves both files
+	// (atomically) in place; a missing snapshot then starts empty.
 	Index       string
 	UpdateIndex bool
-	IndexK      int
 
 	// Workers is the number of fingerprinting and verification goroutines
 	// (default GOMAXPROCS).
@@ -202,6 +220,9 @@ func (o *Options) EnsureDefaults() {
 	if o.Perms == 0 {
 		o.Perms = DefaultPerms
 	}
+	if o.Cluster == "" {
+		o.Cluster = ClusterGreedy
+	}
 	if o.KeepField != "" && o.Keep == "" {
 		o.Keep = KeepField
 	}
@@ -210,9 +231,6 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.KeepOrder == "" {
 		o.KeepOrder = "max"
-	}
-	if o.IndexK == 0 {
-		o.IndexK = DefaultIndexK
 	}
 	if o.ProgressInterval == 0 {
 		o.ProgressInterval = DefaultInterval
@@ -236,8 +254,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	long, short := o.k()
-	if long > 32 || short > 32 || o.IndexK > 32 {
-		return bad("k %d/%d/%d: at most 32 bits", long, short, o.IndexK)
+	if long > 32 || short > 32 {
+		return bad("k %d/%d: at most 32 bits", long, short)
 	}
 	if o.ShortTokens < 0 {
 		return bad("short tokens %d < 0", o.ShortTokens)
@@ -277,6 +295,9 @@ func (o *Options) Validate() error {
 	default:
 		return bad("keep %q (want %s, %s or %s)", o.Keep, KeepFirst, KeepLongest, KeepField)
 	}
+	if o.Cluster != ClusterGreedy && o.Cluster != ClusterComponents {
+		return bad("cluster %q (want %s or %s)", o.Cluster, ClusterGreedy, ClusterComponents)
+	}
 	if o.KeepOrder != "max" && o.KeepOrder != "min" {
 		return bad("keep order %q (want max or min)", o.KeepOrder)
 	}
@@ -285,6 +306,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Index != "" && o.Method != MethodSimHash {
 		return bad("an index holds SimHash fingerprints: use method simhash")
+	}
+	if o.Index != "" && o.Verify == VerifyCosine {
+		return bad("an index keeps shingle sets: verify with jaccard or none, not cosine (its IDF is learned per run)")
 	}
 	if o.Workers < 0 {
 		return bad("workers %d < 0", o.Workers)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/simhash"
@@ -149,36 +150,44 @@ type Duplicate struct {
 	Index bool `json:"index,omitempty"`
 }
 
-// Cluster is one line of the clusters file: a group of two or more documents
-// of which one is kept.
+// Cluster is one line of the clusters file. Under ClusterGreedy it is a kept
+// document and the documents removed in its favour; under ClusterComponents a
+// connected component of verified pairs, of which one is kept.
 type Cluster struct {
 	KeptID string   `json:"kept_id"`
 	Size   int      `json:"size"`
-	IDs    []string `json:"ids"` // members in input order, the kept one included
-	// IndexID is the stored document the cluster matched in incremental mode
-	// (then no member is kept).
+	IDs    []string `json:"ids"` // the kept document first, then the removed ones in input order (components: members in input order)
+	// IndexID is the stored document (incremental mode) the members were
+	// removed in favour of; then no member is kept and KeptID is empty.
 	IndexID string `json:"index_id,omitempty"`
 }
 
 // duplicate describes removed document i.
 func (r *runner) duplicate(i int) Duplicate {
 	d := r.d
-	if r.indexID != nil && r.indexID[i] != "" {
-		return Duplicate{DupID: d.ids[i], KeptID: r.indexID[i], Index: true}
+	fi := r.feat(i)
+	var kf Features
+	dup := Duplicate{DupID: d.ids[i]}
+	if k := int(r.keeper[i]); k >= 0 {
+		kf = r.feat(k)
+		dup.KeptID = d.ids[k]
+	} else {
+		m := r.stored[i]
+		kf, _ = r.kept.Get(m.ID)
+		dup.KeptID, dup.Index = m.ID, true
 	}
-	k := int(r.keeper[i])
-	dup := Duplicate{DupID: d.ids[i], KeptID: d.ids[k], Exact: d.exact[i] == d.exact[k]}
+	dup.Exact = fi.Exact == kf.Exact
 	if r.opt.Method == MethodSimHash {
-		dist := simhash.Distance(d.fps[i], d.fps[k])
+		dist := simhash.Distance(fi.FP, kf.FP)
 		sim := simhash.Similarity(dist, 64)
 		dup.Distance, dup.Similarity = &dist, &sim
 	}
 	switch r.opt.Verify {
 	case VerifyJaccard:
-		j := r.score(i, k)
+		j := r.rule.Score(&kf, &fi)
 		dup.Jaccard = &j
 	case VerifyCosine:
-		c := r.score(i, k)
+		c := r.rule.Score(&kf, &fi)
 		dup.Cosine = &c
 	}
 	return dup
@@ -197,38 +206,49 @@ func (r *runner) writeReports(o *outputs) error {
 			}
 		}
 	}
-	if o.clusters != nil {
-		// Members of each cluster, by the cluster's keeper (or first member).
-		slot := map[int32]int{}
-		var groups [][]int32
-		for i := range n {
-			root := int32(r.uf.Find(i))
-			if r.uf.Size(i) < 2 && (r.indexID == nil || r.indexID[i] == "") {
-				continue
-			}
-			s, ok := slot[root]
-			if !ok {
-				s = len(groups)
-				slot[root] = s
-				groups = append(groups, nil)
-			}
-			groups[s] = append(groups[s], int32(i))
+	if o.clusters == nil {
+		return nil
+	}
+	// Clusters: a kept document (or a stored one) and the documents removed
+	// in its favour, in input order; under ClusterComponents, the components.
+	slot := map[string]int{}
+	var groups []Cluster
+	add := func(key string, kept, index string, i int) {
+		s, ok := slot[key]
+		if !ok {
+			s = len(groups)
+			slot[key] = s
+			groups = append(groups, Cluster{KeptID: kept, IndexID: index})
 		}
-		enc := json.NewEncoder(o.clusters)
-		for _, g := range groups {
-			c := Cluster{Size: len(g), IDs: make([]string, len(g))}
-			for j, m := range g {
-				c.IDs[j] = r.d.ids[m]
-			}
-			first := g[0]
-			if r.indexID != nil && r.indexID[first] != "" {
-				c.IndexID = r.indexID[first]
+		groups[s].IDs = append(groups[s].IDs, r.d.ids[i])
+	}
+	for i := range n {
+		k := int(r.keeper[i])
+		switch {
+		case k < 0:
+			id := r.stored[i].ID
+			if r.opt.Cluster == ClusterComponents {
+				add("c"+strconv.Itoa(r.uf.Find(i)), "", id, i)
 			} else {
-				c.KeptID = r.d.ids[r.keeper[first]]
+				add("s"+id, "", id, i)
 			}
-			if err := enc.Encode(c); err != nil {
-				return err
+		case r.opt.Cluster == ClusterComponents:
+			if r.uf.Size(i) > 1 {
+				add("c"+strconv.Itoa(r.uf.Find(i)), r.d.ids[k], "", i)
 			}
+		case k != i:
+			add("k"+strconv.Itoa(k), r.d.ids[k], "", i)
+		}
+	}
+	enc := json.NewEncoder(o.clusters)
+	for _, c := range groups {
+		if c.IndexID == "" && r.opt.Cluster == ClusterGreedy {
+			// The kept document leads its cluster.
+			c.IDs = append([]string{c.KeptID}, c.IDs...)
+		}
+		c.Size = len(c.IDs)
+		if err := enc.Encode(c); err != nil {
+			return err
 		}
 	}
 	return nil

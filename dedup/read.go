@@ -13,7 +13,6 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/minhash"
-	"github.com/neardup/neardup/simhash"
 )
 
 // The fingerprint pass: one goroutine reads documents, Workers goroutines turn
@@ -27,10 +26,10 @@ type docs struct {
 	ids    []string
 	fps    []uint64 // SimHash fingerprints (zero for MethodMinHash)
 	exact  []uint64 // hash of the token sequence: equal values are exact duplicates
-	first  []int32  // the first document with the same exact hash (itself if none before)
+	first  []int32  // the first document with the same exact hash and fingerprint (itself if none before)
 	length []uint32 // text length in bytes (saturating)
 	tokens []uint32 // token count (saturating)
-	sk     []sketch // shingle sets for Jaccard verification
+	sk     []Sketch // shingle sets for Jaccard verification
 	vec    [][]uint64
 	keys   []keyValue // KeepField values
 
@@ -53,15 +52,9 @@ type item struct {
 	doc corpus.Doc
 	raw []byte // copy of doc.Raw when the worker needs it (KeepField)
 
-	fp     uint64
-	exact  uint64
-	tokens int
-	sk     sketch
-	vec    []uint64
-	sig    minhash.Signature
-	key    keyValue
-	empty  bool
-	length int
+	f   Features
+	vec []uint64 // VerifyCosine: term counts
+	key keyValue
 }
 
 type batch struct {
@@ -192,56 +185,21 @@ func (r *runner) fingerprintPass(ctx context.Context, rd *corpus.Reader, lsh *mi
 
 // worker holds one goroutine's scratch buffers.
 type worker struct {
-	r     *runner
-	sh    shingler
-	set64 []uint64
-	tmp   []uint32 // radix sort scratch
-	tf    map[uint32]uint32
+	r *runner
+	e *Extractor
 }
 
 func (r *runner) newWorker() *worker {
-	return &worker{r: r, sh: shingler{w: r.opt.Shingle}, tf: map[uint32]uint32{}}
+	e, err := r.opt.extractor(r.hasher)
+	if err != nil {
+		panic(err) // the options were validated and the profile looked up by Run
+	}
+	return &worker{r: r, e: e}
 }
 
 func (w *worker) process(it *item) {
 	o := w.r.opt
-	text := it.doc.Text
-	it.length = len(text)
-	if o.Method == MethodSimHash {
-		res := w.r.profile.Fingerprint(text)
-		it.fp = uint64(res.Fingerprint)
-		it.empty = res.Empty
-	}
-	hashes, exact := w.sh.shingle(text)
-	it.tokens = len(w.sh.toks)
-	if it.tokens == 0 {
-		// No words at all (punctuation, symbols, nothing): only byte-identical
-		// texts count as the same.
-		exact = simhash.Mix64(simhash.HashString64(text), 0)
-		it.empty = true
-	}
-	it.exact = exact
-	switch o.Verify {
-	case VerifyJaccard:
-		it.sk, w.tmp = newSketch(hashes, w.tmp, uint8(w.r.shift.Load()))
-	case VerifyCosine:
-		clear(w.tf)
-		for _, t := range w.sh.toks {
-			w.tf[uint32(t>>32)]++
-		}
-		v := make([]uint64, 0, len(w.tf))
-		for k, c := range w.tf {
-			v = append(v, uint64(k)<<32|uint64(c))
-		}
-		it.vec = v
-	}
-	if o.Method == MethodMinHash {
-		w.set64 = w.set64[:0]
-		for _, h := range hashes {
-			w.set64 = append(w.set64, uint64(h))
-		}
-		it.sig = w.r.hasher.Sign(nil, w.set64)
-	}
+	it.f, it.vec = w.e.extract(it.doc.Text, uint8(w.r.shift.Load()))
 	if it.raw != nil {
 		it.key = fieldValue(it.raw, o.KeepField)
 		it.raw = nil
@@ -257,20 +215,7 @@ func (w *worker) process(it *item) {
 // not stay that large for the rest of the run.
 const maxScratch = 1 << 20
 
-func (w *worker) shrink() {
-	if cap(w.sh.toks) > maxScratch {
-		w.sh.toks = nil
-	}
-	if cap(w.sh.hashes) > maxScratch {
-		w.sh.hashes = nil
-	}
-	if cap(w.tmp) > maxScratch {
-		w.tmp = nil
-	}
-	if cap(w.set64) > maxScratch {
-		w.set64 = nil
-	}
-}
+func (w *worker) shrink() { w.e.shrink() }
 
 // fieldValue extracts field from a JSON object line.
 func fieldValue(raw []byte, field string) keyValue {
@@ -319,24 +264,20 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 	if it.doc.Raw != nil || it.doc.Line != 0 {
 		r.onlyFiles = false
 	}
+	f := &it.f
 	d.ids = append(d.ids, id)
-	d.fps = append(d.fps, it.fp)
-	d.exact = append(d.exact, it.exact)
-	first, ok := r.exactFirst[it.exact]
-	if !ok {
-		first = int32(i)
-		r.exactFirst[it.exact] = first
-	}
-	d.first = append(d.first, first)
-	d.length = append(d.length, sat32(it.length))
-	d.tokens = append(d.tokens, sat32(it.tokens))
-	if it.empty {
+	d.fps = append(d.fps, f.FP)
+	d.exact = append(d.exact, f.Exact)
+	d.first = append(d.first, r.twin(i, f))
+	d.length = append(d.length, f.Length)
+	d.tokens = append(d.tokens, f.Tokens)
+	if f.Empty {
 		d.empty++
 	}
 	if r.opt.Verify == VerifyJaccard {
-		it.sk.rethin(d.shift) // the worker may have used an older modulus
-		d.sk = append(d.sk, it.sk)
-		d.sketchHashes += int64(len(it.sk.h))
+		f.Sketch.rethin(d.shift) // the worker may have used an older modulus
+		d.sk = append(d.sk, f.Sketch)
+		d.sketchHashes += int64(len(f.Sketch.h))
 		r.fitBudget()
 	}
 	if r.opt.Verify == VerifyCosine {
@@ -348,12 +289,45 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 	if r.opt.Keep == KeepField {
 		d.keys = append(d.keys, it.key)
 	}
-	if lsh != nil && first == int32(i) && it.tokens > 0 {
-		if err := lsh.Add(i, it.sig); err != nil {
+	if lsh != nil && d.first[i] == int32(i) && f.Tokens > 0 {
+		if err := lsh.Add(i, f.Sig); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// twin returns the first document read with the same token sequence and the
+// same fingerprint as document i (i itself if none): such twins are
+// interchangeable for the rule (same candidates, same verification), so only
+// the first of each goes through the candidate stage and the others share its
+// verdict. Documents with the same token sequence but another fingerprint (a
+// profile that sees markup the tokenizer does not) are separate twins, made
+// candidates of each other here: equal token sequences always pass.
+func (r *runner) twin(i int, f *Features) int32 {
+	e0, seen := r.exactFirst[f.Exact]
+	if !seen {
+		r.exactFirst[f.Exact] = int32(i)
+		return int32(i)
+	}
+	if r.d.fps[e0] == f.FP {
+		return e0
+	}
+	more := r.exactMore[f.Exact]
+	for _, o := range more {
+		if r.d.fps[o] == f.FP {
+			return o
+		}
+	}
+	r.exactPairs = append(r.exactPairs, PackPair(int(e0), i))
+	for _, o := range more {
+		r.exactPairs = append(r.exactPairs, PackPair(int(o), i))
+	}
+	if r.exactMore == nil {
+		r.exactMore = map[uint64][]int32{}
+	}
+	r.exactMore[f.Exact] = append(more, int32(i))
+	return int32(i)
 }
 
 // docPos is where a document was read, in 8 bytes: the duplicate-id check

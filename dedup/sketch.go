@@ -29,7 +29,7 @@ import (
 const minSamples = 128
 
 // sketch is a document's compact shingle set.
-type sketch struct {
+type Sketch struct {
 	h     []uint32 // sorted, unique; every value h has h mod 2^shift = 0
 	n     uint32   // distinct shingles before sampling
 	shift uint8    // log2 of the document's modulus m_d
@@ -49,11 +49,11 @@ func docShift(n int, global uint8) uint8 {
 // newSketch sorts and dedups h in place and returns its sketch at the global
 // modulus 2^global, copied into a right-sized slice (the worker reuses h).
 // tmp is scratch space for the sort, returned for reuse.
-func newSketch(h, tmp []uint32, global uint8) (sketch, []uint32) {
+func newSketch(h, tmp []uint32, global uint8) (Sketch, []uint32) {
 	tmp = sortHashes(h, tmp)
 	h = slices.Compact(h)
 	s := docShift(len(h), global)
-	return sketch{h: thin(nil, h, s), n: uint32(len(h)), shift: s}, tmp
+	return Sketch{h: thin(nil, h, s), n: uint32(len(h)), shift: s}, tmp
 }
 
 // thin appends to dst the values of h divisible by 2^shift.
@@ -79,7 +79,7 @@ func thin(dst, h []uint32, shift uint8) []uint32 {
 
 // rethin lowers the sketch to the global modulus 2^global, freeing the memory it
 // no longer needs. It returns the change in the number of hashes held.
-func (k *sketch) rethin(global uint8) int {
+func (k *Sketch) rethin(global uint8) int {
 	s := max(k.shift, docShift(int(k.n), global))
 	if s == k.shift {
 		return 0
@@ -94,7 +94,7 @@ func (k *sketch) rethin(global uint8) int {
 // sketches are exact): both are compared at the larger modulus. As in package
 // measure, two empty sets have similarity 1 and an empty set against a
 // non-empty one 0.
-func jaccard(a, b sketch) float64 {
+func jaccard(a, b Sketch) float64 {
 	shift := max(a.shift, b.shift)
 	mask := uint32(1)<<shift - 1
 	x, y := a.h, b.h
@@ -145,7 +145,7 @@ func jaccard(a, b sketch) float64 {
 // joins", ICDE 2006), and for exact sets the merge stops as soon as the
 // intersection reaches t(|A|+|B|)/(1+t), the count J >= t needs, or can no
 // longer reach it.
-func similarAtLeast(a, b sketch, t float64) bool {
+func similarAtLeast(a, b Sketch, t float64) bool {
 	lo, hi := min(a.n, b.n), max(a.n, b.n)
 	if hi > 0 && float64(lo) < t*float64(hi)-1e-9 {
 		return false

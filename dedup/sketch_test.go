@@ -135,7 +135,7 @@ func TestJaccardExact(t *testing.T) {
 			}
 		}
 	}
-	var empty sketch
+	var empty Sketch
 	if jaccard(empty, empty) != 1 {
 		t.Error("two empty sets: want 1")
 	}

@@ -39,9 +39,14 @@ func newDedupCommand() *cobra.Command {
 		Long: `Remove near-duplicate documents from a corpus: read every document, find
 candidate pairs with SimHash (a self-join of fingerprints within k bits) or
 MinHash-LSH, confirm each candidate with the exact Jaccard similarity of word
-5-shingles, group confirmed pairs into clusters (connected components) and keep
-one document per cluster. Documents with the same word sequence (exact
-duplicates) are always removed.
+5-shingles, and keep first: documents are taken in input order (or --keep
+order) and one is removed only when it is a confirmed near-duplicate of a
+document already kept, which --duplicates names with its similarity. Every
+removed document therefore has a kept near-duplicate at or above the threshold.
+Documents with the same word sequence (exact duplicates) are always removed.
+--cluster components instead removes all but one document of every connected
+component of confirmed pairs: a chain of versions A~B~C~D then loses B, C and
+D even where D shares little with A.
 
 Outputs, each optional:
   --output FILE      the kept documents: JSONL lines exactly as read; for text
@@ -49,7 +54,8 @@ Outputs, each optional:
   --duplicates FILE  one JSON object per removed document: dup_id, kept_id,
                      distance and similarity (SimHash), jaccard (or cosine),
                      exact, index
-  --clusters FILE    one JSON object per cluster: kept_id, size, ids
+  --clusters FILE    one JSON object per cluster: kept_id, size, ids (a kept
+                     document and the documents removed in its favour)
   --summary-json FILE the summary as JSON
 A summary goes to stderr (--json: as JSON on stdout). Files are written to a
 temporary name and renamed when the run succeeds: an interrupted run leaves
@@ -65,11 +71,13 @@ shingle sets kept for verification, bounded by --sketch-budget: past it the
 sets are sampled (Broder's MOD_m) and Jaccard becomes an estimate. Text is
 never held beyond the document being processed.
 
-Incremental mode: --index FILE dedups the input against an index snapshot
-('neardup index build'): a document within --index-k bits of a stored
-fingerprint is removed as its duplicate (fingerprints only: the stored
-documents' text is not available to verify). --update-index adds the kept
-documents to the snapshot and saves it in place.`,
+Incremental mode: --index FILE dedups the input against the documents kept by
+earlier runs, under the same rule: the snapshot FILE holds their fingerprints
+and FILE.kept their shingle sets, so every match is verified, and a corpus
+split into two runs gets the verdicts of one run over both. --update-index
+adds the kept documents to both files and saves them in place (a missing FILE
+starts empty). A snapshot from 'neardup index build' has no shingle sets and
+is refused.`,
 		Example: `  neardup dedup --output kept.jsonl --duplicates dups.jsonl crawl.jsonl.zst
   neardup dedup --keep longest --clusters clusters.jsonl docs/
   neardup dedup --keep-field timestamp --keep-order max --output kept.jsonl news.jsonl.gz
@@ -96,7 +104,8 @@ documents to the snapshot and saves it in place.`,
 	fs.IntVar(&o.Perms, "perms", dedup.DefaultPerms, "MinHash permutations")
 	fs.IntVar(&o.Bands, "bands", 0, "MinHash LSH bands (0: from --threshold)")
 	fs.IntVar(&o.Rows, "rows", 0, "MinHash LSH rows per band (0: from --threshold)")
-	fs.StringVar(&o.Keep, "keep", "", "which document of a cluster to keep: first (default) or longest")
+	fs.StringVar(&o.Cluster, "cluster", dedup.ClusterGreedy, "greedy (keep first: every removed document has a kept near-duplicate) or components (one document per connected component)")
+	fs.StringVar(&o.Keep, "keep", "", "priority of the keep-first rule: first (input order, default) or longest")
 	fs.StringVar(&o.KeepField, "keep-field", "", "keep the document with the largest (--keep-order) value of this JSON field")
 	fs.StringVar(&o.KeepOrder, "keep-order", "max", "with --keep-field: max or min")
 	fs.BoolVar(&o.AllowDuplicateIDs, "allow-duplicate-ids", false, "accept documents that share an id")
@@ -106,7 +115,6 @@ documents to the snapshot and saves it in place.`,
 	fs.StringVar(&o.SummaryJSON, "summary-json", "", "write the summary as JSON to FILE")
 	fs.StringVar(&o.Index, "index", "", "index snapshot to dedup against (incremental mode)")
 	fs.BoolVar(&o.UpdateIndex, "update-index", false, "add the kept documents to --index and save it")
-	fs.IntVar(&o.IndexK, "index-k", dedup.DefaultIndexK, "distance in bits for matches against --index")
 	fs.IntVarP(&o.Workers, "workers", "j", 0, "goroutines (0: one per core)")
 	fs.Int64Var(&f.memLimit, "memory-limit", 0, "soft heap limit in bytes for the Go garbage collector (0: --sketch-budget + 512 MiB unless GOMEMLIMIT is set; -1: none)")
 	fs.BoolVar(&f.jsonSummary, "json", false, "print the summary as JSON on stdout")
@@ -268,12 +276,12 @@ func writeDedupSummary(w io.Writer, s dedup.Summary) {
 	if st.Verify != dedup.VerifyNone {
 		fmt.Fprintf(w, " >= %g", st.Threshold)
 	}
-	fmt.Fprintf(w, " (%d-shingles), keep %s", st.Shingle, st.Keep)
+	fmt.Fprintf(w, " (%d-shingles), %s keep %s", st.Shingle, st.Cluster, st.Keep)
 	if st.KeepField != "" {
 		fmt.Fprintf(w, " %s %s", st.KeepOrder, st.KeepField)
 	}
 	if st.Index != "" {
-		fmt.Fprintf(w, ", index %s at k %d", st.Index, st.IndexK)
+		fmt.Fprintf(w, ", index %s", st.Index)
 	}
 	fmt.Fprintf(w, ", %d workers\n", st.Workers)
 }

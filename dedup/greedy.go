@@ -1,0 +1,237 @@
+package dedup
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/neardup/neardup/minhash"
+)
+
+// greedyCandidates is the candidate stage of ClusterGreedy: collect the
+// candidate pairs, match every twin group's lead against the kept set of
+// earlier runs (incremental mode), then run the keep-first rule over the
+// pairs in priority order.
+func (r *runner) greedyCandidates(ctx context.Context, lsh *minhash.LSH) error {
+	d := r.d
+	n := d.len()
+	pairs := r.exactPairs
+	r.exactPairs = nil
+	count := 0
+	err := r.candidatePairs(ctx, lsh, func(a, b int) error {
+		pairs = append(pairs, PackPair(a, b))
+		if count++; count&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			r.progress(Progress{Stage: "candidates", Docs: int64(count)})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	r.cand.candidates.Store(int64(count))
+
+	// Priority: order[p] is the document at position p, rank its inverse;
+	// nil for input order. lead[g] is the first member of twin group g (by
+	// its first document read) in priority order.
+	order := r.priority()
+	var rank []int32
+	lead := d.first
+	if order != nil {
+		rank = make([]int32, n)
+		for p, i := range order {
+			rank[i] = int32(p)
+		}
+		lead = make([]int32, n)
+		for i := range lead {
+			lead[i] = -1
+		}
+		for _, i := range order {
+			if g := d.first[i]; lead[g] < 0 {
+				lead[g] = i
+			}
+		}
+		for j, p := range pairs {
+			a, b := lead[uint32(p)], lead[p>>32]
+			pairs[j] = PackPair(int(rank[a]), int(rank[b]))
+		}
+	}
+	pos := func(i int32) int32 {
+		if rank == nil {
+			return i
+		}
+		return rank[i]
+	}
+	doc := func(p int) int {
+		if order == nil {
+			return p
+		}
+		return int(order[p])
+	}
+	sortPairs(pairs)
+
+	// Leads that duplicate a document kept by an earlier run.
+	var removed []bool
+	if r.kept != nil {
+		r.stored = make([]KeptMatch, n)
+		r.storedOK = make([]bool, n)
+		if err := r.matchKept(ctx, lead); err != nil {
+			return err
+		}
+		removed = make([]bool, n)
+		for i := range n {
+			if r.storedOK[i] {
+				removed[pos(int32(i))] = true
+			}
+		}
+	}
+
+	st := &r.cand
+	keeper := r.rule.keepFirst(n, func(p int) Features { return r.feat(doc(p)) }, pairs, removed, st)
+	st.skipped.Store(int64(count) - st.verified.Load() - st.rejected.Load())
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+
+	// Back to documents; twins share their lead's verdict.
+	r.keeper = make([]int32, n)
+	for i := range n {
+		l := lead[d.first[i]]
+		k := keeper[pos(l)]
+		switch {
+		case k < 0:
+			r.keeper[i] = -1
+			if i != int(l) {
+				r.stored[i], r.storedOK[i] = r.stored[l], true
+			}
+		case int(k) == int(pos(l)):
+			r.keeper[i] = l
+		default:
+			r.keeper[i] = int32(doc(int(k)))
+		}
+	}
+	r.progress(Progress{Stage: "candidates", Docs: int64(count), Done: true})
+	return nil
+}
+
+// priority returns the documents in keep-policy order, nil for input order.
+func (r *runner) priority() []int32 {
+	if r.opt.Keep == KeepFirst {
+		return nil
+	}
+	order := make([]int32, r.d.len())
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int {
+		switch {
+		case r.better(int(a), int(b)):
+			return -1
+		case r.better(int(b), int(a)):
+			return 1
+		}
+		return cmp.Compare(a, b)
+	})
+	return order
+}
+
+// matchKept matches the lead of every twin group against the kept set, in
+// parallel: the kept documents all come before the batch in priority, so
+// their verdicts do not depend on the batch's.
+func (r *runner) matchKept(ctx context.Context, lead []int32) error {
+	d := r.d
+	n := d.len()
+	var leads []int32
+	for i := range n {
+		if int(d.first[i]) == i {
+			leads = append(leads, lead[i])
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, r.opt.Workers)
+	for w := range r.opt.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := w; j < len(leads); j += r.opt.Workers {
+				if j&1023 == 0 && ctx.Err() != nil {
+					errs[w] = ctx.Err()
+					return
+				}
+				i := leads[j]
+				f := r.feat(int(i))
+				m, ok, err := r.kept.Match(&f)
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				r.stored[i], r.storedOK[i] = m, ok
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keepFirst is KeepFirst counting the verifications in st.
+func (r *Rule) keepFirst(n int, feat func(i int) Features, pairs []uint64, removed []bool, st *candStats) []int32 {
+	keeper := make([]int32, n)
+	for i := range keeper {
+		keeper[i] = int32(i)
+		if removed != nil && removed[i] {
+			keeper[i] = -1
+		}
+	}
+	var cands []int32
+	var fs []Features
+	var ptrs []*Features
+	for p := 0; p < len(pairs); {
+		y := int32(pairs[p] >> 32)
+		cands = cands[:0]
+		for ; p < len(pairs) && int32(pairs[p]>>32) == y; p++ {
+			x := int32(uint32(pairs[p]))
+			if keeper[x] == x && (len(cands) == 0 || cands[len(cands)-1] != x) {
+				cands = append(cands, x)
+			}
+		}
+		if keeper[y] != y {
+			if st != nil {
+				st.skipped.Add(int64(len(cands)))
+			}
+			continue
+		}
+		if len(cands) == 0 {
+			continue
+		}
+		fy := feat(int(y))
+		fs, ptrs = fs[:0], ptrs[:0]
+		for _, x := range cands {
+			fs = append(fs, feat(int(x)))
+		}
+		for j := range fs {
+			ptrs = append(ptrs, &fs[j])
+		}
+		m := r.Match(&fy, ptrs)
+		if m >= 0 {
+			keeper[y] = cands[m]
+		}
+		if st != nil {
+			if m >= 0 {
+				st.verified.Add(1)
+				st.rejected.Add(int64(m))
+				st.skipped.Add(int64(len(cands) - m - 1))
+			} else {
+				st.rejected.Add(int64(len(cands)))
+			}
+		}
+	}
+	return keeper
+}

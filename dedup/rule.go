@@ -1,0 +1,299 @@
+package dedup
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/neardup/neardup/features"
+	"github.com/neardup/neardup/measure"
+	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/simhash"
+)
+
+// The decision. Every caller that decides whether a document is a
+// near-duplicate — Run (batch and incremental), the online service and the
+// distributed pipeline — computes a document's Features with an Extractor and
+// decides with one Rule, so that the same documents get the same verdict
+// whatever runs them:
+//
+//   - Rule.Near: the candidate test. Two documents are candidates when they
+//     have the same token sequence, or when their SimHash fingerprints are
+//     within the k for their lengths (Rule.PairK). With MethodMinHash the LSH
+//     bands are the candidate test and Near only adds exact copies.
+//   - Rule.Verify: the candidate is confirmed by the exact measure (Jaccard of
+//     word shingles by default) at the threshold; equal token sequences always
+//     pass.
+//   - Rule.Match and KeepFirst: documents are taken in priority order (input
+//     order for KeepFirst; see Options.Keep) and a document is a duplicate only
+//     when it is a confirmed candidate of a document already kept; it names the
+//     first such kept document in priority order. So every removed document
+//     names a kept document it was verified against, at or above the
+//     threshold.
+
+// Features is what the rule needs of one document. Extractor computes it.
+type Features struct {
+	FP     uint64 // SimHash fingerprint (0 with MethodMinHash, and for a text without features)
+	Exact  uint64 // hash of the token sequence; of the bytes for a text without tokens
+	Tokens uint32 // tokens of the verification tokenizer (saturating)
+	Length uint32 // text length in bytes (saturating)
+	// Empty is set when the profile found no features (or the tokenizer no
+	// token): such a document has fingerprint 0.
+	Empty  bool
+	Sketch Sketch         // shingle set (VerifyJaccard)
+	Vector measure.Vector // TF-IDF vector (VerifyCosine; filled in by the batch run)
+	Sig    minhash.Signature
+}
+
+// noFP reports whether the document has no usable fingerprint: no features
+// and no tokens. Such documents match only exact copies.
+func (f *Features) noFP() bool { return f.FP == 0 && f.Tokens == 0 }
+
+// Rule decides whether two documents are near-duplicates. It is immutable and
+// safe for concurrent use.
+type Rule struct {
+	method, verify string
+	k, kShort      int
+	short          uint32
+	partnerLimit   uint32 // with kShort > k: both documents under this many tokens
+	threshold      float64
+}
+
+// NewRule returns the rule for opt (after defaults; invalid options are an
+// error wrapping ErrOptions).
+func NewRule(opt Options) (*Rule, error) {
+	opt.EnsureDefaults()
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	return opt.rule(), nil
+}
+
+// rule builds the rule of validated options.
+func (o *Options) rule() *Rule {
+	long, short := o.k()
+	return &Rule{
+		method: o.Method, verify: o.Verify, k: long, kShort: short,
+		short:        uint32(o.ShortTokens),
+		partnerLimit: uint32(float64(o.ShortTokens)/o.Threshold) + uint32(o.Shingle),
+		threshold:    o.Threshold,
+	}
+}
+
+// QueryK is the largest distance Near accepts: an index queried at QueryK and
+// filtered with Near finds every candidate.
+func (r *Rule) QueryK() int { return max(r.k, r.kShort) }
+
+// Threshold is the verification threshold.
+func (r *Rule) Threshold() float64 { return r.threshold }
+
+// PairK is the largest fingerprint distance at which a and b are candidates:
+// K, or KShort when either document is short (under ShortTokens tokens).
+// SimHash of short texts moves further per edit, so they get a wider net; when
+// KShort > K the wider net is cast only between documents that are both under
+// ShortTokens/Threshold + Shingle tokens, the sizes that can still pair with a
+// short document at the threshold, which keeps the second join small.
+func (r *Rule) PairK(a, b *Features) int {
+	if a.Tokens >= r.short && b.Tokens >= r.short {
+		return r.k
+	}
+	if r.kShort <= r.k || max(a.Tokens, b.Tokens) < r.partnerLimit {
+		return r.kShort
+	}
+	return r.k
+}
+
+// Near reports whether a and b are candidates (see the package notes above).
+func (r *Rule) Near(a, b *Features) bool {
+	if a.Exact == b.Exact {
+		return true
+	}
+	if r.method == MethodMinHash {
+		return true
+	}
+	if a.noFP() || b.noFP() {
+		return false
+	}
+	return simhash.Distance(a.FP, b.FP) <= r.PairK(a, b)
+}
+
+// Verify reports whether candidates a and b pass verification. Equal token
+// sequences always do; documents without tokens only then (their sets are
+// empty and would measure as identical).
+func (r *Rule) Verify(a, b *Features) bool {
+	if a.Exact == b.Exact {
+		return true
+	}
+	if a.Tokens == 0 || b.Tokens == 0 {
+		return false
+	}
+	switch r.verify {
+	case VerifyJaccard:
+		return similarAtLeast(a.Sketch, b.Sketch, r.threshold)
+	case VerifyCosine:
+		return measure.Cosine(a.Vector, b.Vector) >= r.threshold
+	}
+	return true
+}
+
+// Duplicates reports whether a and b are near-duplicates: candidates that
+// pass verification.
+func (r *Rule) Duplicates(a, b *Features) bool { return r.Near(a, b) && r.Verify(a, b) }
+
+// Score is the verification measure of a and b (Jaccard or cosine), NaN
+// without verification.
+func (r *Rule) Score(a, b *Features) float64 {
+	switch r.verify {
+	case VerifyJaccard:
+		return jaccard(a.Sketch, b.Sketch)
+	case VerifyCosine:
+		return measure.Cosine(a.Vector, b.Vector)
+	}
+	return math.NaN()
+}
+
+// Match returns the index in kept of the first document that doc duplicates,
+// or -1. kept holds kept documents in priority order (input order under
+// KeepFirst): the keep-first rule names the earliest one.
+func (r *Rule) Match(doc *Features, kept []*Features) int {
+	for i, k := range kept {
+		if r.Duplicates(k, doc) {
+			return i
+		}
+	}
+	return -1
+}
+
+// KeepFirst applies the rule to n documents in priority order. feat(i)
+// returns document i's features (it may reuse its result's storage between
+// calls only if the caller copies; KeepFirst holds at most one document and
+// its kept candidates at a time). pairs are the candidate pairs as y<<32 | x
+// with x < y, sorted ascending, duplicates allowed. removed[i], when set on
+// entry, marks a document already removed in favour of a document outside
+// this set (an earlier run's, say); it never keeps anything.
+//
+// It returns keeper: keeper[i] == i when document i is kept, the kept
+// document it duplicates otherwise, and -1 for a document removed on entry.
+// The pairs of one connected component do not depend on any other, so
+// callers may run KeepFirst per component, in parallel.
+func (r *Rule) KeepFirst(n int, feat func(i int) Features, pairs []uint64, removed []bool) []int32 {
+	return r.keepFirst(n, feat, pairs, removed, nil)
+}
+
+// SortPairs sorts packed pairs for KeepFirst.
+func SortPairs(pairs []uint64) { sortPairs(pairs) }
+
+// PackPair packs the candidate pair of documents x and y (in any order) for
+// KeepFirst.
+func PackPair(x, y int) uint64 {
+	if x > y {
+		x, y = y, x
+	}
+	return uint64(y)<<32 | uint64(uint32(x))
+}
+
+// Extractor computes the Features of texts for the rule of its options. It
+// keeps scratch buffers between calls and is not safe for concurrent use: use
+// one per goroutine.
+type Extractor struct {
+	method, verify string
+	profile        *features.Profile
+	hasher         *minhash.Hasher
+	sh             shingler
+	set64          []uint64
+	tmp            []uint32 // radix sort scratch
+	tf             map[uint32]uint32
+}
+
+// NewExtractor returns an Extractor for opt (after defaults).
+func NewExtractor(opt Options) (*Extractor, error) {
+	opt.EnsureDefaults()
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	return opt.extractor(nil)
+}
+
+func (o *Options) extractor(hasher *minhash.Hasher) (*Extractor, error) {
+	e := &Extractor{method: o.Method, verify: o.Verify, sh: shingler{w: o.Shingle}, tf: map[uint32]uint32{}}
+	if o.Method == MethodSimHash {
+		p, err := features.Lookup(o.Profile)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+		}
+		e.profile = p
+	}
+	if o.Method == MethodMinHash {
+		if hasher == nil {
+			hasher = minhash.New(o.Perms, 1)
+		}
+		e.hasher = hasher
+	}
+	return e, nil
+}
+
+// Extract returns the features of text, with an exact shingle set. Cosine
+// verification's Vector needs IDF weights learned from a whole corpus and is
+// left empty; Terms returns the raw counts.
+func (e *Extractor) Extract(text string) Features {
+	f, _ := e.extract(text, 0)
+	return f
+}
+
+// extract returns text's features, the sketch sampled at the global modulus
+// 2^global, and for VerifyCosine the term counts (hash<<32 | count).
+func (e *Extractor) extract(text string, global uint8) (Features, []uint64) {
+	var f Features
+	f.Length = sat32(len(text))
+	if e.method == MethodSimHash {
+		res := e.profile.Fingerprint(text)
+		f.FP = uint64(res.Fingerprint)
+		f.Empty = res.Empty
+	}
+	hashes, exact := e.sh.shingle(text)
+	f.Tokens = sat32(len(e.sh.toks))
+	if f.Tokens == 0 {
+		// No words at all (punctuation, symbols, nothing): only byte-identical
+		// texts count as the same.
+		exact = simhash.Mix64(simhash.HashString64(text), 0)
+		f.Empty = true
+	}
+	f.Exact = exact
+	var terms []uint64
+	switch e.verify {
+	case VerifyJaccard:
+		f.Sketch, e.tmp = newSketch(hashes, e.tmp, global)
+	case VerifyCosine:
+		clear(e.tf)
+		for _, t := range e.sh.toks {
+			e.tf[uint32(t>>32)]++
+		}
+		terms = make([]uint64, 0, len(e.tf))
+		for k, c := range e.tf {
+			terms = append(terms, uint64(k)<<32|uint64(c))
+		}
+	}
+	if e.method == MethodMinHash {
+		e.set64 = e.set64[:0]
+		for _, h := range hashes {
+			e.set64 = append(e.set64, uint64(h))
+		}
+		f.Sig = e.hasher.Sign(nil, e.set64)
+	}
+	return f, terms
+}
+
+// shrink drops scratch buffers grown by a huge document.
+func (e *Extractor) shrink() {
+	if cap(e.sh.toks) > maxScratch {
+		e.sh.toks = nil
+	}
+	if cap(e.sh.hashes) > maxScratch {
+		e.sh.hashes = nil
+	}
+	if cap(e.tmp) > maxScratch {
+		e.tmp = nil
+	}
+	if cap(e.set64) > maxScratch {
+		e.set64 = nil
+	}
+}
