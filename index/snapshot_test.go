@@ -111,14 +111,14 @@ func TestSaveFileNotRegular(t *testing.T) {
 	x, _ := Build([]string{"a", "b"}, []uint64{1, 3}, Options{})
 	want := snapshotBytes(t, x)
 	t.Run("device", func(t *testing.T) {
-		null := outfiletest.CharDevice(t)
+		null := outfiletest.CharDevice(t, "null")
 		if err := x.SaveFile(null); err != nil {
 			t.Fatal(err)
 		}
 		outfiletest.CheckCharDevice(t, null)
 	})
 	t.Run("fifo", func(t *testing.T) {
-		fifo := outfiletest.FIFO(t)
+		fifo := outfiletest.FIFO(t, "fifo")
 		got := outfiletest.ReadFIFO(t, fifo)
 		if err := x.SaveFile(fifo); err != nil {
 			t.Fatal(err)

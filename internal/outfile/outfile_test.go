@@ -131,7 +131,7 @@ func TestSymlinkToRegularFile(t *testing.T) {
 }
 
 func TestCharDevice(t *testing.T) {
-	path := outfiletest.CharDevice(t)
+	path := outfiletest.CharDevice(t, "null")
 	for _, commit := range []bool{true, false} {
 		f, err := Create(path)
 		if err != nil {
@@ -156,7 +156,7 @@ func TestCharDevice(t *testing.T) {
 }
 
 func TestFIFO(t *testing.T) {
-	path := outfiletest.FIFO(t)
+	path := outfiletest.FIFO(t, "fifo")
 	const line = "a line of output\n"
 	want := strings.Repeat(line, 50000) // several buffers
 	for _, commit := range []bool{true, false} {

@@ -177,7 +177,7 @@ func TestDedupOutputsNotRegular(t *testing.T) {
 	}
 
 	t.Run("device", func(t *testing.T) {
-		null := outfiletest.CharDevice(t)
+		null := outfiletest.CharDevice(t, "null")
 		if code, _, stderr := run(t, "", args([]string{null, null, null, null})...); code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -187,7 +187,7 @@ func TestDedupOutputsNotRegular(t *testing.T) {
 		var fifos []string
 		var got []<-chan string
 		for range flags {
-			p := outfiletest.FIFO(t)
+			p := outfiletest.FIFO(t, "fifo")
 			fifos = append(fifos, p)
 			got = append(got, outfiletest.ReadFIFO(t, p))
 		}
@@ -259,7 +259,7 @@ func TestDedupUpdateIndexFIFO(t *testing.T) {
 		t.Fatal("the second batch did not change the snapshot; the test proves nothing")
 	}
 
-	fifo := outfiletest.FIFO(t)
+	fifo := outfiletest.FIFO(t, "fifo")
 	// The command first reads the snapshot from the FIFO, later saves it
 	// there: feed it, then start the reader of the save.
 	reader := make(chan (<-chan string), 1)

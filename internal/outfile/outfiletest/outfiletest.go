@@ -1,8 +1,8 @@
 // Package outfiletest makes the targets that an output must not replace — a
 // character device and a FIFO — for tests of the code that writes outputs.
 //
-//	null := outfiletest.CharDevice(t) // skips unless root
-//	fifo := outfiletest.FIFO(t)
+//	null := outfiletest.CharDevice(t, "out.jsonl") // skips unless root
+//	fifo := outfiletest.FIFO(t, "out.jsonl")
 //	got := outfiletest.ReadFIFO(t, fifo)
 //	... run the command with null and fifo as outputs ...
 //	outfiletest.CheckCharDevice(t, null)
@@ -17,15 +17,15 @@ import (
 	"testing"
 )
 
-// CharDevice makes a copy of /dev/null (character device 1:3) in a
-// temporary directory and returns its path. Only root may make device nodes:
-// the test is skipped otherwise.
-func CharDevice(t testing.TB) string {
+// CharDevice makes a copy of /dev/null (character device 1:3) called name in
+// a new temporary directory and returns its path. Only root may make device
+// nodes: the test is skipped otherwise.
+func CharDevice(t testing.TB, name string) string {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("making a character device node (mknod) needs root")
 	}
-	path := filepath.Join(t.TempDir(), "null")
+	path := filepath.Join(t.TempDir(), name)
 	if err := mknodNull(path); err != nil {
 		// As root in a container without CAP_MKNOD, for one.
 		t.Skipf("mknod %s: %v", path, err)
@@ -33,10 +33,11 @@ func CharDevice(t testing.TB) string {
 	return path
 }
 
-// FIFO makes a named pipe in a temporary directory and returns its path.
-func FIFO(t testing.TB) string {
+// FIFO makes a named pipe called name in a new temporary directory and
+// returns its path.
+func FIFO(t testing.TB, name string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "fifo")
+	path := filepath.Join(t.TempDir(), name)
 	if err := mkfifo(path); err != nil {
 		t.Skipf("mkfifo %s: %v", path, err)
 	}
