@@ -126,7 +126,9 @@ func (r *runner) progress(p Progress) {
 // Run deduplicates the documents of inputs (files, directories, "-" for
 // Options.Stdin) and writes the outputs the options ask for. It returns the
 // summary of the run. On error, including ctx being cancelled, no output file
-// is left in place (earlier versions of the files are untouched).
+// is left in place (earlier versions of the files are untouched); an output
+// that is a device, a FIFO or standard output may have received part of the
+// run's output.
 func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	opt.EnsureDefaults()
 	if opt.Workers == 0 {

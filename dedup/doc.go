@@ -28,6 +28,9 @@
 //  6. Outputs are written to temporary files, renamed into place only when
 //     the whole run succeeded; the kept documents are copied by reading the
 //     input a second time (standard input is spooled to a temporary file).
+//     An output that is not a regular file (/dev/null, a FIFO, /dev/stdout)
+//     is written in place instead, never replaced, and "-" is standard
+//     output (internal/outfile).
 //
 // # Why these defaults
 //

@@ -3,8 +3,11 @@ package dedup
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+
+	"github.com/neardup/neardup/internal/outfile"
 )
 
 // Incremental mode: the crawler's daily batch of Manku, Jain and Das Sarma
@@ -83,16 +86,11 @@ func (r *runner) addKept() error {
 // the same documents.
 func (r *runner) saveKept() error {
 	k := r.kept
-	kf, err := createAtomic(KeptPath(r.opt.Index))
+	err := outfile.WriteFile(KeptPath(r.opt.Index), nil, func(w io.Writer) error {
+		return k.writeTo(w, keptSettings(&r.opt))
+	})
 	if err != nil {
-		return err
-	}
-	defer kf.abort()
-	if err := k.writeTo(kf, keptSettings(&r.opt)); err != nil {
 		return fmt.Errorf("dedup: writing kept set: %w", err)
-	}
-	if err := kf.commit(); err != nil {
-		return err
 	}
 	if err := k.Index().SaveFile(r.opt.Index); err != nil {
 		return fmt.Errorf("dedup: saving index: %w", err)

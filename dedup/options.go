@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/neardup/neardup/corpus"
@@ -145,12 +146,17 @@ type Options struct {
 	// read it again (default os.TempDir()).
 	TempDir string
 
-	// Output files; each is optional ("" = not written). All are written to a
-	// temporary file beside the target and renamed only when Run succeeds.
+	// Output files; each is optional ("" = not written). A regular file (or a
+	// new one) is written to a temporary file beside it and renamed into place
+	// only when Run succeeds; anything else (a device such as /dev/null, a
+	// FIFO, /dev/stdout) is written in place and never replaced. "-" writes
+	// to Stdout; at most one output may be "-".
 	Output      string // kept documents: original JSONL lines, or paths/lines for text input
 	Duplicates  string // one JSON object per removed document
 	Clusters    string // one JSON object per cluster of two or more
 	SummaryJSON string // the Summary as JSON
+	// Stdout receives the output named "-" (default os.Stdout).
+	Stdout io.Writer
 
 	// Index is an index snapshot to dedup against (incremental mode), with its
 	// kept-set file beside it (KeptPath): a document that duplicates a stored
@@ -235,6 +241,9 @@ func (o *Options) EnsureDefaults() {
 	if o.ProgressInterval == 0 {
 		o.ProgressInterval = DefaultInterval
 	}
+	if o.Stdout == nil {
+		o.Stdout = os.Stdout
+	}
 }
 
 // k returns the effective distances (negative means 0).
@@ -300,6 +309,15 @@ func (o *Options) Validate() error {
 	}
 	if o.KeepOrder != "max" && o.KeepOrder != "min" {
 		return bad("keep order %q (want max or min)", o.KeepOrder)
+	}
+	stdouts := 0
+	for _, p := range []string{o.Output, o.Duplicates, o.Clusters, o.SummaryJSON} {
+		if p == "-" {
+			stdouts++
+		}
+	}
+	if stdouts > 1 {
+		return bad("%d outputs are \"-\": at most one may go to standard output", stdouts)
 	}
 	if o.UpdateIndex && o.Index == "" {
 		return bad("update index without an index file")

@@ -1,79 +1,27 @@
 package dedup
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/outfile"
 	"github.com/neardup/neardup/simhash"
 )
 
-// atomicFile is an output written to a temporary file beside its target and
-// renamed over it only on commit, so that an interrupted or failed run never
-// leaves a half-written file where a finished one is expected.
-type atomicFile struct {
-	path string
-	f    *os.File
-	w    *bufio.Writer
-}
-
-func createAtomic(path string) (*atomicFile, error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return nil, fmt.Errorf("dedup: creating %s: %w", path, err)
-	}
-	return &atomicFile{path: path, f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
-}
-
-func (a *atomicFile) Write(p []byte) (int, error) { return a.w.Write(p) }
-
-func (a *atomicFile) commit() error {
-	err := a.w.Flush()
-	if err == nil {
-		err = a.f.Sync()
-	}
-	if cerr := a.f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		// CreateTemp makes the file 0600; outputs are ordinary files.
-		err = os.Chmod(a.f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(a.f.Name(), a.path)
-	}
-	if err != nil {
-		os.Remove(a.f.Name())
-		return fmt.Errorf("dedup: writing %s: %w", a.path, err)
-	}
-	return nil
-}
-
-func (a *atomicFile) abort() {
-	a.f.Close()
-	os.Remove(a.f.Name())
-}
-
 // outputs are the run's optional output files (nil when not asked for).
 type outputs struct {
-	output, duplicates, clusters, summary *atomicFile
+	output, duplicates, clusters, summary *outfile.File
 	done                                  bool
 }
 
-func (o *outputs) all() []*atomicFile {
-	var fs []*atomicFile
-	for _, f := range []*atomicFile{o.output, o.duplicates, o.clusters, o.summary} {
+func (o *outputs) all() []*outfile.File {
+	var fs []*outfile.File
+	for _, f := range []*outfile.File{o.output, o.duplicates, o.clusters, o.summary} {
 		if f != nil {
 			fs = append(fs, f)
 		}
@@ -85,15 +33,15 @@ func (r *runner) createOutputs() (*outputs, error) {
 	o := &outputs{}
 	for _, t := range []struct {
 		path string
-		dst  **atomicFile
+		dst  **outfile.File
 	}{{r.opt.Output, &o.output}, {r.opt.Duplicates, &o.duplicates}, {r.opt.Clusters, &o.clusters}, {r.opt.SummaryJSON, &o.summary}} {
 		if t.path == "" {
 			continue
 		}
-		f, err := createAtomic(t.path)
+		f, err := outfile.CreateOrStdout(t.path, r.opt.Stdout)
 		if err != nil {
 			o.abort()
-			return nil, err
+			return nil, fmt.Errorf("dedup: creating %s: %w", t.path, err)
 		}
 		*t.dst = f
 	}
@@ -106,16 +54,19 @@ func (o *outputs) abort() {
 		return
 	}
 	for _, f := range o.all() {
-		f.abort()
+		f.Abort()
 	}
 }
 
-// commit renames every output into place. Once the first rename happened the
-// rest are attempted too, and the errors joined.
+// commit renames every output into place (or flushes it, for a device, FIFO
+// or standard output). Once the first rename happened the rest are attempted
+// too, and the errors joined.
 func (o *outputs) commit() error {
 	var errs []error
 	for _, f := range o.all() {
-		errs = append(errs, f.commit())
+		if err := f.Commit(); err != nil {
+			errs = append(errs, fmt.Errorf("dedup: %w", err))
+		}
 	}
 	o.done = true
 	return errors.Join(errs...)

@@ -8,8 +8,9 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
+
+	"github.com/neardup/neardup/internal/outfile"
 )
 
 // Snapshot format; FORMAT.md in this directory documents it.
@@ -225,37 +226,14 @@ func (c *countWriter) section(tag byte, size int64, body func(*sectionWriter)) {
 
 // SaveFile writes a snapshot to path atomically: to a temporary file in the
 // same directory, synced, then renamed over path (and the directory synced).
-// A reader of path sees the old snapshot or the new one, never a mix.
-func (x *Index) SaveFile(path string) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
+// A reader of path sees the old snapshot or the new one, never a mix. A path
+// that is not a regular file (a device, a FIFO) is written in place instead,
+// never replaced (see internal/outfile).
+func (x *Index) SaveFile(path string) error {
+	return outfile.WriteFile(path, nil, func(w io.Writer) error {
+		_, err := x.WriteTo(w)
 		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = x.WriteTo(f); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	// Sync the directory so that the rename itself survives a crash; not
-	// every platform can, so a failure here is not an error.
-	if d, derr := os.Open(filepath.Dir(path)); derr == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	})
 }
 
 // LoadFile reads a snapshot written by SaveFile or WriteTo.

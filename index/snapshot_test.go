@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/neardup/neardup/internal/outfile/outfiletest"
 )
 
 var update = flag.Bool("update", false, "rewrite index/testdata/v1.snapshot")
@@ -101,6 +103,31 @@ func TestSaveLoadFile(t *testing.T) {
 	if err := x.SaveFile(filepath.Join(dir, "no", "such", "dir")); err == nil {
 		t.Fatal("SaveFile into a missing directory succeeded")
 	}
+}
+
+// TestSaveFileNotRegular saves to a device node and a FIFO: both are written
+// in place and stay what they were, and the FIFO's reader gets the snapshot.
+func TestSaveFileNotRegular(t *testing.T) {
+	x, _ := Build([]string{"a", "b"}, []uint64{1, 3}, Options{})
+	want := snapshotBytes(t, x)
+	t.Run("device", func(t *testing.T) {
+		null := outfiletest.CharDevice(t, "null")
+		if err := x.SaveFile(null); err != nil {
+			t.Fatal(err)
+		}
+		outfiletest.CheckCharDevice(t, null)
+	})
+	t.Run("fifo", func(t *testing.T) {
+		fifo := outfiletest.FIFO(t, "fifo")
+		got := outfiletest.ReadFIFO(t, fifo)
+		if err := x.SaveFile(fifo); err != nil {
+			t.Fatal(err)
+		}
+		outfiletest.CheckFIFO(t, fifo)
+		if b := <-got; b != string(want) {
+			t.Errorf("the FIFO's reader got %d bytes, want the %d of WriteTo", len(b), len(want))
+		}
+	})
 }
 
 func TestCorruptSnapshots(t *testing.T) {

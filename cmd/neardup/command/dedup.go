@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,7 +60,9 @@ Outputs, each optional:
   --summary-json FILE the summary as JSON
 A summary goes to stderr (--json: as JSON on stdout). Files are written to a
 temporary name and renamed when the run succeeds: an interrupted run leaves
-no half-written output.
+no half-written output. A target that is not a regular file (/dev/null, a
+FIFO, /dev/stdout) is written in place, never replaced. FILE "-" is standard
+output, for at most one of the four and not with --json.
 
 The defaults need no tuning: profile en-words (words; Han characters one token
 each), k 10 (12 for documents under 64 tokens), Jaccard >= 0.8 verification.
@@ -109,10 +112,10 @@ is refused.`,
 	fs.StringVar(&o.KeepField, "keep-field", "", "keep the document with the largest (--keep-order) value of this JSON field")
 	fs.StringVar(&o.KeepOrder, "keep-order", "max", "with --keep-field: max or min")
 	fs.BoolVar(&o.AllowDuplicateIDs, "allow-duplicate-ids", false, "accept documents that share an id")
-	fs.StringVarP(&o.Output, "output", "o", "", "write the kept documents to FILE")
-	fs.StringVar(&o.Duplicates, "duplicates", "", "write one JSON object per removed document to FILE")
-	fs.StringVar(&o.Clusters, "clusters", "", "write one JSON object per cluster to FILE")
-	fs.StringVar(&o.SummaryJSON, "summary-json", "", "write the summary as JSON to FILE")
+	fs.StringVarP(&o.Output, "output", "o", "", "write the kept documents to FILE (- for stdout)")
+	fs.StringVar(&o.Duplicates, "duplicates", "", "write one JSON object per removed document to FILE (- for stdout)")
+	fs.StringVar(&o.Clusters, "clusters", "", "write one JSON object per cluster to FILE (- for stdout)")
+	fs.StringVar(&o.SummaryJSON, "summary-json", "", "write the summary as JSON to FILE (- for stdout)")
 	fs.StringVar(&o.Index, "index", "", "index snapshot to dedup against (incremental mode)")
 	fs.BoolVar(&o.UpdateIndex, "update-index", false, "add the kept documents to --index and save it")
 	fs.IntVarP(&o.Workers, "workers", "j", 0, "goroutines (0: one per core)")
@@ -136,6 +139,10 @@ func (f *dedupCmd) run(c *cobra.Command, args []string) error {
 	}
 	o.Corpus = corpus.Options{Format: format, IDField: f.in.idField, TextField: f.in.textField, SkipBad: f.in.skipBad}
 	o.Stdin = c.InOrStdin()
+	o.Stdout = c.OutOrStdout()
+	if f.jsonSummary && slices.Contains([]string{o.Output, o.Duplicates, o.Clusters, o.SummaryJSON}, "-") {
+		return usagef("--json prints the summary on stdout: no output may be \"-\" (use --summary-json -)")
+	}
 	if len(args) == 0 {
 		args = []string{"-"}
 	}

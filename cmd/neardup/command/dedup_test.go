@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/outfile/outfiletest"
 )
 
 // dedupCorpus writes a small JSONL corpus: b is a near-duplicate of a, d has
@@ -151,5 +152,131 @@ func TestDedupIncremental(t *testing.T) {
 	var s dedup.Summary
 	if code != 0 || json.Unmarshal([]byte(stdout), &s) != nil || s.IndexDuplicates != 1 || s.Kept != 0 {
 		t.Errorf("exit %d, %s %s", code, stdout, stderr)
+	}
+}
+
+// TestDedupOutputsNotRegular sends every dedup output to a device node and to
+// FIFOs: the nodes stay what they were and each FIFO's reader gets what a
+// regular file gets.
+func TestDedupOutputsNotRegular(t *testing.T) {
+	dir, in, _ := dedupCorpus(t)
+	flags := []string{"--output", "--duplicates", "--clusters", "--summary-json"}
+	args := func(paths []string) []string {
+		a := []string{"dedup", "-q"}
+		for i, p := range paths {
+			a = append(a, flags[i], p)
+		}
+		return append(a, in)
+	}
+	var files []string
+	for _, name := range []string{"kept.jsonl", "dups.jsonl", "clusters.jsonl", "summary.json"} {
+		files = append(files, filepath.Join(dir, name))
+	}
+	if code, _, stderr := run(t, "", args(files)...); code != 0 {
+		t.Fatalf("regular files: exit %d: %s", code, stderr)
+	}
+
+	t.Run("device", func(t *testing.T) {
+		null := outfiletest.CharDevice(t, "null")
+		if code, _, stderr := run(t, "", args([]string{null, null, null, null})...); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		outfiletest.CheckCharDevice(t, null)
+	})
+	t.Run("fifo", func(t *testing.T) {
+		var fifos []string
+		var got []<-chan string
+		for range flags {
+			p := outfiletest.FIFO(t, "fifo")
+			fifos = append(fifos, p)
+			got = append(got, outfiletest.ReadFIFO(t, p))
+		}
+		if code, _, stderr := run(t, "", args(fifos)...); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		for i, p := range fifos {
+			outfiletest.CheckFIFO(t, p)
+			data := <-got[i]
+			want, _ := os.ReadFile(files[i])
+			if flags[i] == "--summary-json" {
+				// Timings differ between runs; the counts do not.
+				var s, w dedup.Summary
+				json.Unmarshal(want, &w)
+				if err := json.Unmarshal([]byte(data), &s); err != nil || s.Docs != w.Docs || s.Kept != w.Kept || s.Clusters != w.Clusters {
+					t.Errorf("%s: reader got %q (%v), want the summary %s", flags[i], data, err, want)
+				}
+				continue
+			}
+			if data != string(want) {
+				t.Errorf("%s: reader got\n%s\nwant (as in a regular file)\n%s", flags[i], data, want)
+			}
+		}
+	})
+}
+
+func TestDedupOutputStdout(t *testing.T) {
+	dir, in, _ := dedupCorpus(t)
+	kept := filepath.Join(dir, "kept.jsonl")
+	if code, _, stderr := run(t, "", "dedup", "-q", "-o", kept, in); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want, _ := os.ReadFile(kept)
+	code, stdout, stderr := run(t, "", "dedup", "-q", "-o", "-", in)
+	if code != 0 || stdout != string(want) {
+		t.Errorf("-o -: exit %d, stdout\n%s\nwant\n%s\n(stderr %s)", code, stdout, want, stderr)
+	}
+	if _, err := os.Stat("-"); err == nil {
+		t.Error(`-o - created a file named "-"`)
+	}
+	for _, args := range [][]string{
+		{"dedup", "-o", "-", "--duplicates", "-", in},
+		{"dedup", "--json", "--clusters", "-", in},
+	} {
+		if code, stdout, stderr := run(t, "", args...); code != 2 || stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q (stderr %s); want 2 and nothing on stdout", args, code, stdout, stderr)
+		}
+	}
+}
+
+// TestDedupUpdateIndexFIFO loads the index from a FIFO and saves the updated
+// snapshot back into it: the FIFO's reader gets the bytes a regular file gets.
+func TestDedupUpdateIndexFIFO(t *testing.T) {
+	dir, in, _ := dedupCorpus(t)
+	idx := filepath.Join(dir, "seen.idx")
+	if code, _, stderr := run(t, "", "dedup", "-q", "--index", idx, "--update-index", in); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	before, err := os.ReadFile(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := writeFile(t, dir, "again.jsonl", `{"id":"z","text":"a brand new document that the index has not seen before"}`+"\n")
+	if code, _, stderr := run(t, "", "dedup", "-q", "--index", idx, "--update-index", again); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	after, _ := os.ReadFile(idx)
+	if string(after) == string(before) {
+		t.Fatal("the second batch did not change the snapshot; the test proves nothing")
+	}
+
+	fifo := outfiletest.FIFO(t, "fifo")
+	// The command first reads the snapshot from the FIFO, later saves it
+	// there: feed it, then start the reader of the save.
+	reader := make(chan (<-chan string), 1)
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		f.Write(before)
+		f.Close()
+		reader <- outfiletest.ReadFIFO(t, fifo)
+	}()
+	if code, _, stderr := run(t, "", "dedup", "-q", "--index", fifo, "--update-index", again); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	outfiletest.CheckFIFO(t, fifo)
+	if got := <-<-reader; got != string(after) {
+		t.Errorf("the FIFO's reader got %d bytes, want the %d of the snapshot saved to a regular file", len(got), len(after))
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/features"
+	"github.com/neardup/neardup/internal/outfile"
 )
 
 type evalCmd struct {
@@ -226,6 +227,11 @@ func (f *evalCmd) run(ctx context.Context, paths []string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
+	// Standard output carries the tables (or the JSON): a plot or page there
+	// would be mixed into them.
+	if f.plot == outfile.Stdout || f.html == outfile.Stdout {
+		return usagef("--plot and --html need a file name: standard output carries the tables")
+	}
 	if f.plot != "" {
 		if ext := strings.TrimPrefix(filepath.Ext(f.plot), "."); ext != "svg" && ext != "png" {
 			return usagef("--plot %q: the name must end in .svg or .png", f.plot)
@@ -252,12 +258,12 @@ func (f *evalCmd) run(ctx context.Context, paths []string, stdout, stderr io.Wri
 	}
 	if f.plot != "" {
 		format := strings.TrimPrefix(filepath.Ext(f.plot), ".")
-		if err := writeFileAtomic(f.plot, func(w io.Writer) error { return eval.WritePlot(w, reports, format) }); err != nil {
+		if err := outfile.WriteFile(f.plot, nil, func(w io.Writer) error { return eval.WritePlot(w, reports, format) }); err != nil {
 			return err
 		}
 	}
 	if f.html != "" {
-		if err := writeFileAtomic(f.html, func(w io.Writer) error { return eval.WriteHTML(w, reports) }); err != nil {
+		if err := outfile.WriteFile(f.html, nil, func(w io.Writer) error { return eval.WriteHTML(w, reports) }); err != nil {
 			return err
 		}
 	}

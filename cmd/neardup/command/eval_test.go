@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/neardup/neardup/internal/outfile/outfiletest"
 )
 
 // evalCorpus writes a small JSONL corpus with one near-duplicate pair and an
@@ -120,5 +123,56 @@ func TestEvalHelp(t *testing.T) {
 	code, out, _ := run(t, "", "eval", "--help")
 	if code != 0 || !strings.Contains(out, "--threshold") || !strings.Contains(out, "naive") {
 		t.Errorf("help: exit %d\n%s", code, out)
+	}
+}
+
+// TestEvalPlotHTMLNotRegular writes the plot and the page to device nodes and
+// FIFOs: the nodes stay what they were and each FIFO's reader gets what a
+// regular file gets (the page's timings aside).
+func TestEvalPlotHTMLNotRegular(t *testing.T) {
+	path := evalCorpus(t)
+	dir := t.TempDir()
+	args := func(plot, html string) []string {
+		return []string{"eval", "--methods", "naive,simhash", "--profiles", "en-words", "--verify", "on", "--k", "0,3",
+			"--plot", plot, "--html", html, path}
+	}
+	svg, html := filepath.Join(dir, "pr.svg"), filepath.Join(dir, "pr.html")
+	if code, _, errs := run(t, "", args(svg, html)...); code != 0 {
+		t.Fatalf("regular files: exit %d, %s", code, errs)
+	}
+	// Seconds are the only two-decimal numbers on the page.
+	seconds := regexp.MustCompile(`\b[0-9]+\.[0-9]{2}\b`)
+	want := map[string]string{}
+	for name, p := range map[string]string{"svg": svg, "html": html} {
+		b, _ := os.ReadFile(p)
+		want[name] = seconds.ReplaceAllString(string(b), "S")
+	}
+
+	t.Run("device", func(t *testing.T) {
+		nsvg, nhtml := outfiletest.CharDevice(t, "pr.svg"), outfiletest.CharDevice(t, "pr.html")
+		if code, _, errs := run(t, "", args(nsvg, nhtml)...); code != 0 {
+			t.Fatalf("exit %d, %s", code, errs)
+		}
+		outfiletest.CheckCharDevice(t, nsvg)
+		outfiletest.CheckCharDevice(t, nhtml)
+	})
+	t.Run("fifo", func(t *testing.T) {
+		fsvg, fhtml := outfiletest.FIFO(t, "pr.svg"), outfiletest.FIFO(t, "pr.html")
+		gotSVG, gotHTML := outfiletest.ReadFIFO(t, fsvg), outfiletest.ReadFIFO(t, fhtml)
+		if code, _, errs := run(t, "", args(fsvg, fhtml)...); code != 0 {
+			t.Fatalf("exit %d, %s", code, errs)
+		}
+		outfiletest.CheckFIFO(t, fsvg)
+		outfiletest.CheckFIFO(t, fhtml)
+		for name, got := range map[string]<-chan string{"svg": gotSVG, "html": gotHTML} {
+			if g := seconds.ReplaceAllString(<-got, "S"); g != want[name] {
+				t.Errorf("%s: the FIFO's reader got %d bytes, want the %d of a regular file", name, len(g), len(want[name]))
+			}
+		}
+	})
+	for _, a := range [][]string{args("-", html), args(svg, "-")} {
+		if code, stdout, errs := run(t, "", a...); code != 2 || !strings.Contains(errs, "need a file name") {
+			t.Errorf("%q: exit %d, stderr %q (stdout %d bytes); want 2 and a usage error", a, code, errs, len(stdout))
+		}
 	}
 }

@@ -1,18 +1,16 @@
 package command
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/features"
+	"github.com/neardup/neardup/internal/outfile"
 )
 
 func newIDFCommand() *cobra.Command {
@@ -51,7 +49,8 @@ in the text format of features.IDF:
 
 Inputs are read as by 'neardup fingerprint' (JSONL, text, lines, .gz, .zst,
 directories, - for stdin). The table goes to --out, written to a temporary file
-and renamed so that an interrupted run leaves no partial table, or to stdout.`,
+and renamed so that an interrupted run leaves no partial table (a device or
+FIFO is written in place, never replaced), or to stdout (no --out, or -).`,
 		Example: `  neardup idf build --out news.idf news.jsonl.zst
   neardup idf build --profile zh-words --text-field body laws/ > laws.idf
   neardup fingerprint --idf news.idf news.jsonl.zst`,
@@ -62,7 +61,7 @@ and renamed so that an interrupted run leaves no partial table, or to stdout.`,
 	fs := c.Flags()
 	f.in.register(fs)
 	fs.StringVarP(&f.profile, "profile", "p", "default", "feature profile whose tokens are counted")
-	fs.StringVarP(&f.out, "out", "o", "", "output file (default: stdout)")
+	fs.StringVarP(&f.out, "out", "o", "", "output file (default or -: stdout)")
 	fs.IntVarP(&f.workers, "workers", "j", 0, "tokenizing goroutines (0: one per core)")
 	return c
 }
@@ -135,49 +134,16 @@ func (f *idfBuildCmd) run(ctx context.Context, args []string, stdin io.Reader, s
 		b.Merge(o)
 	}
 	t := b.IDF()
-	if f.out == "" {
-		w := bufio.NewWriter(stdout)
-		if _, err := t.WriteTo(w); err != nil {
-			return err
-		}
-		return w.Flush()
+	out := f.out
+	if out == "" {
+		out = outfile.Stdout
 	}
-	if err := writeFileAtomic(f.out, func(w io.Writer) error { _, err := t.WriteTo(w); return err }); err != nil {
+	if err := outfile.WriteFile(out, stdout, func(w io.Writer) error { _, err := t.WriteTo(w); return err }); err != nil {
 		return err
+	}
+	if out == outfile.Stdout {
+		return nil
 	}
 	fmt.Fprintf(stderr, "neardup: wrote %s: %d terms from %d documents\n", f.out, t.Len(), b.Docs())
 	return nil
-}
-
-// writeFileAtomic writes name through a temporary file in the same directory
-// and renames it into place, so readers never see a half-written file and an
-// interrupted run leaves the old file (or none) behind.
-func writeFileAtomic(name string, write func(io.Writer) error) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	w := bufio.NewWriterSize(tmp, 256<<10)
-	if err := write(w); err != nil {
-		return err
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), name)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/features"
+	"github.com/neardup/neardup/internal/outfile/outfiletest"
 )
 
 func TestIDFBuild(t *testing.T) {
@@ -65,4 +66,45 @@ func TestIDFHelp(t *testing.T) {
 	if code, _, errs := run(t, "", "idf", "build", "/no/such/dir"); code != 1 || !strings.Contains(errs, "/no/such/dir") {
 		t.Errorf("missing input: exit %d, %q", code, errs)
 	}
+}
+
+// TestIDFBuildNotRegular writes the table to a device node, a FIFO and
+// standard output ("-"): the nodes stay what they were and the FIFO's reader
+// and stdout get what a regular file gets.
+func TestIDFBuildNotRegular(t *testing.T) {
+	dir := writeTemp(t, map[string]string{"c.jsonl": "{\"text\":\"apple banana\"}\n{\"text\":\"apple cherry\"}\n"})
+	in, out := filepath.Join(dir, "c.jsonl"), filepath.Join(dir, "c.idf")
+	if code, _, errs := run(t, "", "idf", "build", "-p", "en-words", "--out", out, in); code != 0 {
+		t.Fatalf("regular file: exit %d, %s", code, errs)
+	}
+	want, _ := os.ReadFile(out)
+
+	t.Run("device", func(t *testing.T) {
+		null := outfiletest.CharDevice(t, "c.idf")
+		if code, _, errs := run(t, "", "idf", "build", "-p", "en-words", "--out", null, in); code != 0 {
+			t.Fatalf("exit %d, %s", code, errs)
+		}
+		outfiletest.CheckCharDevice(t, null)
+	})
+	t.Run("fifo", func(t *testing.T) {
+		fifo := outfiletest.FIFO(t, "c.idf")
+		got := outfiletest.ReadFIFO(t, fifo)
+		if code, _, errs := run(t, "", "idf", "build", "-p", "en-words", "--out", fifo, in); code != 0 {
+			t.Fatalf("exit %d, %s", code, errs)
+		}
+		outfiletest.CheckFIFO(t, fifo)
+		if g := <-got; g != string(want) {
+			t.Errorf("the FIFO's reader got\n%s\nwant\n%s", g, want)
+		}
+	})
+	t.Run("stdout", func(t *testing.T) {
+		t.Chdir(t.TempDir())
+		code, stdout, errs := run(t, "", "idf", "build", "-p", "en-words", "--out", "-", in)
+		if code != 0 || stdout != string(want) {
+			t.Errorf("--out -: exit %d, stdout\n%s\nwant\n%s\n(stderr %s)", code, stdout, want, errs)
+		}
+		if _, err := os.Stat("-"); err == nil {
+			t.Error(`--out - created a file named "-"`)
+		}
+	})
 }

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/internal/outfile"
 )
 
 type indexBuildCmd struct {
@@ -34,7 +34,9 @@ func newIndexBuildCommand() *cobra.Command {
 		Use:   "build --out FILE [flags] [INPUT|-]...",
 		Short: "Build an index snapshot from fingerprints or text",
 		Long: `Build an index of fingerprints and save it as a snapshot file (written to a
-temporary file, synced and renamed).
+temporary file, synced and renamed; a device or FIFO is written in place,
+never replaced). --out - writes the snapshot to stdout and the report to
+stderr.
 
 Inputs (files or - for stdin, the default) hold one fingerprint per line:
   - a fingerprint alone: 16 hex digits, 0x hex, 0b binary or decimal; its id
@@ -60,7 +62,7 @@ and printed; --plan overrides it: seeds-4x16, manku-20, blocks:K:B or auto.`,
 		},
 	}
 	fs := c.Flags()
-	fs.StringVarP(&f.out, "out", "o", "", "snapshot file to write (required)")
+	fs.StringVarP(&f.out, "out", "o", "", "snapshot file to write (required; - for stdout)")
 	fs.IntVarP(&f.k, "k", "k", 3, "largest distance queries will ask for (0..63)")
 	fs.StringVar(&f.plan, "plan", "auto", "table layout: auto, seeds-4x16, manku-20 or blocks:K:B")
 	fs.StringVar(&f.budget, "budget", "", "memory budget for the planner, e.g. 4GiB (default: 64 bytes per fingerprint, at least 256MiB)")
@@ -139,12 +141,14 @@ func (f *indexBuildCmd) run(ctx context.Context, args []string, stdin io.Reader,
 	if err != nil {
 		return err
 	}
-	if err := x.SaveFile(f.out); err != nil {
+	// As index.SaveFile, but counting the bytes: a device or FIFO has no
+	// size to stat afterwards.
+	var size int64
+	if err := outfile.WriteFile(f.out, stdout, func(w io.Writer) (err error) { size, err = x.WriteTo(w); return err }); err != nil {
 		return err
 	}
-	fi, err := os.Stat(f.out)
-	if err != nil {
-		return err
+	if f.out == outfile.Stdout {
+		stdout = stderr // the snapshot took standard output; the report goes beside the errors
 	}
 	st := x.Stats()
 	c := st.Choice
@@ -159,10 +163,10 @@ func (f *indexBuildCmd) run(ctx context.Context, args []string, stdin io.Reader,
 		return json.NewEncoder(stdout).Encode(buildSummary{
 			Out: f.out, Fingerprints: x.Len(), Plan: c.Plan.String(), Tables: c.Tables, KeyBits: c.KeyBits,
 			Candidates: c.Candidates, BytesPerFingerprint: st.BytesPerFingerprint, MemoryBytes: st.Bytes,
-			FileBytes: fi.Size(), Why: c.Why,
+			FileBytes: size, Why: c.Why,
 		})
 	}
-	fmt.Fprintf(stdout, "indexed %d fingerprints into %s (%d bytes, %.1f per fingerprint)\n", x.Len(), f.out, fi.Size(), float64(fi.Size())/float64(max(x.Len(), 1)))
+	fmt.Fprintf(stdout, "indexed %d fingerprints into %s (%d bytes, %.1f per fingerprint)\n", x.Len(), f.out, size, float64(size)/float64(max(x.Len(), 1)))
 	fmt.Fprintf(stdout, "%v\n", c)
 	fmt.Fprintf(stdout, "memory when loaded: %.1f bytes/fingerprint measured\n", st.BytesPerFingerprint)
 	return nil

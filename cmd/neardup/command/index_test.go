@@ -2,10 +2,13 @@ package command
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/neardup/neardup/internal/outfile/outfiletest"
 )
 
 func writeFile(t *testing.T, dir, name, data string) string {
@@ -196,4 +199,52 @@ func TestParseBytes(t *testing.T) {
 			t.Errorf("parseBytes(%q) = %d, %v; want %d ok=%v", tt.in, got, err, tt.want, tt.ok)
 		}
 	}
+}
+
+// TestIndexBuildNotRegular writes the snapshot to a device node, a FIFO and
+// standard output ("-"): the nodes stay what they were, the FIFO's reader and
+// stdout get the bytes a regular file gets, and the report counts them.
+func TestIndexBuildNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "fps.txt", "a\tf0f0f0f0f0f0f0f0\nb\tf0f0f0f0f0f0f0f1\nc\t0123456789abcdef\n")
+	out := filepath.Join(dir, "x.ndx")
+	if code, _, stderr := run(t, "", "index", "build", "--out", out, in); code != 0 {
+		t.Fatalf("regular file: exit %d, %s", code, stderr)
+	}
+	want, _ := os.ReadFile(out)
+	report := fmt.Sprintf("(%d bytes,", len(want))
+
+	t.Run("device", func(t *testing.T) {
+		null := outfiletest.CharDevice(t, "x.ndx")
+		code, stdout, stderr := run(t, "", "index", "build", "--out", null, in)
+		if code != 0 || !strings.Contains(stdout, report) {
+			t.Fatalf("exit %d, stdout %q, want it to report %q (stderr %s)", code, stdout, report, stderr)
+		}
+		outfiletest.CheckCharDevice(t, null)
+	})
+	t.Run("fifo", func(t *testing.T) {
+		fifo := outfiletest.FIFO(t, "x.ndx")
+		got := outfiletest.ReadFIFO(t, fifo)
+		code, stdout, stderr := run(t, "", "index", "build", "--out", fifo, in)
+		if code != 0 || !strings.Contains(stdout, report) {
+			t.Fatalf("exit %d, stdout %q, want it to report %q (stderr %s)", code, stdout, report, stderr)
+		}
+		outfiletest.CheckFIFO(t, fifo)
+		if g := <-got; g != string(want) {
+			t.Errorf("the FIFO's reader got %d bytes, want the %d of a regular file", len(g), len(want))
+		}
+	})
+	t.Run("stdout", func(t *testing.T) {
+		t.Chdir(t.TempDir())
+		code, stdout, stderr := run(t, "", "index", "build", "--out", "-", in)
+		if code != 0 || stdout != string(want) {
+			t.Errorf("--out -: exit %d, %d bytes on stdout, want the %d of a regular file (stderr %s)", code, len(stdout), len(want), stderr)
+		}
+		if !strings.Contains(stderr, "indexed 3 fingerprints") {
+			t.Errorf("--out -: the report should go to stderr, got %q", stderr)
+		}
+		if _, err := os.Stat("-"); err == nil {
+			t.Error(`--out - created a file named "-"`)
+		}
+	})
 }

@@ -24,11 +24,14 @@ import (
 	"flag"
 	"fmt"
 	"go/format"
+	"io"
 	"log"
 	"os"
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/neardup/neardup/internal/outfile"
 )
 
 func main() {
@@ -104,7 +107,9 @@ func run(in, out string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(out, src, 0o644)
+	// Through outfile, as every neardup output: a failed run leaves the old
+	// table, and -out /dev/stdout does not replace the device.
+	return outfile.WriteFile(out, nil, func(w io.Writer) error { _, err := w.Write(src); return err })
 }
 
 // writeConst writes the runes as a string constant, 40 characters a line, so
