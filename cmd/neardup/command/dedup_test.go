@@ -238,8 +238,9 @@ func TestDedupOutputStdout(t *testing.T) {
 	}
 }
 
-// TestDedupUpdateIndexFIFO loads the index from a FIFO and saves the updated
-// snapshot back into it: the FIFO's reader gets the bytes a regular file gets.
+// TestDedupUpdateIndexFIFO saves the updated snapshot into a FIFO (the kept
+// set beside it is a regular file: it is what the run loads): the FIFO's
+// reader gets the bytes a regular file gets.
 func TestDedupUpdateIndexFIFO(t *testing.T) {
 	dir, in, _ := dedupCorpus(t)
 	idx := filepath.Join(dir, "seen.idx")
@@ -247,6 +248,10 @@ func TestDedupUpdateIndexFIFO(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	before, err := os.ReadFile(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keptBefore, err := os.ReadFile(dedup.KeptPath(idx))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,23 +265,15 @@ func TestDedupUpdateIndexFIFO(t *testing.T) {
 	}
 
 	fifo := outfiletest.FIFO(t, "fifo")
-	// The command first reads the snapshot from the FIFO, later saves it
-	// there: feed it, then start the reader of the save.
-	reader := make(chan (<-chan string), 1)
-	go func() {
-		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-		if err != nil {
-			return
-		}
-		f.Write(before)
-		f.Close()
-		reader <- outfiletest.ReadFIFO(t, fifo)
-	}()
+	if err := os.WriteFile(dedup.KeptPath(fifo), keptBefore, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reader := outfiletest.ReadFIFO(t, fifo)
 	if code, _, stderr := run(t, "", "dedup", "-q", "--index", fifo, "--update-index", again); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	outfiletest.CheckFIFO(t, fifo)
-	if got := <-<-reader; got != string(after) {
+	if got := <-reader; got != string(after) {
 		t.Errorf("the FIFO's reader got %d bytes, want the %d of the snapshot saved to a regular file", len(got), len(after))
 	}
 }
