@@ -251,11 +251,7 @@ func (k *Kept) writeTo(w io.Writer, settings string) error {
 	b = binary.AppendUvarint(b, uint64(len(docs)))
 	for _, d := range docs {
 		b = appendString(b, d.id)
-		b = binary.LittleEndian.AppendUint64(b, d.f.FP)
-		b = binary.LittleEndian.AppendUint64(b, d.f.Exact)
-		b = binary.AppendUvarint(b, uint64(d.f.Tokens))
-		b = binary.AppendUvarint(b, uint64(d.f.Length))
-		b = d.f.Sketch.appendBinary(b)
+		b, _ = d.f.AppendBinary(b)
 		if len(b) >= 64<<10 {
 			if _, err := bw.Write(b); err != nil {
 				return err
@@ -317,20 +313,8 @@ func readKept(r io.Reader, rule *Rule, settings string) (*Kept, error) {
 		if err != nil {
 			return nil, bad("document %d: %v", i, err)
 		}
-		fixed, err := br.next(16)
-		if err != nil {
-			return nil, bad("document %d: %v", i, err)
-		}
 		var f Features
-		f.FP = binary.LittleEndian.Uint64(fixed[:8])
-		f.Exact = binary.LittleEndian.Uint64(fixed[8:])
-		t, err1 := binary.ReadUvarint(br)
-		l, err2 := binary.ReadUvarint(br)
-		if err := errors.Join(err1, err2); err != nil || t > 1<<32-1 || l > 1<<32-1 {
-			return nil, bad("document %d: counts", i)
-		}
-		f.Tokens, f.Length = uint32(t), uint32(l)
-		if err := f.Sketch.readBinary(br); err != nil {
+		if err := f.readBinary(br); err != nil {
 			return nil, bad("document %d: %v", i, err)
 		}
 		if _, dup := k.docs[id]; dup {
@@ -447,4 +431,46 @@ func (r *sliceReader) ReadByte() (byte, error) {
 	c := r.b[r.i]
 	r.i++
 	return c, nil
+}
+
+// AppendBinary appends what the rule needs of f for a store to keep (the
+// fingerprint, the token-sequence hash, the counts and the shingle set; not
+// Vector or Sig): the record of one document in the kept-set file.
+func (f *Features) AppendBinary(b []byte) ([]byte, error) {
+	b = binary.LittleEndian.AppendUint64(b, f.FP)
+	b = binary.LittleEndian.AppendUint64(b, f.Exact)
+	b = binary.AppendUvarint(b, uint64(f.Tokens))
+	b = binary.AppendUvarint(b, uint64(f.Length))
+	return f.Sketch.appendBinary(b), nil
+}
+
+// MarshalBinary is AppendBinary to a new slice.
+func (f *Features) MarshalBinary() ([]byte, error) { return f.AppendBinary(nil) }
+
+// UnmarshalBinary decodes what MarshalBinary wrote.
+func (f *Features) UnmarshalBinary(b []byte) error {
+	r := &sliceReader{b: b}
+	if err := f.readBinary(r); err != nil {
+		return fmt.Errorf("%w: features: %v", ErrKeptFormat, err)
+	}
+	if r.i != len(b) {
+		return fmt.Errorf("%w: features: %d trailing bytes", ErrKeptFormat, len(b)-r.i)
+	}
+	return nil
+}
+
+func (f *Features) readBinary(r *sliceReader) error {
+	fixed, err := r.next(16)
+	if err != nil {
+		return err
+	}
+	*f = Features{FP: binary.LittleEndian.Uint64(fixed[:8]), Exact: binary.LittleEndian.Uint64(fixed[8:])}
+	t, err1 := binary.ReadUvarint(r)
+	l, err2 := binary.ReadUvarint(r)
+	if err := errors.Join(err1, err2); err != nil || t > 1<<32-1 || l > 1<<32-1 {
+		return fmt.Errorf("counts")
+	}
+	f.Tokens, f.Length = uint32(t), uint32(l)
+	f.Empty = f.Tokens == 0
+	return f.Sketch.readBinary(r)
 }
