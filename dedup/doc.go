@@ -40,8 +40,8 @@
 // texts in particular). Here SimHash is only a candidate generator, tuned for
 // recall: word features (profile en-words: Unicode words without stopwords,
 // every Han character a token, which tracks the character-shingle ground truth
-// of Chinese text better than segmented words) at k = 10, or 12 for documents
-// under 64 tokens. At those distances the ground-truth pairs of every shared
+// of Chinese text better than segmented words) at k = 12 (KShort can widen
+// it for documents under 64 tokens). At that distance the ground-truth pairs of every shared
 // corpus are found (document recall >= 0.99) while random pairs rarely are.
 // Verification at Jaccard >= 0.8, tokenised exactly as the ground truth, then
 // removes every false candidate, so precision is 1 up to hash collisions.

@@ -1,8 +1,9 @@
-package dedup
+package dedup_test
 
 import (
 	"context"
 	"fmt"
+	"github.com/neardup/neardup/dedup"
 	"testing"
 
 	"github.com/neardup/neardup/eval"
@@ -40,13 +41,12 @@ func TestDefaultKRecall(t *testing.T) {
 					truthDocs[p.A], truthDocs[p.B] = true, true
 				}
 			}
-			sh := shingler{w: 5}
+
 			short := make([]bool, len(docs))
 			for i, d := range docs {
-				sh.tokens(d.Text)
-				short[i] = len(sh.toks) < DefaultShortTokens
+				short[i] = len(dedup.TokenHashes(d.Text)) < dedup.DefaultShortTokens
 			}
-			profiles := []string{DefaultProfile}
+			profiles := []string{dedup.DefaultProfile}
 			if testing.Verbose() {
 				profiles = append(profiles, "default", "shingles", "ngrams", "zh-ngrams")
 			}
@@ -81,10 +81,10 @@ func TestDefaultKRecall(t *testing.T) {
 					line += fmt.Sprintf(" k%d %.3f/%.3f", k, pr, dr)
 				}
 				t.Logf("%s %-9s pair/doc recall:%s", name, prof, line)
-				if prof == DefaultProfile {
-					_, dr := recall(DefaultK, DefaultKShort)
+				if prof == dedup.DefaultProfile {
+					_, dr := recall(dedup.DefaultK, dedup.DefaultKShort)
 					if dr < 0.99 {
-						t.Errorf("%s: document recall %.4f at k=%d (short: %d), want >= 0.99", prof, dr, DefaultK, DefaultKShort)
+						t.Errorf("%s: document recall %.4f at k=%d (short: %d), want >= 0.99", prof, dr, dedup.DefaultK, dedup.DefaultKShort)
 					}
 				}
 			}
