@@ -58,6 +58,8 @@ type Report struct {
 	Truth     TruthSummary `json:"truth"`
 	Options   Options      `json:"options"` // as Evaluate used them (defaults filled in)
 	Results   []Result     `json:"results"`
+	// Dedup scores runs of the dedup pipeline itself (EvaluateDedup).
+	Dedup []DedupResult `json:"dedup,omitempty"`
 }
 
 // WriteJSON writes reports as one indented JSON array.
@@ -86,6 +88,19 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%d\t%d\t%.2f\t\n", x.Name, k,
 			x.Pair.Precision, x.Pair.Recall, x.Pair.F1, x.Doc.Precision, x.Doc.Recall, x.Doc.F1, x.Candidates, x.Predicted, x.Seconds)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(r.Dedup) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "the dedup pipeline ('neardup dedup'), against the keep-first rule on the truth at J>=%g:\n", r.Threshold)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "setting\tremoved\tkept\tcoverage\tresidual\tdoc P\tdoc R\tdoc F1\tseconds\t")
+	for _, x := range r.Dedup {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.4f\t%.4f\t%.3f\t%.3f\t%.3f\t%.2f\t\n", x.Name, x.Removed, x.Kept,
+			x.Coverage, x.Residual, x.Doc.Precision, x.Doc.Recall, x.Doc.F1, x.Seconds)
 	}
 	return tw.Flush()
 }

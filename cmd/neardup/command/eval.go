@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/features"
 	"github.com/neardup/neardup/internal/outfile"
@@ -31,6 +32,9 @@ type evalCmd struct {
 	plot            string
 	html            string
 	workers         int
+	dedup           string
+	dedupK          int
+	dedupProfile    string
 }
 
 func newEvalCommand() *cobra.Command {
@@ -56,7 +60,16 @@ Verification keeps a candidate only when the exact Jaccard of the word
 
 Exact duplicates (identical texts) are left out of truth and predictions; a
 document is positive when it is in a true pair, predicted when it is in a
-predicted pair. Corpora are JSON Lines with "id" and "text", optionally zstd
+predicted pair.
+
+--dedup also runs the dedup pipeline itself (the code path of 'neardup dedup'
+with its defaults, the given method and --cluster, verification at
+--verify-threshold) and scores what it removes: coverage (removed documents
+that still have a kept document at truth J >= --threshold or with identical
+text), residual (kept documents that still have such a kept partner), and
+document precision, recall and F1 against the keep-first rule applied to the
+truth (documents in input order; one is a true duplicate when an earlier
+document the truth kept is a near-duplicate of it). Corpora are JSON Lines with "id" and "text", optionally zstd
 compressed.`,
 		Example: `  neardup eval ../shared/corpora/en_spdx.jsonl.zst
   neardup eval --profiles default,shingles --verify on,off --k 0-12 --plot pr.png --html pr.html corpora/*.zst
@@ -86,6 +99,9 @@ compressed.`,
 	fl.StringVar(&f.plot, "plot", "", "write a plot of precision and recall against k to FILE.svg or FILE.png")
 	fl.StringVar(&f.html, "html", "", "write an HTML page with the plot and the tables to FILE")
 	fl.IntVar(&f.workers, "workers", 0, "goroutines (0: all cores)")
+	fl.StringVar(&f.dedup, "dedup", "simhash/greedy,minhash/greedy,simhash/components", "dedup pipeline runs to score, METHOD/CLUSTER comma-separated, or none")
+	fl.IntVar(&f.dedupK, "dedup-k", 0, "--k of the simhash dedup runs (0: dedup's default)")
+	fl.StringVar(&f.dedupProfile, "dedup-profile", "", "--profile of the simhash dedup runs (default: dedup's)")
 	return c
 }
 
@@ -295,5 +311,38 @@ func (f *evalCmd) evalCorpus(ctx context.Context, path string, settings []eval.S
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	opt.EnsureDefaults()
-	return &eval.Report{Corpus: name, Docs: truth.Docs, Distinct: truth.Distinct, Threshold: f.threshold, Truth: sum, Options: opt, Results: results}, nil
+	rep := &eval.Report{Corpus: name, Docs: truth.Docs, Distinct: truth.Distinct, Threshold: f.threshold, Truth: sum, Options: opt, Results: results}
+	dopts, err := f.dedupSettings(opt)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range dopts {
+		res, err := eval.EvaluateDedup(ctx, path, docs, truth, o, f.threshold)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", path, eval.DedupName(o), err)
+		}
+		rep.Dedup = append(rep.Dedup, res)
+	}
+	return rep, nil
+}
+
+// dedupSettings expands --dedup into dedup options.
+func (f *evalCmd) dedupSettings(opt eval.Options) ([]dedup.Options, error) {
+	if f.dedup == "none" || f.dedup == "" {
+		return nil, nil
+	}
+	var out []dedup.Options
+	for _, s := range split(f.dedup) {
+		m, c, ok := strings.Cut(s, "/")
+		o := dedup.Options{Method: m, Cluster: c, Threshold: opt.VerifyThreshold, Workers: f.workers}
+		if m == dedup.MethodSimHash {
+			o.K, o.Profile = f.dedupK, f.dedupProfile
+		}
+		o.EnsureDefaults()
+		if !ok || o.Validate() != nil {
+			return nil, usagef("--dedup %q: want METHOD/CLUSTER (simhash or minhash / greedy or components), comma-separated, or none", s)
+		}
+		out = append(out, o)
+	}
+	return out, nil
 }
