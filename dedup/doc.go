@@ -20,11 +20,18 @@
 //     distance K, and KShort for short documents; or, with MethodMinHash,
 //     MinHash signatures banded into an LSH index (minhash.BandsRows picks
 //     bands and rows for the threshold, as datasketch and text-dedup do).
-//  4. Verification: each candidate pair is confirmed by the Jaccard similarity
-//     of the shingle sets (or the cosine of TF-IDF vectors) at Threshold.
-//     Pairs already in one cluster are not verified again.
-//  5. Clusters are the connected components of the verified pairs
-//     (union-find); the keep policy picks one document per cluster.
+//  4. The keep-first rule (ClusterGreedy, the default; rule.go): documents
+//     are taken in priority order (input order, or longest first, or by a
+//     field), and one is removed only when a candidate already kept confirms
+//     it: Jaccard of the shingle sets (or cosine of TF-IDF vectors) at
+//     Threshold. It names the first such kept document. Verification is
+//     lazy: a candidate pair is checked only when its earlier document is
+//     kept, which on version histories skips most of them. Rule and
+//     Extractor are the same decision for every caller (incremental runs,
+//     the online service, the Beam pipeline).
+//  5. With ClusterComponents instead, clusters are the connected components
+//     of the verified pairs (union-find), pairs inside one cluster are not
+//     verified again, and the keep policy picks one document per cluster.
 //  6. Outputs are written to temporary files, renamed into place only when
 //     the whole run succeeded; the kept documents are copied by reading the
 //     input a second time (standard input is spooled to a temporary file).
@@ -68,13 +75,14 @@
 //
 // # Incremental mode
 //
-// With Options.Index, a batch is deduplicated against an index snapshot
-// (package index): after the batch's own clusters are formed, a cluster any of
-// whose documents is within IndexK bits of a stored fingerprint is removed
-// whole, as a duplicate of the stored document. The snapshot has no text, so
-// this match is on fingerprints only and IndexK defaults to a strict 3;
-// within the batch the usual verification applies. With UpdateIndex the kept
-// documents are added to the index and the snapshot is saved atomically.
+// With Options.Index, a batch is deduplicated against the documents kept by
+// earlier runs, under the same rule: they come first in priority, and a batch
+// document that duplicates one of them (verified against the shingle sets in
+// the kept-set file beside the snapshot, FORMAT.md) is removed in its favour.
+// With UpdateIndex the kept documents are added and both files saved
+// atomically. A corpus cut in two runs gets the verdicts of one run over the
+// concatenation (TestIncrementalEqualsOneRun), as long as neither run had to
+// sample its sketches (the budget).
 //
 // # Concurrency
 //
