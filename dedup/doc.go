@@ -65,7 +65,7 @@
 // keeps at most the budget plus about 60 bytes and the id per document, and
 // never its text (only the batches in flight: a few MB, or one huge document).
 // Under the keep-first rule the candidate pairs are collected, 8 bytes each
-// (308,033 for en_gitdocs_dev at k = 12: 2.5 MB; 12 more bytes per document
+// (392,779 for en_gitdocs_dev at k = 12: 3.1 MB; 12 more bytes per document
 // under --keep longest or --keep-field for the priority order); under
 // ClusterComponents they are streamed into verification and never collected.
 // The duplicate-id check adds a map of the ids and 8 bytes per
