@@ -33,6 +33,9 @@ import (
 //
 // About 40 s, most of it en_gitdocs_dev; -short skips that corpus.
 func TestAccuracyCorpora(t *testing.T) {
+	if raceEnabled {
+		t.Skip("race detector: the run without it asserts the accuracy")
+	}
 	targets := []struct {
 		name  string
 		minF1 float64

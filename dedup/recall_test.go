@@ -1,7 +1,6 @@
 package dedup_test
 
 import (
-	"context"
 	"fmt"
 	"github.com/neardup/neardup/dedup"
 	"testing"
@@ -20,19 +19,15 @@ import (
 // the whole pipeline. With -v it also logs the pair and document recall of
 // several profiles at other k, the study the defaults were chosen from.
 func TestDefaultKRecall(t *testing.T) {
+	if raceEnabled {
+		t.Skip("race detector: the run without it asserts the recall")
+	}
 	for _, name := range []string{"en_gitdocs_dev", "en_spdx", "zh_laws", "zh_fortunes"} {
 		t.Run(name, func(t *testing.T) {
 			if testing.Short() && (name == "en_gitdocs_dev" || name == "zh_laws") {
 				t.Skip("-short: the large corpora")
 			}
-			docs, err := eval.ReadFile(testcorpora.Path(t, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr, err := eval.ComputeTruth(context.Background(), docs, eval.TruthOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			docs, tr := truthOf(t, testcorpora.Path(t, name)) // shared with the accuracy test
 			var pairs []eval.Pair
 			truthDocs := map[int]bool{}
 			for _, p := range tr.Pairs {
