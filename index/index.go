@@ -271,7 +271,11 @@ func (x *Index) flushLocked() {
 // maybeCompactLocked renumbers everything once dead iids outnumber live ones.
 func (x *Index) maybeCompactLocked() {
 	if x.ndead > 4096 && x.ndead > x.live {
-		x.compactLocked()
+		x.waitMergerLocked()
+		// Another writer may have compacted while this one waited.
+		if x.ndead > 4096 && x.ndead > x.live {
+			x.compactLocked()
+		}
 	}
 }
 
@@ -285,15 +289,21 @@ func (x *Index) Compact() {
 	x.compactLocked()
 }
 
-// compactLocked renumbers the live items 0, 1, ... into one segment. Iids
-// change, so it first waits for the background merger (whose segment would
-// hold the old ones) to stop, with wmu released meanwhile.
-func (x *Index) compactLocked() {
+// waitMergerLocked waits, with wmu released meanwhile, for the background
+// merger to stop, and keeps it from starting a new merge in the meantime.
+func (x *Index) waitMergerLocked() {
 	x.paused++
 	for x.merging {
 		x.idle.Wait()
 	}
 	x.paused--
+}
+
+// compactLocked renumbers the live items 0, 1, ... into one segment. Iids
+// change, so it first waits for the background merger (whose segment would
+// hold the old ones) to stop.
+func (x *Index) compactLocked() {
+	x.waitMergerLocked()
 	var fps []uint64
 	var iids []uint32
 	for _, s := range x.segs {

@@ -116,9 +116,7 @@ func (x *Index) Close() error {
 	x.wmu.Lock()
 	defer x.wmu.Unlock()
 	x.closed = true
-	for x.merging {
-		x.idle.Wait()
-	}
+	x.waitMergerLocked()
 	return nil
 }
 
@@ -126,7 +124,5 @@ func (x *Index) Close() error {
 func (x *Index) waitMerges() {
 	x.wmu.Lock()
 	defer x.wmu.Unlock()
-	for x.merging {
-		x.idle.Wait()
-	}
+	x.waitMergerLocked()
 }
