@@ -304,17 +304,8 @@ func (x *Index) waitMergerLocked() {
 // hold the old ones) to stop.
 func (x *Index) compactLocked() {
 	x.waitMergerLocked()
-	var fps []uint64
-	var iids []uint32
-	for _, s := range x.segs {
-		fps, iids = s.live(fps, iids, x.dead)
-	}
-	for i, iid := range x.memIID {
-		if !x.dead.has(iid) {
-			fps = append(fps, x.memFP[i])
-			iids = append(iids, iid)
-		}
-	}
+	x.publishLocked() // the writer state as a version, to list its items
+	fps, iids := x.cur.Load().items()
 	var ids idStore
 	for i, iid := range iids {
 		ids.appendID(x.ids.view(iid))

@@ -56,7 +56,7 @@ func replaceSegs(segs []*segment, i int, m *segment) []*segment {
 // mergeSegs returns a segment of the items of a and b not in dead, or nil if
 // there are none.
 func mergeSegs(l *layout, a, b *segment, dead deadSet, workers int) *segment {
-	fps, iids := a.live(nil, nil, dead)
+	fps, iids := a.live(make([]uint64, 0, a.n+b.n), make([]uint32, 0, a.n+b.n), dead)
 	fps, iids = b.live(fps, iids, dead)
 	if len(fps) == 0 {
 		return nil

@@ -33,17 +33,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // writes made after it started.
 func (x *Index) WriteTo(w io.Writer) (int64, error) {
 	v := x.cur.Load()
-	var fps []uint64
-	var iids []uint32
-	for _, s := range v.segs {
-		fps, iids = s.live(fps, iids, v.dead)
-	}
-	for i, iid := range v.memIID {
-		if !v.dead.has(iid) {
-			fps = append(fps, v.memFP[i])
-			iids = append(iids, iid)
-		}
-	}
+	fps, iids := v.items()
 	if !sortedPairs(fps, iids) {
 		radixSortPairs(fps, iids, make([]uint64, len(fps)), make([]uint32, len(fps)))
 	}
