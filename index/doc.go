@@ -41,12 +41,48 @@
 // The index is a small log-structured merge tree (O'Neil et al., "The
 // Log-Structured Merge-Tree", 1996): single adds go to an unsorted memtable
 // that every query scans; when it fills it is sorted into an immutable
-// segment, and the youngest segments are merged while the one before is not
-// larger (a binary counter, so O(log n) segments and O(log n) merges per
-// item). AddBulk sorts a whole batch into one segment with radix sorts.
-// Remove sets a bit per internal id that queries test; merges drop removed
-// entries, and once removed ids outnumber live ones everything is renumbered
-// and rebuilt (Compact does it on demand). Update is Remove plus Add.
+// segment, and adjacent segments are merged while the older is no larger
+// than the younger (a binary counter, so O(log n) segments and O(log n)
+// merges per item). AddBulk sorts a whole batch into one segment with radix
+// sorts. Remove adds the internal id to a dead set that queries test;
+// merges drop removed entries, and once removed ids outnumber live ones
+// everything is renumbered and rebuilt (Compact does it on demand). Update
+// is Remove plus Add.
+//
+// # Concurrency
+//
+// Readers never lock. The index's state is an immutable version (segment
+// list, memtable view, dead set, id view) published through an atomic
+// pointer; Query, Len, Stats and WriteTo load it once and read only it.
+// Writers hold a writer mutex, change their own copy of the state and
+// publish a new version at the end of each operation, so each operation is
+// atomic for readers. Nothing a published version can reach is written
+// again: segments are immutable; the memtable, the id arena and the segment
+// list are only appended to past the lengths a version holds (a full
+// memtable is sorted from a copy, a merge builds a new segment list); the
+// dead set is copied on write, one 8 KiB chunk and the chunk pointers per
+// removal. The id hash table, which Contains alone reads, has its own small
+// lock held only while a writer changes it and publishes.
+//
+// Merges of up to 64K items run inside the write that triggers them (a few
+// milliseconds, readers unaffected); larger ones run on a background
+// goroutine that exists only while such merges are pending. It picks a pair
+// of adjacent segments and the dead set D of the moment, marks the pair
+// busy, builds the merged segment with no lock held and then, under the
+// writer mutex, swaps it in for the pair and publishes. Correctness rests
+// on three facts. (1) The pair is still adjacent at the swap: writers only
+// append segments and merge pairs that are not busy, and compaction waits
+// for the merger to stop. (2) The swap does not change what any query can
+// find: an entry (fingerprint, iid) is visible in a version when a segment
+// or the memtable holds it and iid is not in the version's dead set; the
+// merged segment holds exactly the pair's entries whose iid is not in D, and
+// every iid in D is in every later dead set, because dead sets only grow and
+// iids are never reused (only compaction renumbers, with the merger
+// stopped). (3) Removes made during the merge are not lost: they are in the
+// newer dead set that the swap publishes, keyed by iid, and the merged
+// segment keeps its entries' iids. So a query sees every add and remove
+// completed before it loaded its version, and WriteTo writes one version as
+// a whole while writers, merges and queries go on.
 //
 // # Snapshots
 //

@@ -104,3 +104,13 @@ func ExampleExplain() {
 	// Output:
 	// 20 tables, key bits >= 31, 6 candidates per query
 }
+
+func ExampleIndex_Close() {
+	x, _ := index.New(index.Options{})
+	defer x.Close() // waits for a background merge, if one runs
+	x.Add("a", 1)
+	ms, _ := x.Query(1, 0, 0)
+	fmt.Println(ms)
+	// Output:
+	// [{a 1 0}]
+}

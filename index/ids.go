@@ -31,11 +31,11 @@ const MaxItems = 1<<32 - 2
 // unrelated ids) — the layout of SwissTable (Kulukundis, CppCon 2017),
 // without SIMD.
 //
-// idStore is not safe for concurrent use; Index guards it.
+// idStore is not safe for concurrent use; Index guards it. Its idView is
+// append-only, so a copy of it (Index versions keep one) stays valid and
+// unchanging while the store grows.
 type idStore struct {
-	arena []byte
-	offs  []uint32 // per iid: start minus bases[iid>>16]
-	bases []uint64 // per chunk of 65536 iids: arena offset of its first id
+	idView
 
 	tags    []uint8
 	slots   []uint32
@@ -43,18 +43,28 @@ type idStore struct {
 	deleted int // slots with tag 1
 }
 
+// An idView maps iids to ids. The arena and offsets only grow (truncate
+// drops ids that were never published), so a copy of the three slice
+// headers is an immutable view of the ids up to its count, safe to read
+// while the store appends past it.
+type idView struct {
+	arena []byte
+	offs  []uint32 // per iid: start minus bases[iid>>16]
+	bases []uint64 // per chunk of 65536 iids: arena offset of its first id
+}
+
 const (
 	tagEmpty   = 0
 	tagDeleted = 1
 )
 
-func (s *idStore) count() int { return len(s.offs) }
+func (s *idView) count() int { return len(s.offs) }
 
-func (s *idStore) start(i uint32) uint64 { return s.bases[i>>16] + uint64(s.offs[i]) }
+func (s *idView) start(i uint32) uint64 { return s.bases[i>>16] + uint64(s.offs[i]) }
 
 // id returns the bytes of id i; they alias the arena and are valid until the
 // next append.
-func (s *idStore) id(i uint32) []byte {
+func (s *idView) id(i uint32) []byte {
 	e := uint64(len(s.arena))
 	if int(i)+1 < len(s.offs) {
 		e = s.start(i + 1)
@@ -64,9 +74,9 @@ func (s *idStore) id(i uint32) []byte {
 
 // view returns id i as a string that aliases the arena, without copying. The
 // arena is append-only except for truncate (a failed bulk add, under the
-// write lock), so a view must not outlive the lock it was made under; use get
-// to hand an id out.
-func (s *idStore) view(i uint32) string {
+// writer lock, of ids never published), so a view must not outlive the
+// idView it was made from; use get to hand an id out.
+func (s *idView) view(i uint32) string {
 	b := s.id(i)
 	if len(b) == 0 {
 		return ""
@@ -75,10 +85,10 @@ func (s *idStore) view(i uint32) string {
 }
 
 // get returns a copy of id i.
-func (s *idStore) get(i uint32) string { return strings.Clone(s.view(i)) }
+func (s *idView) get(i uint32) string { return strings.Clone(s.view(i)) }
 
 // appendID stores id under the next iid without touching the hash table.
-func (s *idStore) appendID(id string) uint32 {
+func (s *idView) appendID(id string) uint32 {
 	i := uint32(len(s.offs))
 	if i&0xffff == 0 {
 		s.bases = append(s.bases, uint64(len(s.arena)))
@@ -90,7 +100,7 @@ func (s *idStore) appendID(id string) uint32 {
 
 // truncate drops the ids from iid n on (they must already be out of the hash
 // table).
-func (s *idStore) truncate(n int) {
+func (s *idView) truncate(n int) {
 	if n >= len(s.offs) {
 		return
 	}
@@ -115,6 +125,12 @@ func (s *idStore) home(pos uint64) int { return int(pos * uint64(len(s.slots)) >
 
 // lookup returns the iid of id and its slot.
 func (s *idStore) lookup(id string) (iid uint32, slot int, ok bool) {
+	return s.lookupIn(&s.idView, id)
+}
+
+// lookupIn is lookup with the ids of v, which may be an older view than the
+// store's own: slots holding iids beyond v (added since) do not match.
+func (s *idStore) lookupIn(v *idView, id string) (iid uint32, slot int, ok bool) {
 	if len(s.slots) == 0 {
 		return 0, -1, false
 	}
@@ -124,7 +140,7 @@ func (s *idStore) lookup(id string) (iid uint32, slot int, ok bool) {
 		switch t := s.tags[i]; {
 		case t == tagEmpty:
 			return 0, -1, false
-		case t == tag && s.view(s.slots[i]) == id:
+		case t == tag && int(s.slots[i]) < v.count() && v.view(s.slots[i]) == id:
 			return s.slots[i], i, true
 		}
 		if i++; i == n {
@@ -136,7 +152,7 @@ func (s *idStore) lookup(id string) (iid uint32, slot int, ok bool) {
 // insert maps id to iid; it returns false, changing nothing, when id is
 // already present.
 func (s *idStore) insert(id string, iid uint32) bool {
-	if (s.used+s.deleted+1)*5 > len(s.slots)*4 {
+	if s.needsRehash(1) {
 		s.rehash(s.used + 1)
 	}
 	pos, tag := hashID(id)
@@ -184,17 +200,33 @@ func (s *idStore) remove(id string) (uint32, bool) {
 
 // rehash resizes the table for at least live entries at a load of 0.7.
 func (s *idStore) rehash(live int) {
-	oldTags, oldSlots := s.tags, s.slots
+	s.setTable(s.rehashed(live))
+}
+
+// needsRehash reports whether adding m entries would overfill the table.
+func (s *idStore) needsRehash(m int) bool {
+	return (s.used+s.deleted+m)*5 > len(s.slots)*4
+}
+
+// rehashed returns a copy of the table sized for at least live entries at a
+// load of 0.7, leaving s unchanged, so that it can be built while readers
+// use the old table and swapped in with setTable.
+func (s *idStore) rehashed(live int) *idStore {
 	n := max(16, live*10/7+1)
-	s.tags, s.slots = make([]uint8, n), make([]uint32, n)
-	s.used, s.deleted = 0, 0
-	for i, t := range oldTags {
-		if t >= 2 {
-			id := s.view(oldSlots[i])
+	t := &idStore{idView: s.idView, tags: make([]uint8, n), slots: make([]uint32, n)}
+	for i, tg := range s.tags {
+		if tg >= 2 {
+			id := s.view(s.slots[i])
 			pos, tag := hashID(id)
-			s.insertHashed(id, oldSlots[i], s.home(pos), tag)
+			t.insertHashed(id, s.slots[i], t.home(pos), tag)
 		}
 	}
+	return t
+}
+
+// setTable installs the hash table of t (from rehashed).
+func (s *idStore) setTable(t *idStore) {
+	s.tags, s.slots, s.used, s.deleted = t.tags, t.slots, t.used, t.deleted
 }
 
 // insertRange adds ids first..count()-1 to the hash table in bulk. It hashes
@@ -217,7 +249,7 @@ func (s *idStore) insertRange(first int) (dup string, ok bool) {
 		}
 		return "", true
 	}
-	if (s.used+s.deleted+m)*5 > len(s.slots)*4 {
+	if s.needsRehash(m) {
 		s.rehash(s.used + m)
 	}
 	keys := make([]uint64, m)
@@ -288,7 +320,7 @@ func (s *idStore) bytes() int64 {
 }
 
 // appendBytes is appendID for a byte slice.
-func (s *idStore) appendBytes(id []byte) uint32 {
+func (s *idView) appendBytes(id []byte) uint32 {
 	i := uint32(len(s.offs))
 	if i&0xffff == 0 {
 		s.bases = append(s.bases, uint64(len(s.arena)))

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // A Match is one stored fingerprint within the query distance.
@@ -20,35 +21,60 @@ type Match struct {
 // package documentation for the design. Make one with New, Build, Read or
 // LoadFile; the zero value is not usable.
 //
-// An Index is safe for concurrent use. Queries share a read lock and run in
-// parallel with each other; Add, AddBulk, Remove, Update and Compact take
-// the write lock, so each is atomic: a query sees a write entirely or not at
-// all, and a failed AddBulk changes nothing. A write that fills the memtable
-// sorts it into a segment and merges segments while holding the lock, so an
-// occasional single Add pauses readers for the merge (amortized O(log n) per
-// item). AddBulk holds the lock while it sorts its batch. WriteTo holds the
-// read lock while it writes. Results never include an item removed before
-// the query started, nor miss one added before it started.
+// An Index is safe for concurrent use. Query, QueryBatch, Len, Stats,
+// WriteTo and SaveFile read an immutable version of the index without a
+// lock, so they never wait for a write, a merge or a snapshot. Add, AddBulk,
+// Remove, Update and Compact take a writer lock and publish a new version,
+// so each is atomic: a query sees a write entirely or not at all, and a
+// failed AddBulk changes nothing. Results never include an item removed
+// before the query started, nor miss one added before it started. Small
+// merges run inside the write that triggers them; large ones run on a
+// background goroutine that exists only while there is work (Close stops
+// it). Contains waits only for the hash-table part of a write (for AddBulk,
+// inserting the batch's ids).
 type Index struct {
-	lay      *layout
-	choice   Choice
-	memtable int
-	workers  int
+	lay       *layout
+	choice    Choice
+	memtable  int
+	workers   int
+	inline    int    // largest merge a writer does itself
+	mergeHook func() // test hook: called by the background merger before it merges
 
-	mu sync.RWMutex // guards everything below
-	// segs are the sorted runs, oldest and largest first.
-	segs []*segment
-	// memFP and memIID are the latest single adds, unsorted, scanned by
-	// every query until they fill up.
+	// cur is the current version; see version.
+	cur atomic.Pointer[version]
+
+	wmu sync.Mutex // serializes writers; guards everything below but cur
+	// segs, memFP, memIID and dead are the state the next version will
+	// publish. segs is replaced, never modified in place, once published:
+	// only appends past its length are allowed.
+	segs   []*segment
 	memFP  []uint64
 	memIID []uint32
-	ids    idStore
-	// dead has a bit per iid that was removed or replaced; its entries stay
-	// in the segments until a merge drops them.
-	dead  []uint64
-	live  int // ids in the index
-	ndead int // dead iids still stored
+	dead   deadSet
+	live   int
+	ndead  int
+	// busy holds the segments the background merger is merging.
+	busy map[*segment]bool
+	// merging is set while the background merger goroutine runs; idle
+	// (whose lock is wmu) is signalled when it stops.
+	merging bool
+	idle    sync.Cond
+	// paused counts compactions waiting for the merger: it starts no new
+	// merge while it is not zero.
+	paused int
+	closed bool // Close was called: merges run inline
+
+	// idsMu guards ids' hash table for Contains, which reads it with the
+	// published version's idView. Writers, holding wmu, read ids without
+	// it and change the hash table only with it held; they append to the
+	// idView without it (Contains reads only the published copy).
+	idsMu sync.RWMutex
+	ids   idStore
 }
+
+// defaultInlineMerge is the largest merge, in items, that a write does
+// itself: a few milliseconds of sorting. Larger ones go to the background.
+const defaultInlineMerge = 1 << 16
 
 // New returns an empty index.
 func New(opt Options) (*Index, error) {
@@ -63,7 +89,17 @@ func New(opt Options) (*Index, error) {
 	if err := c.Plan.Validate(); err != nil {
 		return nil, err
 	}
-	return &Index{lay: newLayout(c.Plan), choice: c, memtable: opt.Memtable, workers: opt.Workers}, nil
+	x := &Index{
+		lay: newLayout(c.Plan), choice: c, memtable: opt.Memtable, workers: opt.Workers,
+		inline: defaultInlineMerge, mergeHook: opt.testMergeHook,
+		busy: map[*segment]bool{},
+	}
+	if opt.testInlineMerge != 0 {
+		x.inline = opt.testInlineMerge
+	}
+	x.idle.L = &x.wmu
+	x.publishLocked()
+	return x, nil
 }
 
 // Build returns an index of the given items, planned for their number when
@@ -89,10 +125,39 @@ func (x *Index) Plan() Plan { return x.lay.plan }
 func (x *Index) K() int { return x.lay.plan.K }
 
 // Len returns the number of ids in the index.
-func (x *Index) Len() int {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	return x.live
+func (x *Index) Len() int { return x.cur.Load().live }
+
+// publishLocked makes the writer state the current version.
+func (x *Index) publishLocked() {
+	x.cur.Store(&version{
+		segs: x.segs, memFP: x.memFP, memIID: x.memIID, dead: x.dead,
+		ids: x.ids.idView, live: x.live, ndead: x.ndead,
+		idBytes: x.ids.bytes(), memBytes: 12 * int64(cap(x.memFP)),
+	})
+}
+
+// commitLocked publishes the writer state with change applied to the id
+// hash table, under idsMu so that Contains sees the table and the version
+// agree.
+func (x *Index) commitLocked(change func()) {
+	x.idsMu.Lock()
+	defer x.idsMu.Unlock()
+	if change != nil {
+		change()
+	}
+	x.publishLocked()
+}
+
+// reserveIDsLocked grows the id hash table for m more ids if it needs to,
+// building the new table outside idsMu so that Contains does not wait.
+func (x *Index) reserveIDsLocked(m int) {
+	if !x.ids.needsRehash(m) {
+		return
+	}
+	t := x.ids.rehashed(x.ids.used + m)
+	x.idsMu.Lock()
+	x.ids.setTable(t)
+	x.idsMu.Unlock()
 }
 
 func checkID(id string) error {
@@ -108,12 +173,16 @@ func (x *Index) Add(id string, fp uint64) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
 	if _, _, ok := x.ids.lookup(id); ok {
 		return fmt.Errorf("%w %q", ErrDuplicateID, id)
 	}
-	return x.addLocked(id, fp)
+	if x.ids.count() >= MaxItems {
+		return ErrFull
+	}
+	x.addLocked(id, fp, noIID)
+	return nil
 }
 
 // Update sets id's fingerprint to fp, adding id if it is absent.
@@ -121,140 +190,140 @@ func (x *Index) Update(id string, fp uint64) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
 	if x.ids.count() >= MaxItems {
 		return ErrFull
 	}
-	if iid, ok := x.ids.remove(id); ok {
-		x.killLocked(iid)
+	old, _, ok := x.ids.lookup(id)
+	if !ok {
+		old = noIID
 	}
-	err := x.addLocked(id, fp)
+	x.addLocked(id, fp, old)
 	x.maybeCompactLocked()
-	return err
+	return nil
 }
+
+// noIID is the iid value reserved by MaxItems, meaning none.
+const noIID = 1<<32 - 1
 
 // Remove removes id. It returns an error wrapping ErrNotFound when id is
 // absent.
 func (x *Index) Remove(id string) error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	iid, ok := x.ids.remove(id)
-	if !ok {
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
+	if _, _, ok := x.ids.lookup(id); !ok {
 		return fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
-	x.killLocked(iid)
+	x.commitLocked(func() {
+		iid, _ := x.ids.remove(id)
+		x.killLocked(iid)
+	})
 	x.maybeCompactLocked()
 	return nil
 }
 
 // Contains reports whether id is in the index.
 func (x *Index) Contains(id string) bool {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	_, _, ok := x.ids.lookup(id)
+	x.idsMu.RLock()
+	defer x.idsMu.RUnlock()
+	v := x.cur.Load()
+	_, _, ok := x.ids.lookupIn(&v.ids, id)
 	return ok
 }
 
 func (x *Index) killLocked(iid uint32) {
-	x.dead[iid>>6] |= 1 << (iid & 63)
+	x.dead = x.dead.with(iid)
 	x.live--
 	x.ndead++
 }
 
-func (x *Index) growDeadLocked() {
-	if need := (x.ids.count() + 63) >> 6; need > len(x.dead) {
-		x.dead = append(x.dead, make([]uint64, need-len(x.dead))...)
-	}
-}
-
-func (x *Index) addLocked(id string, fp uint64) error {
-	if x.ids.count() >= MaxItems {
-		return ErrFull
-	}
+// addLocked adds id, replacing iid old unless it is noIID, and publishes.
+func (x *Index) addLocked(id string, fp uint64, old uint32) {
+	x.reserveIDsLocked(1)
 	iid := x.ids.appendID(id)
-	x.ids.insert(id, iid)
-	x.growDeadLocked()
-	x.live++
 	x.memFP = append(x.memFP, fp)
 	x.memIID = append(x.memIID, iid)
+	x.live++
 	if len(x.memFP) >= x.memtable {
 		x.flushLocked()
 	}
-	return nil
+	x.commitLocked(func() {
+		if old != noIID {
+			x.ids.remove(id)
+			x.killLocked(old)
+		}
+		x.ids.insert(id, iid)
+	})
 }
 
-// flushLocked sorts the memtable into a segment and merges.
+// flushLocked sorts the memtable into a segment and merges. Versions keep
+// the old memtable arrays, so it sorts a copy and starts new ones.
 func (x *Index) flushLocked() {
 	if len(x.memFP) == 0 {
 		return
 	}
-	s := buildSegment(x.lay, x.memFP, x.memIID, 1)
-	x.memFP, x.memIID = nil, nil
+	s := buildSegment(x.lay, slices.Clone(x.memFP), slices.Clone(x.memIID), 1)
+	x.memFP, x.memIID = make([]uint64, 0, x.memtable), make([]uint32, 0, x.memtable)
 	x.pushLocked(s)
-}
-
-// pushLocked appends a segment and merges the youngest segments while the
-// one before is no larger than the last (a binary counter: each item is
-// merged O(log n) times and there are O(log n) segments).
-func (x *Index) pushLocked(s *segment) {
-	x.segs = append(x.segs, s)
-	for len(x.segs) >= 2 {
-		a, b := x.segs[len(x.segs)-2], x.segs[len(x.segs)-1]
-		if a.n > b.n {
-			break
-		}
-		fps, iids := a.live(nil, nil, x.dead)
-		fps, iids = b.live(fps, iids, x.dead)
-		x.segs = x.segs[:len(x.segs)-2]
-		if len(fps) > 0 {
-			x.segs = append(x.segs, buildSegment(x.lay, fps, iids, x.workers))
-		}
-	}
 }
 
 // maybeCompactLocked renumbers everything once dead iids outnumber live ones.
 func (x *Index) maybeCompactLocked() {
 	if x.ndead > 4096 && x.ndead > x.live {
-		x.compactLocked()
+		x.waitMergerLocked()
+		// Another writer may have compacted while this one waited.
+		if x.ndead > 4096 && x.ndead > x.live {
+			x.compactLocked()
+		}
 	}
 }
 
 // Compact merges every segment and the memtable into one segment, drops
-// removed items and reclaims their ids' memory. Queries are fastest after it.
+// removed items and reclaims their ids' memory. Queries are fastest after
+// it. It waits for a background merge to finish first; queries do not wait
+// for it.
 func (x *Index) Compact() {
-	x.mu.Lock()
-	defer x.mu.Unlock()
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
 	x.compactLocked()
 }
 
+// waitMergerLocked waits, with wmu released meanwhile, for the background
+// merger to stop, and keeps it from starting a new merge in the meantime.
+func (x *Index) waitMergerLocked() {
+	x.paused++
+	for x.merging {
+		x.idle.Wait()
+	}
+	x.paused--
+}
+
+// compactLocked renumbers the live items 0, 1, ... into one segment. Iids
+// change, so it first waits for the background merger (whose segment would
+// hold the old ones) to stop.
 func (x *Index) compactLocked() {
-	var fps []uint64
-	var iids []uint32
-	for _, s := range x.segs {
-		fps, iids = s.live(fps, iids, x.dead)
-	}
-	for i, iid := range x.memIID {
-		if !isDead(x.dead, iid) {
-			fps = append(fps, x.memFP[i])
-			iids = append(iids, iid)
-		}
-	}
+	x.waitMergerLocked()
+	x.publishLocked() // the writer state as a version, to list its items
+	fps, iids := x.cur.Load().items()
 	var ids idStore
 	for i, iid := range iids {
 		ids.appendID(x.ids.view(iid))
 		iids[i] = uint32(i)
 	}
 	ids.insertRange(0)
-	x.ids = ids
-	x.dead = make([]uint64, (len(iids)+63)>>6)
-	x.ndead = 0
-	x.live = len(iids)
-	x.memFP, x.memIID = nil, nil
-	x.segs = nil
+	var segs []*segment
 	if len(fps) > 0 {
-		x.segs = []*segment{buildSegment(x.lay, fps, iids, x.workers)}
+		segs = []*segment{buildSegment(x.lay, fps, iids, x.workers)}
 	}
+	x.commitLocked(func() {
+		x.ids = ids
+		x.dead = deadSet{}
+		x.ndead = 0
+		x.live = len(iids)
+		x.memFP, x.memIID = nil, nil
+		x.segs = segs
+	})
 }
 
 // concurrentBulk is the batch size from which AddBulk hashes ids and builds
@@ -277,12 +346,13 @@ func (x *Index) AddBulk(ids []string, fps []uint64) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
 	first := x.ids.count()
 	if first+len(ids) > MaxItems {
 		return ErrFull
 	}
+	x.reserveIDsLocked(len(ids))
 	total := 0
 	for _, id := range ids {
 		total += len(id)
@@ -298,18 +368,25 @@ func (x *Index) AddBulk(ids []string, fps []uint64) error {
 	for i := range iids {
 		iids[i] = uint32(first + i)
 	}
+	// The ids enter the hash table under idsMu, ahead of the version that
+	// publishes them; Contains ignores iids beyond its version's ids.
+	insert := func() (string, bool) {
+		x.idsMu.Lock()
+		defer x.idsMu.Unlock()
+		return x.ids.insertRange(first)
+	}
 	var seg *segment
 	var dup string
 	var ok bool
 	if len(ids) < concurrentBulk {
 		var wg sync.WaitGroup
 		wg.Go(func() { seg = buildSegment(x.lay, slices.Clone(fps), iids, x.workers) })
-		dup, ok = x.ids.insertRange(first)
+		dup, ok = insert()
 		wg.Wait()
 	} else {
 		// Huge batches one after the other: the two need 24 and 44 bytes
 		// per item of scratch, 6.8 GB at 100 million.
-		if dup, ok = x.ids.insertRange(first); ok {
+		if dup, ok = insert(); ok {
 			seg = buildSegment(x.lay, slices.Clone(fps), iids, x.workers)
 		}
 	}
@@ -317,9 +394,9 @@ func (x *Index) AddBulk(ids []string, fps []uint64) error {
 		x.ids.truncate(first)
 		return fmt.Errorf("%w %q", ErrDuplicateID, dup)
 	}
-	x.growDeadLocked()
 	x.live += len(ids)
 	x.pushLocked(seg)
+	x.commitLocked(nil)
 	return nil
 }
 
@@ -340,19 +417,18 @@ func (x *Index) Query(fp uint64, k, limit int) ([]Match, error) {
 	}
 	sc := scratchPool.Get().(*queryScratch)
 	defer scratchPool.Put(sc)
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	return x.queryLocked(sc, fp, k, limit), nil
+	return x.cur.Load().query(x.lay, sc, fp, k, limit), nil
 }
 
-func (x *Index) queryLocked(sc *queryScratch, q uint64, k, limit int) []Match {
+// query answers Query from the version.
+func (v *version) query(lay *layout, sc *queryScratch, q uint64, k, limit int) []Match {
 	hits := sc.hits[:0]
-	for _, s := range x.segs {
-		hits, sc.buf = s.query(x.lay, q, k, x.dead, hits, sc.buf)
+	for _, s := range v.segs {
+		hits, sc.buf = s.query(lay, q, k, v.dead, hits, sc.buf)
 	}
-	for i, f := range x.memFP {
-		if d := bits.OnesCount64(f ^ q); d <= k && !isDead(x.dead, x.memIID[i]) {
-			hits = append(hits, hit{fp: f, iid: x.memIID[i], d: d})
+	for i, f := range v.memFP {
+		if d := bits.OnesCount64(f ^ q); d <= k && !v.dead.has(v.memIID[i]) {
+			hits = append(hits, hit{fp: f, iid: v.memIID[i], d: d})
 		}
 	}
 	sc.hits = hits
@@ -370,7 +446,7 @@ func (x *Index) queryLocked(sc *queryScratch, q uint64, k, limit int) []Match {
 	}
 	out := make([]Match, n)
 	for i, h := range hits[:n] {
-		out[i] = Match{ID: x.ids.get(h.iid), Fingerprint: h.fp, Distance: h.d}
+		out[i] = Match{ID: v.ids.get(h.iid), Fingerprint: h.fp, Distance: h.d}
 	}
 	slices.SortFunc(out, func(a, b Match) int {
 		return cmp.Or(cmp.Compare(a.Distance, b.Distance), cmp.Compare(a.ID, b.ID))
@@ -405,11 +481,10 @@ func (x *Index) QueryBatch(fps []uint64, k, limit int) ([][]Match, error) {
 					return
 				}
 				hi := min(lo+chunk, len(fps))
-				x.mu.RLock()
+				v := x.cur.Load()
 				for i := lo; i < hi; i++ {
-					out[i] = x.queryLocked(sc, fps[i], k, limit)
+					out[i] = v.query(x.lay, sc, fps[i], k, limit)
 				}
-				x.mu.RUnlock()
 			}
 		})
 	}
@@ -437,20 +512,19 @@ type Stats struct {
 
 // Stats returns statistics.
 func (x *Index) Stats() Stats {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	st := Stats{Len: x.live, Removed: x.ndead, Segments: len(x.segs), Memtable: len(x.memFP)}
-	c := Explain(x.lay.plan, x.live)
+	v := x.cur.Load()
+	st := Stats{Len: v.live, Removed: v.ndead, Segments: len(v.segs), Memtable: len(v.memFP)}
+	c := Explain(x.lay.plan, v.live)
 	c.Why, c.Budget, c.Fits = x.choice.Why, x.choice.Budget, c.Bytes <= x.choice.Budget
 	st.Choice = c
-	for _, s := range x.segs {
+	for _, s := range v.segs {
 		st.TableBytes += s.bytes()
 	}
-	st.IDBytes = x.ids.bytes()
-	st.OtherBytes = 8*int64(cap(x.dead)) + 12*int64(cap(x.memFP))
+	st.IDBytes = v.idBytes
+	st.OtherBytes = v.dead.bytes() + v.memBytes
 	st.Bytes = st.TableBytes + st.IDBytes + st.OtherBytes
-	if x.live > 0 {
-		st.BytesPerFingerprint = float64(st.Bytes) / float64(x.live)
+	if v.live > 0 {
+		st.BytesPerFingerprint = float64(st.Bytes) / float64(v.live)
 	}
 	return st
 }

@@ -141,7 +141,7 @@ func TestBigSegment(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if bb := x.segs[0].prim.bb; bb != 16 {
+		if bb := x.cur.Load().segs[0].prim.bb; bb != 16 {
 			t.Fatalf("bucket bits %d, want 16", bb)
 		}
 		checkQueries(t, x, ids, fps, nil, r, p.K, 100)
@@ -381,7 +381,7 @@ func TestBuckets24(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if w := x.segs[0].prim.w; w != 5 {
+		if w := x.cur.Load().segs[0].prim.w; w != 5 {
 			t.Fatalf("entry bytes %d, want 5", w)
 		}
 		checkQueries(t, x, ids, fps, nil, r, p.K, 200)

@@ -57,8 +57,15 @@ type Options struct {
 	// into a segment; zero means DefaultMemtable.
 	Memtable int
 	// Workers is how many goroutines build tables and answer QueryBatch;
-	// zero means GOMAXPROCS.
+	// zero means GOMAXPROCS. Background merges use half of them.
 	Workers int
+
+	// testMergeHook, when set, is called by the background merger after it
+	// has picked a merge and before it builds the merged segment.
+	testMergeHook func()
+	// testInlineMerge overrides the largest merge a write does itself
+	// (defaultInlineMerge); negative sends every merge to the background.
+	testInlineMerge int
 }
 
 // EnsureDefaults fills zero fields with their defaults.

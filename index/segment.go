@@ -44,7 +44,7 @@ func isIdentity(p Permutation) bool {
 // leading blocks), which saves a table's worth of memory.
 //
 // A segment never changes after it is built, so readers need no lock to
-// search it; removed items are filtered through the Index's dead bits.
+// search it; removed items are filtered through a version's dead set.
 type segment struct {
 	n      int
 	prim   *table
@@ -109,12 +109,15 @@ func buildSegment(l *layout, fps []uint64, iids []uint32, workers int) *segment 
 }
 
 // live appends the segment's items that are not dead.
-func (s *segment) live(fps []uint64, iids []uint32, dead []uint64) ([]uint64, []uint32) {
+func (s *segment) live(fps []uint64, iids []uint32, dead deadSet) ([]uint64, []uint32) {
 	start := len(fps)
 	fps = s.prim.values(fps)
+	if dead.empty() {
+		return fps, append(iids, s.iids...)
+	}
 	w := start
 	for i, iid := range s.iids {
-		if !isDead(dead, iid) {
+		if !dead.has(iid) {
 			fps[w] = fps[start+i]
 			iids = append(iids, iid)
 			w++
@@ -131,7 +134,7 @@ type hit struct {
 }
 
 // query appends the segment's live items within k bits of q. buf is scratch.
-func (s *segment) query(l *layout, q uint64, k int, dead []uint64, hits []hit, buf []uint64) ([]hit, []uint64) {
+func (s *segment) query(l *layout, q uint64, k int, dead deadSet, hits []hit, buf []uint64) ([]hit, []uint64) {
 	buf = buf[:0]
 	for t, tab := range s.tables {
 		perm := l.perms[t]
@@ -152,7 +155,7 @@ func (s *segment) query(l *layout, q uint64, k int, dead []uint64, hits []hit, b
 		lo, hi := s.prim.find(x)
 		d := bits.OnesCount64(x ^ q)
 		for i := lo; i < hi; i++ {
-			if iid := s.iids[i]; !isDead(dead, iid) {
+			if iid := s.iids[i]; !dead.has(iid) {
 				hits = append(hits, hit{fp: x, iid: iid, d: d})
 			}
 		}
@@ -168,11 +171,6 @@ func (s *segment) bytes() int64 {
 		}
 	}
 	return b
-}
-
-func isDead(dead []uint64, iid uint32) bool {
-	w := int(iid >> 6)
-	return w < len(dead) && dead[w]&(1<<(iid&63)) != 0
 }
 
 // sortedPairs reports whether fps is ascending with iids ascending among

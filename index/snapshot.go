@@ -28,22 +28,13 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // WriteTo writes a snapshot of the index to w in the format of FORMAT.md:
 // the plan, the live fingerprints sorted and delta-encoded as varints, and
 // their ids, each section with a CRC-32C. Only one sorted copy of the
-// fingerprints is written; Read rebuilds the tables. It holds the read lock
-// while it writes, so writers wait.
+// fingerprints is written; Read rebuilds the tables. It writes the version
+// current when it starts, which is immutable, so it takes no lock: writes,
+// merges and queries go on meanwhile and the snapshot holds none of the
+// writes made after it started.
 func (x *Index) WriteTo(w io.Writer) (int64, error) {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	var fps []uint64
-	var iids []uint32
-	for _, s := range x.segs {
-		fps, iids = s.live(fps, iids, x.dead)
-	}
-	for i, iid := range x.memIID {
-		if !isDead(x.dead, iid) {
-			fps = append(fps, x.memFP[i])
-			iids = append(iids, iid)
-		}
-	}
+	v := x.cur.Load()
+	fps, iids := v.items()
 	if !sortedPairs(fps, iids) {
 		radixSortPairs(fps, iids, make([]uint64, len(fps)), make([]uint32, len(fps)))
 	}
@@ -90,15 +81,15 @@ func (x *Index) WriteTo(w io.Writer) (int64, error) {
 	// not depend on the order, so it is summed over the live iids in arena
 	// order rather than at random.
 	size = int64(uvarintLen(uint64(len(iids))))
-	for i := range x.ids.count() {
-		if !isDead(x.dead, uint32(i)) {
-			l := len(x.ids.id(uint32(i)))
+	for i := range v.ids.count() {
+		if !v.dead.has(uint32(i)) {
+			l := len(v.ids.id(uint32(i)))
 			size += int64(uvarintLen(uint64(l)) + l)
 		}
 	}
 	bw.section(secIDs, size, func(sw *sectionWriter) {
 		sw.uvarint(uint64(len(iids)))
-		x.writeIDsLocked(sw, iids)
+		writeIDs(sw, &v.ids, iids)
 	})
 	bw.section(secEnd, 0, func(*sectionWriter) {})
 	if bw.err == nil {
@@ -107,17 +98,17 @@ func (x *Index) WriteTo(w io.Writer) (int64, error) {
 	return bw.n, bw.err
 }
 
-// writeIDsLocked writes the ids of iids, in that order, as length and bytes.
+// writeIDs writes the ids of iids, in that order, as length and bytes.
 // Fingerprint order is random in the arena, so it works in chunks: within a
 // chunk it copies the ids out in ascending iid order (forward through the
 // offsets and the arena, which the hardware prefetches) and then emits them
 // in fingerprint order from the copy. At 100 million ids that is several
 // times faster than fetching each id where it lies.
-func (x *Index) writeIDsLocked(sw *sectionWriter, iids []uint32) {
+func writeIDs(sw *sectionWriter, ids *idView, iids []uint32) {
 	// About 32 MiB of ids per chunk, from the average id length.
 	chunk := 1 << 18
-	if n := x.ids.count(); n > 0 {
-		avg := max(1, len(x.ids.arena)/n)
+	if n := ids.count(); n > 0 {
+		avg := max(1, len(ids.arena)/n)
 		chunk = max(1024, min(chunk, (32<<20)/avg))
 	}
 	m := min(chunk, len(iids))
@@ -136,7 +127,7 @@ func (x *Index) writeIDsLocked(sw *sectionWriter, iids []uint32) {
 		buf = buf[:0]
 		for _, k := range keys {
 			j := uint32(k)
-			id := x.ids.id(uint32(k >> 32))
+			id := ids.id(uint32(k >> 32))
 			starts[j], lens[j] = uint32(len(buf)), uint32(len(id))
 			buf = append(buf, id...)
 		}
@@ -420,12 +411,15 @@ func Read(r io.Reader, opt Options) (*Index, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: duplicate id %q", ErrFormat, dup)
 	}
-	x.ids = ids
-	x.growDeadLocked()
-	x.live = n
-	if seg != nil {
-		x.segs = []*segment{seg}
-	}
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
+	x.commitLocked(func() {
+		x.ids = ids
+		x.live = n
+		if seg != nil {
+			x.segs = []*segment{seg}
+		}
+	})
 	return x, nil
 }
 
