@@ -289,9 +289,9 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := make([]batchItem, len(docs))
-	for i, d := range docs {
-		res, err := s.Add(r.Context(), d)
-		if err != nil {
+	results, errs := s.AddBatch(r.Context(), docs)
+	for i, res := range results {
+		if err := errs[i]; err != nil {
 			status, code := httpStatus(err)
 			out[i] = batchItem{Status: status, Error: &errorDetail{Code: code, Message: err.Error()}}
 			continue

@@ -221,52 +221,83 @@ type Result struct {
 // durably before returning. On a store failure d is taken out of the index
 // again and the error wraps ErrStore.
 func (s *Server) Add(ctx context.Context, d Doc) (Result, error) {
-	if !s.Ready() {
-		return Result{}, ErrNotReady
-	}
-	f := s.extract(d.Text)
-	res := Result{ID: d.ID, FP: f.FP}
-	if d.Mode == ModeCheck {
-		ms, err := s.kept.MatchAll(&f, s.opt.MaxDuplicates)
-		res.Duplicates = ms
+	res, wait, err := s.begin(ctx, d)
+	if err != nil {
 		return res, err
 	}
+	return s.finish(d.ID, res, wait)
+}
+
+// AddBatch decides on docs in order, as Add would one at a time, but queues
+// all their writes before waiting, so that they share group commits.
+func (s *Server) AddBatch(ctx context.Context, docs []Doc) ([]Result, []error) {
+	res := make([]Result, len(docs))
+	errs := make([]error, len(docs))
+	waits := make([]func() error, len(docs))
+	for i, d := range docs {
+		res[i], waits[i], errs[i] = s.begin(ctx, d)
+	}
+	for i, d := range docs {
+		if errs[i] == nil {
+			res[i], errs[i] = s.finish(d.ID, res[i], waits[i])
+		}
+	}
+	return res, errs
+}
+
+// begin makes the decision on d and, when d is to be stored, adds it to Kept
+// and queues its write; wait (nil when nothing is written) returns the
+// write's outcome.
+func (s *Server) begin(ctx context.Context, d Doc) (res Result, wait func() error, err error) {
+	if !s.Ready() {
+		return Result{}, nil, ErrNotReady
+	}
+	f := s.extract(d.Text)
+	res = Result{ID: d.ID, FP: f.FP}
+	if d.Mode == ModeCheck {
+		res.Duplicates, err = s.kept.MatchAll(&f, s.opt.MaxDuplicates)
+		return res, nil, err
+	}
 	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	switch d.Mode {
 	case ModeAddIfNew:
 		m, dup, err := s.kept.AddIfNew(d.ID, f)
 		if err != nil {
-			s.wmu.Unlock()
-			return res, s.addError(d.ID, err)
+			return res, nil, s.addError(d.ID, err)
 		}
 		if dup {
-			s.wmu.Unlock()
 			res.Duplicates = []dedup.KeptMatch{m}
-			return res, nil
+			return res, nil, nil
 		}
 	default:
 		if s.kept.Contains(d.ID) {
-			s.wmu.Unlock()
-			return res, fmt.Errorf("%w: %q", ErrExists, d.ID)
+			return res, nil, fmt.Errorf("%w: %q", ErrExists, d.ID)
 		}
 		ms, err := s.kept.MatchAll(&f, s.opt.MaxDuplicates)
 		if err == nil {
 			err = s.kept.Add(d.ID, f)
 		}
 		if err != nil {
-			s.wmu.Unlock()
-			return res, s.addError(d.ID, err)
+			return res, nil, s.addError(d.ID, err)
 		}
 		res.Duplicates = ms
 	}
 	rec := Record{Seq: s.seq, ID: d.ID, Features: f, Meta: d.Meta}
 	s.seq++
-	wait := s.queuePut(ctx, rec)
-	s.wmu.Unlock()
+	return res, s.queuePut(ctx, rec), nil
+}
+
+// finish waits for the write begin queued; on failure it takes the document
+// out of Kept again.
+func (s *Server) finish(id string, res Result, wait func() error) (Result, error) {
+	if wait == nil {
+		return res, nil
+	}
 	if err := wait(); err != nil {
-		s.kept.Remove(d.ID)
+		s.kept.Remove(id)
 		s.met.storeErrors.Inc()
-		s.log.Error("store write failed", "id", d.ID, "err", err)
+		s.log.Error("store write failed", "id", id, "err", err)
 		if !errors.Is(err, ErrStore) && !errors.Is(err, ErrClosed) {
 			err = fmt.Errorf("%w: %w", ErrStore, err)
 		}
