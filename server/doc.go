@@ -25,7 +25,8 @@
 // the store under one lock (Server.wmu), so the store receives writes in
 // sequence order; the reply waits, outside the lock, for the write to be
 // durable. If the write fails the document is removed from Kept again and the
-// request fails with 503. A delete is made durable first, then removed from
+// request fails with 503 (a document declined in favour of it in the
+// meantime stays declined: the window is one commit). A delete is made durable first, then removed from
 // Kept. At start-up Load replays the store in sequence order into Kept, so the
 // priorities survive restarts.
 //
