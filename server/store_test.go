@@ -113,11 +113,15 @@ func testStore(t *testing.T, open func(t *testing.T) Store, reopen func(t *testi
 		const n = 200
 		var wg sync.WaitGroup
 		errs := make(chan error, n)
+		recs := make([]Record, n) // built here: the Extractor is not safe for concurrent use
+		for i := range recs {
+			recs[i] = rec(uint64(i), fmt.Sprint("d", i), fmt.Sprint("document number ", i), "")
+		}
 		for i := range n {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				errs <- s.Put(ctx, rec(uint64(i), fmt.Sprint("d", i), fmt.Sprint("document number ", i), ""))
+				errs <- s.Put(ctx, recs[i])
 			}()
 		}
 		wg.Wait()
