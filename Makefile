@@ -10,7 +10,7 @@ build:
 # detector (-short skips the largest corpus there).
 test:
 	$(GO) test -count=1 ./...
-	$(GO) test -race -short -count=1 ./index ./dedup ./corpus ./features ./cmd/neardup/command
+	$(GO) test -race -short -count=1 ./index ./dedup ./corpus ./features ./server ./cmd/neardup/command
 
 race:
 	$(GO) test -race -count=1 ./...

@@ -61,6 +61,7 @@ func NewRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		newPairsCommand(),
 		newClustersCommand(),
 		newDedupCommand(),
+		newServeCommand(),
 	)
 	return root
 }

@@ -1,0 +1,184 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/features"
+	"github.com/neardup/neardup/server"
+)
+
+type serveCmd struct {
+	addr, data                      string
+	token                           string
+	tokenReads                      bool
+	opt                             dedup.Options
+	k, kShort                       int
+	maxBody                         int64
+	maxBatch                        int
+	readTimeout, writeTimeout, idle time.Duration
+	shutdownTimeout                 time.Duration
+	logLevel                        string
+}
+
+func newServeCommand() *cobra.Command {
+	var f serveCmd
+	c := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "Run the online near-duplicate service (HTTP JSON API and web page)",
+		Long: `Run the online near-duplicate service: every document posted to
+/v1/documents is checked against every document stored before it, with the
+decision of 'neardup dedup' (same flags, same defaults), and stored durably
+(bbolt in --data) when the mode says so. The API is described in
+server/openapi.yaml and the README; a web page at / compares two texts and
+searches the stored documents. /healthz, /readyz and /metrics (Prometheus)
+are served beside it.
+
+Every flag can also be set with an environment variable NEARDUP_<FLAG>, upper
+case with '-' as '_' (NEARDUP_ADDR, NEARDUP_DATA, NEARDUP_TOKEN, ...); a flag
+on the command line wins. The first line on stdout is "listening on
+http://HOST:PORT" (useful with --addr 127.0.0.1:0). SIGTERM or SIGINT stops
+accepting connections, finishes the requests in flight and closes the store.`,
+		Example: `  neardup serve --addr 127.0.0.1:8080 --data ./neardup-data
+  NEARDUP_TOKEN=secret neardup serve --addr :8080
+  curl -s localhost:8080/v1/documents -d '{"id":"a","text":"hello world","mode":"add_if_new"}'`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := envFlags(c.Flags()); err != nil {
+				return usageError{err}
+			}
+			return f.run(c)
+		},
+	}
+	fs := c.Flags()
+	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on (port 0: any free port)")
+	fs.StringVar(&f.data, "data", "./neardup-data", "directory of the durable store")
+	fs.StringVar(&f.token, "token", "", "bearer token required for writes and deletes")
+	fs.BoolVar(&f.tokenReads, "token-reads", false, "require --token for reads too")
+	o := &f.opt
+	fs.StringVarP(&o.Profile, "profile", "p", dedup.DefaultProfile, "feature profile for SimHash fingerprints ("+strings.Join(features.Names(), ", ")+")")
+	fs.IntVarP(&f.k, "k", "k", dedup.DefaultK, "SimHash candidate distance in bits")
+	fs.IntVar(&f.kShort, "k-short", dedup.DefaultKShort, "SimHash candidate distance for documents under --short-tokens tokens")
+	fs.IntVar(&o.ShortTokens, "short-tokens", dedup.DefaultShortTokens, "token count under which a document is short")
+	fs.Float64VarP(&o.Threshold, "threshold", "t", 0, "Jaccard verification threshold (0: 0.8)")
+	fs.IntVar(&o.Shingle, "shingle", dedup.DefaultShingle, "shingle width in words for jaccard")
+	fs.Int64Var(&f.maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body in bytes")
+	fs.IntVar(&f.maxBatch, "max-batch", server.DefaultMaxBatch, "most documents in one batch request")
+	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "HTTP read timeout")
+	fs.DurationVar(&f.writeTimeout, "write-timeout", 30*time.Second, "HTTP write timeout")
+	fs.DurationVar(&f.idle, "idle-timeout", 2*time.Minute, "HTTP keep-alive idle timeout")
+	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 20*time.Second, "time given to requests in flight on SIGTERM")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error (request logs are info)")
+	return c
+}
+
+// envFlags sets every flag not given on the command line from
+// NEARDUP_<NAME> when that variable is set.
+func envFlags(fs *pflag.FlagSet) error {
+	var err error
+	fs.VisitAll(func(fl *pflag.Flag) {
+		if fl.Changed || err != nil || fl.Name == "help" {
+			return
+		}
+		name := "NEARDUP_" + strings.ToUpper(strings.ReplaceAll(fl.Name, "-", "_"))
+		if v := os.Getenv(name); v != "" {
+			if e := fs.Set(fl.Name, v); e != nil {
+				err = fmt.Errorf("%s: %w", name, e)
+			}
+		}
+	})
+	return err
+}
+
+func (f *serveCmd) run(c *cobra.Command) error {
+	ctx := c.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return usagef("--log-level: %v", err)
+	}
+	log := slog.New(slog.NewJSONHandler(&lockedWriter{w: c.ErrOrStderr()}, &slog.HandlerOptions{Level: level}))
+
+	o := f.opt
+	// Zero means "default" in the library; on the command line 0 means 0.
+	o.K, o.KShort = f.k, f.kShort
+	if o.K == 0 {
+		o.K = -1
+	}
+	if o.KShort == 0 {
+		o.KShort = -1
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	opt := server.Options{Dedup: o, MaxBodyBytes: f.maxBody, MaxBatch: f.maxBatch, Token: f.token,
+		TokenReads: f.tokenReads, Logger: log, Registry: reg}
+	opt.EnsureDefaults()
+	if err := opt.Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	if f.tokenReads && f.token == "" {
+		return usagef("--token-reads needs --token")
+	}
+
+	store, err := server.OpenBolt(f.data, server.BoltOptions{Settings: server.Settings(opt.Dedup)})
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(store, opt)
+	if err != nil {
+		return errors.Join(err, store.Close())
+	}
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return errors.Join(err, srv.Close())
+	}
+	fmt.Fprintf(c.OutOrStdout(), "listening on http://%s\n", ln.Addr())
+	log.Info("listening", "addr", ln.Addr().String(), "data", f.data)
+
+	hs := &http.Server{Handler: srv.Handler(), ReadTimeout: f.readTimeout, ReadHeaderTimeout: f.readTimeout,
+		WriteTimeout: f.writeTimeout, IdleTimeout: f.idle, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- hs.Serve(ln) }()
+	loadErr := make(chan error, 1)
+	go func() { loadErr <- srv.Load(ctx) }()
+
+	var runErr error
+	select {
+	case err := <-serveErr:
+		runErr = err
+	case err := <-loadErr:
+		if err != nil {
+			runErr = fmt.Errorf("loading the store: %w", err)
+			break
+		}
+		select {
+		case err := <-serveErr:
+			runErr = err
+		case <-ctx.Done():
+		}
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
+	defer cancel()
+	runErr = errors.Join(runErr, hs.Shutdown(sctx), srv.Close())
+	if errors.Is(runErr, http.ErrServerClosed) {
+		runErr = nil
+	}
+	return runErr
+}

@@ -1,0 +1,192 @@
+package command
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// serveChildEnv makes the test binary run "neardup serve" with the arguments
+// in it (tab-separated) instead of the tests: the crash test kills it.
+const serveChildEnv = "NEARDUP_TEST_SERVE_ARGS"
+
+func TestMain(m *testing.M) {
+	if args := os.Getenv(serveChildEnv); args != "" {
+		os.Exit(Main(strings.Split(args, "\t"), os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+type serveChild struct {
+	cmd  *exec.Cmd
+	base string
+	done chan error
+}
+
+// startServe runs "neardup serve --addr 127.0.0.1:0 --data dir" in a child
+// process and waits until it is ready.
+func startServe(t *testing.T, dir string, extra ...string) *serveChild {
+	t.Helper()
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--log-level", "warn"}, extra...)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), serveChildEnv+"="+strings.Join(args, "\t"))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &serveChild{cmd: cmd, done: make(chan error, 1)}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-c.done
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	go func() {
+		io.Copy(io.Discard, out)
+		c.done <- cmd.Wait()
+	}()
+	if err != nil {
+		t.Fatalf("reading the child's address: %v", err)
+	}
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if !ok {
+		t.Fatalf("child's first line %q, want \"listening on ...\"", line)
+	}
+	c.base = addr
+	for i := 0; ; i++ {
+		resp, err := http.Get(c.base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return c
+			}
+		}
+		if i == 1000 {
+			t.Fatalf("child not ready: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func randomText(r *rand.Rand) string {
+	var b strings.Builder
+	for range 60 {
+		fmt.Fprintf(&b, "w%x ", r.IntN(1<<20))
+	}
+	return b.String()
+}
+
+// TestServeCrash posts adds from several goroutines, kills the server with
+// SIGKILL in mid-stream, restarts it on the same data directory and checks
+// that every acknowledged document is there; then stops it with SIGTERM.
+func TestServeCrash(t *testing.T) {
+	dir := t.TempDir()
+	c := startServe(t, dir)
+
+	var mu sync.Mutex
+	var acked []string
+	var n atomic.Int64
+	killed := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(g), 1))
+			client := &http.Client{Timeout: 10 * time.Second}
+			for i := 0; ; i++ {
+				id := fmt.Sprintf("g%d-%d", g, i)
+				body := fmt.Sprintf(`{"id":%q,"text":%q,"meta":{"i":%d}}`, id, randomText(r), i)
+				resp, err := client.Post(c.base+"/v1/documents", "application/json", strings.NewReader(body))
+				if err != nil {
+					select {
+					case <-killed:
+						return // the server is gone: expected
+					default:
+						t.Errorf("post %s before the kill: %v", id, err)
+						return
+					}
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusCreated {
+					mu.Lock()
+					acked = append(acked, id)
+					mu.Unlock()
+					if n.Add(1) == 300 {
+						c.cmd.Process.Signal(syscall.SIGKILL)
+						close(killed)
+					}
+				} else {
+					t.Errorf("post %s: status %d", id, resp.StatusCode)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	select {
+	case <-killed:
+	default:
+		t.Fatal("the writers stopped before the kill")
+	}
+	<-c.done
+	c.done <- nil // for the cleanup
+
+	c2 := startServe(t, dir)
+	for _, id := range acked {
+		resp, err := http.Get(c2.base + "/v1/documents/" + id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			ID   string         `json:"id"`
+			Meta map[string]int `json:"meta"`
+		}
+		json.NewDecoder(resp.Body).Decode(&got)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || got.ID != id {
+			t.Errorf("GET %s after kill -9 and restart: status %d, id %q", id, resp.StatusCode, got.ID)
+		}
+	}
+	t.Logf("%d acknowledged documents all present after kill -9", len(acked))
+
+	// A graceful stop: SIGTERM ends the process with status 0.
+	c2.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-c2.done:
+		if err != nil {
+			t.Errorf("after SIGTERM: %v, want exit status 0", err)
+		}
+		c2.done <- nil
+	case <-time.After(30 * time.Second):
+		t.Fatal("no exit 30 s after SIGTERM")
+	}
+}
+
+func TestServeEnvAndUsage(t *testing.T) {
+	t.Setenv("NEARDUP_K", "not-a-number")
+	code, _, errs := run(t, "", "serve", "--data", t.TempDir())
+	if code != 2 || !strings.Contains(errs, "NEARDUP_K") {
+		t.Errorf("bad NEARDUP_K: exit %d, stderr %q; want 2 naming the variable", code, errs)
+	}
+	t.Setenv("NEARDUP_K", "")
+	code, _, errs = run(t, "", "serve", "--data", t.TempDir(), "--k", "40")
+	if code != 2 || !strings.Contains(errs, "k 40") {
+		t.Errorf("--k 40: exit %d, stderr %q; want usage error", code, errs)
+	}
+}

@@ -1,0 +1,331 @@
+package server
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// The on-disk layout (one bbolt file, DATA/neardup.db; see doc.go):
+//
+//	bucket "meta":  "format"   -> "neardup-serve 1"
+//	                "settings" -> the decision settings the features were made with
+//	bucket "docs":  seq (8 bytes, big-endian) -> uvarint len(id), id,
+//	                uvarint len(features), dedup.Features.MarshalBinary, meta JSON (the rest)
+//	bucket "ids":   id -> seq (8 bytes, big-endian)
+const (
+	boltFile    = "neardup.db"
+	boltFormat  = "neardup-serve 1"
+	maxBatchOps = 4096
+)
+
+var (
+	bucketMeta = []byte("meta")
+	bucketDocs = []byte("docs")
+	bucketIDs  = []byte("ids")
+)
+
+// BoltOptions configures OpenBolt. The zero value means the defaults.
+type BoltOptions struct {
+	// Settings names the decision settings the stored features depend on
+	// (Settings of the service's dedup options); a store made with other
+	// settings is refused. Empty skips the check.
+	Settings string
+	// Timeout bounds the wait for the file lock held by another process
+	// (default 5 s).
+	Timeout time.Duration
+}
+
+// BoltStore is the durable Store: a bbolt B+tree file. Writes from
+// concurrent callers are group-committed: one committer goroutine drains the
+// queue into one read-write transaction and one fsync, then answers every
+// caller, so the acknowledged writes survive a crash (kill -9, power loss
+// permitting fsync) at the cost of one fsync per batch rather than per
+// document. Queued operations are applied in queue order. It is safe for
+// concurrent use.
+type BoltStore struct {
+	db       *bolt.DB
+	ops      chan *boltOp
+	onCommit atomic.Pointer[func(ops int, err error)] // set by the Server for its metrics
+
+	mu     sync.RWMutex // guards closed; held for reading while enqueuing
+	closed bool
+	done   chan struct{} // closed when the committer has exited
+}
+
+var _ Store = (*BoltStore)(nil)
+
+type boltOp struct {
+	put    *Record // nil for a delete
+	delete string
+	err    chan error
+}
+
+// OpenBolt opens (creating it if needed) the store in directory dir.
+func OpenBolt(dir string, opt BoltOptions) (*BoltStore, error) {
+	if opt.Timeout == 0 {
+		opt.Timeout = 5 * time.Second
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("server: data directory: %w", err)
+	}
+	db, err := bolt.Open(filepath.Join(dir, boltFile), 0o644, &bolt.Options{Timeout: opt.Timeout})
+	if err != nil {
+		return nil, fmt.Errorf("server: opening store: %w", err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
+		if err != nil {
+			return err
+		}
+		for _, b := range [][]byte{bucketDocs, bucketIDs} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		if f := meta.Get([]byte("format")); f == nil {
+			if err := meta.Put([]byte("format"), []byte(boltFormat)); err != nil {
+				return err
+			}
+		} else if string(f) != boltFormat {
+			return fmt.Errorf("%w: format %q, this build reads %q", ErrStoreFormat, f, boltFormat)
+		}
+		s := meta.Get([]byte("settings"))
+		switch {
+		case opt.Settings == "":
+		case s == nil:
+			return meta.Put([]byte("settings"), []byte(opt.Settings))
+		case string(s) != opt.Settings:
+			return fmt.Errorf("%w: made with %q, this run uses %q", ErrStoreFormat, s, opt.Settings)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	s := &BoltStore{db: db, ops: make(chan *boltOp, maxBatchOps), done: make(chan struct{})}
+	go s.commitLoop()
+	return s, nil
+}
+
+// observeCommits makes every group commit call f with its operation count
+// and error.
+func (s *BoltStore) observeCommits(f func(ops int, err error)) { s.onCommit.Store(&f) }
+
+// Size returns the size of the store file in bytes.
+func (s *BoltStore) Size() int64 {
+	fi, err := os.Stat(s.db.Path())
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
+
+func encodeRecord(r *Record) ([]byte, error) {
+	f, err := r.Features.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, 2*binary.MaxVarintLen64+len(r.ID)+len(f)+len(r.Meta))
+	b = binary.AppendUvarint(b, uint64(len(r.ID)))
+	b = append(b, r.ID...)
+	b = binary.AppendUvarint(b, uint64(len(f)))
+	b = append(b, f...)
+	return append(b, r.Meta...), nil
+}
+
+func decodeRecord(key, v []byte) (Record, error) {
+	bad := fmt.Errorf("%w: damaged record %x", ErrStoreFormat, key)
+	if len(key) != 8 {
+		return Record{}, bad
+	}
+	r := Record{Seq: binary.BigEndian.Uint64(key)}
+	n, w := binary.Uvarint(v)
+	if w <= 0 || n > uint64(len(v)-w) {
+		return Record{}, bad
+	}
+	r.ID = string(v[w : w+int(n)])
+	v = v[w+int(n):]
+	n, w = binary.Uvarint(v)
+	if w <= 0 || n > uint64(len(v)-w) {
+		return Record{}, bad
+	}
+	if err := r.Features.UnmarshalBinary(v[w : w+int(n)]); err != nil {
+		return Record{}, fmt.Errorf("%w: record %x: %w", ErrStoreFormat, key, err)
+	}
+	if m := v[w+int(n):]; len(m) > 0 {
+		r.Meta = append([]byte(nil), m...)
+	}
+	return r, nil
+}
+
+// Load implements Store.
+func (s *BoltStore) Load(ctx context.Context, fn func(Record) error) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketDocs).Cursor()
+		i := 0
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if i++; i%4096 == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
+			r, err := decodeRecord(k, v)
+			if err != nil {
+				return err
+			}
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Get implements Store.
+func (s *BoltStore) Get(_ context.Context, id string) (Record, error) {
+	var r Record
+	err := s.db.View(func(tx *bolt.Tx) error {
+		seq := tx.Bucket(bucketIDs).Get([]byte(id))
+		if seq == nil {
+			return fmt.Errorf("%w: %q", ErrNotFound, id)
+		}
+		v := tx.Bucket(bucketDocs).Get(seq)
+		if v == nil {
+			return fmt.Errorf("%w: id %q names missing record %x", ErrStoreFormat, id, seq)
+		}
+		var err error
+		r, err = decodeRecord(seq, v)
+		return err
+	})
+	if errors.Is(err, bolt.ErrDatabaseNotOpen) {
+		err = ErrClosed
+	}
+	return r, err
+}
+
+// Put implements Store.
+func (s *BoltStore) Put(ctx context.Context, r Record) error {
+	return s.do(ctx, &boltOp{put: &r})
+}
+
+// Delete implements Store.
+func (s *BoltStore) Delete(ctx context.Context, id string) error {
+	return s.do(ctx, &boltOp{delete: id})
+}
+
+// do queues op and waits for its commit.
+func (s *BoltStore) do(ctx context.Context, op *boltOp) error { return s.queue(ctx, op)() }
+
+// queue queues op and returns the wait for its commit. Once queued the
+// operation is not abandoned: the caller learns whether it became durable,
+// whatever ctx does. Operations are committed in the order queue was called.
+func (s *BoltStore) queue(ctx context.Context, op *boltOp) func() error {
+	op.err = make(chan error, 1)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return func() error { return ErrClosed }
+	}
+	select {
+	case s.ops <- op:
+		return func() error { return <-op.err }
+	case <-ctx.Done():
+		err := ctx.Err()
+		return func() error { return err }
+	}
+}
+
+// commitLoop is the single committer: it takes the first queued operation,
+// everything queued behind it (up to maxBatchOps), and commits them in one
+// transaction.
+func (s *BoltStore) commitLoop() {
+	defer close(s.done)
+	batch := make([]*boltOp, 0, maxBatchOps)
+	for op := range s.ops {
+		batch = append(batch[:0], op)
+	drain:
+		for len(batch) < maxBatchOps {
+			select {
+			case op, ok := <-s.ops:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, op)
+			default:
+				break drain
+			}
+		}
+		s.commit(batch)
+	}
+}
+
+func (s *BoltStore) commit(batch []*boltOp) {
+	errs := make([]error, len(batch))
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		docs, ids := tx.Bucket(bucketDocs), tx.Bucket(bucketIDs)
+		for i, op := range batch {
+			errs[i] = applyOp(docs, ids, op)
+			if errs[i] != nil && !errors.Is(errs[i], ErrNotFound) && !errors.Is(errs[i], ErrExists) {
+				return errs[i] // a bbolt failure: the whole transaction is lost
+			}
+		}
+		return nil
+	})
+	if f := s.onCommit.Load(); f != nil {
+		(*f)(len(batch), err)
+	}
+	for i, op := range batch {
+		if err != nil {
+			op.err <- fmt.Errorf("%w: %w", ErrStore, err)
+		} else {
+			op.err <- errs[i]
+		}
+	}
+}
+
+func applyOp(docs, ids *bolt.Bucket, op *boltOp) error {
+	if op.put == nil {
+		seq := ids.Get([]byte(op.delete))
+		if seq == nil {
+			return fmt.Errorf("%w: %q", ErrNotFound, op.delete)
+		}
+		seq = append([]byte(nil), seq...)
+		return errors.Join(docs.Delete(seq), ids.Delete([]byte(op.delete)))
+	}
+	r := op.put
+	if ids.Get([]byte(r.ID)) != nil {
+		return fmt.Errorf("%w: %q", ErrExists, r.ID)
+	}
+	v, err := encodeRecord(r)
+	if err != nil {
+		return err
+	}
+	key := seqKey(r.Seq)
+	if err := docs.Put(key, v); err != nil {
+		return err
+	}
+	return ids.Put([]byte(r.ID), key)
+}
+
+// Close waits for queued writes to commit and closes the file.
+func (s *BoltStore) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	s.closed = true
+	close(s.ops)
+	s.mu.Unlock()
+	<-s.done
+	return s.db.Close()
+}

@@ -1,0 +1,57 @@
+// Package server is the online near-duplicate service behind "neardup
+// serve": every new document is checked against everything stored before it,
+// and stored when the mode says so.
+//
+//	store, err := server.OpenBolt("neardup-data", server.BoltOptions{Settings: server.Settings(opt.Dedup)})
+//	if err != nil { ... }
+//	s, err := server.New(store, opt) // opt.Logger, opt.Registry: nil means none
+//	if err != nil { ... }
+//	go s.Load(ctx)                   // /readyz answers 503 until the index is loaded
+//	http.ListenAndServe(addr, s.Handler())
+//
+// # One decision
+//
+// The service decides with the batch dedup's code: a dedup.Extractor (one per
+// goroutine, from a sync.Pool) computes a document's Features, and a
+// dedup.Kept under the same dedup.Rule holds the stored documents in the
+// order they were accepted. Mode add_if_new is Kept.AddIfNew: a document is
+// declined exactly when 'neardup dedup' would remove it had the documents
+// arrived in one file in that order, and the document it names is the kept
+// one dedup's --duplicates names (server_test checks this on two corpora).
+//
+// # Durability and order
+//
+// A document is added to Kept, given the next sequence number and queued for
+// the store under one lock (Server.wmu), so the store receives writes in
+// sequence order; the reply waits, outside the lock, for the write to be
+// durable. If the write fails the document is removed from Kept again and the
+// request fails with 503 (a document declined in favour of it in the
+// meantime stays declined: the window is one commit). A delete is made durable first, then removed from
+// Kept. At start-up Load replays the store in sequence order into Kept, so the
+// priorities survive restarts.
+//
+// # Embedded store: bbolt
+//
+// BoltStore keeps everything in one bbolt file (DATA/neardup.db). bbolt was
+// chosen over pebble because the service's access pattern is what a B+tree
+// with a single writer does well: appends in key order (big-endian sequence
+// numbers), one sequential scan at start-up, rare point reads and deletes. It
+// is one small dependency with no background compactions competing with
+// queries for the two cores, and a transaction commits with one fsync, so
+// group commit (one committer goroutine draining a channel into one read-write
+// transaction, up to 4096 writes) amortises the fsync over concurrent
+// requests. Pebble's LSM would write faster under heavy random-key load, which
+// this service does not have; we did not measure it (see BENCHMARKS.md).
+//
+// Layout (format "neardup-serve 1"; all integers big-endian or uvarint):
+//
+//	bucket "meta"  "format"   -> "neardup-serve 1"
+//	               "settings" -> "profile=P verify=V shingle=W" (refused if different at start-up)
+//	bucket "docs"  seq (8 bytes big-endian) -> uvarint len(id) ‖ id ‖ uvarint len(f) ‖ f ‖ meta
+//	               f = dedup.Features.MarshalBinary (fingerprint, token-sequence hash, counts, shingle set)
+//	               meta = the document's metadata as compact JSON, or nothing
+//	bucket "ids"   id -> seq (8 bytes big-endian)
+//
+// Keys of "docs" sort in acceptance order, so a cursor scan reloads Kept in
+// priority order; "ids" serves GET and DELETE.
+package server

@@ -1,0 +1,556 @@
+package server
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"math/bits"
+	"net/http"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/measure"
+	"github.com/neardup/neardup/simhash"
+)
+
+// Handler returns the HTTP API (/v1, see openapi.yaml), the health and
+// metrics endpoints and the web page at /.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/documents", s.handleAdd)
+	mux.HandleFunc("POST /v1/documents:batch", s.handleBatch)
+	mux.HandleFunc("GET /v1/documents/{id}", s.read(s.handleGet))
+	mux.HandleFunc("DELETE /v1/documents/{id}", s.write(s.handleDelete))
+	mux.HandleFunc("POST /v1/search", s.read(s.handleSearch))
+	mux.HandleFunc("POST /v1/fingerprint", s.read(s.handleFingerprint))
+	mux.HandleFunc("POST /v1/compare", s.read(s.handleCompare))
+	mux.HandleFunc("GET /v1/stats", s.read(s.handleStats))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		respond(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if !s.Ready() {
+			s.respondError(w, r, ErrNotReady)
+			return
+		}
+		respond(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+	if s.opt.Registry != nil {
+		mux.Handle("GET /metrics", promhttp.HandlerFor(s.opt.Registry, promhttp.HandlerOpts{Registry: s.opt.Registry}))
+	}
+	s.registerPage(mux)
+	return s.instrument(mux)
+}
+
+// statusWriter records the status a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// instrument logs every request and counts it by route pattern and status.
+func (s *Server) instrument(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t0 := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		d := time.Since(t0)
+		route := r.Pattern // set by the mux on r
+		if route == "" {
+			route = "unmatched"
+		}
+		if sw.status == 0 {
+			sw.status = http.StatusOK
+		}
+		s.met.requests.WithLabelValues(route, http.StatusText(sw.status)).Inc()
+		s.met.latency.WithLabelValues(route).Observe(d.Seconds())
+		s.log.Info("request", "method", r.Method, "path", r.URL.Path, "route", route,
+			"status", sw.status, "ms", float64(d.Microseconds())/1000, "remote", r.RemoteAddr)
+	})
+}
+
+// authorized reports whether r carries the bearer token, when one is set.
+func (s *Server) authorized(r *http.Request, write bool) bool {
+	if s.opt.Token == "" || (!write && !s.opt.TokenReads) {
+		return true
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.opt.Token)) == 1
+}
+
+func (s *Server) guard(write bool, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !s.authorized(r, write) {
+			s.respondError(w, r, errUnauthorized)
+			return
+		}
+		h(w, r)
+	}
+}
+
+func (s *Server) read(h http.HandlerFunc) http.HandlerFunc  { return s.guard(false, h) }
+func (s *Server) write(h http.HandlerFunc) http.HandlerFunc { return s.guard(true, h) }
+
+// decode reads exactly one JSON value into v: the body is bounded, must be
+// valid UTF-8 (encoding/json would replace bad bytes silently), must name
+// only known fields, and must end after the value.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opt.MaxBodyBytes))
+	if err != nil {
+		return err
+	}
+	if !utf8.Valid(data) {
+		return badRequest("invalid_utf8", "the body is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return badRequest("invalid_json", "%v", err)
+	}
+	if err := dec.Decode(&struct{}{}); err != io.EOF {
+		return badRequest("invalid_json", "data after the JSON value")
+	}
+	return nil
+}
+
+type docRequest struct {
+	ID   string          `json:"id"`
+	Text *string         `json:"text"`
+	Meta json.RawMessage `json:"meta"`
+	Mode string          `json:"mode"`
+}
+
+// doc validates the request, before anything is touched.
+func (q *docRequest) doc(defaultMode string) (Doc, error) {
+	mode := q.Mode
+	if mode == "" {
+		mode = defaultMode
+	}
+	switch mode {
+	case ModeAdd, ModeCheck, ModeAddIfNew:
+	default:
+		return Doc{}, badRequest("invalid_argument", "mode %q (want add, check or add_if_new)", q.Mode)
+	}
+	if q.Text == nil || strings.TrimSpace(*q.Text) == "" {
+		return Doc{}, badRequest("invalid_argument", "text is missing or empty")
+	}
+	if q.ID == "" && mode != ModeCheck {
+		return Doc{}, badRequest("invalid_argument", "id is missing or empty")
+	}
+	if len(q.ID) > index.MaxIDBytes {
+		return Doc{}, badRequest("invalid_argument", "id is %d bytes, at most %d", len(q.ID), index.MaxIDBytes)
+	}
+	meta := q.Meta
+	if bytes.Equal(bytes.TrimSpace(meta), []byte("null")) {
+		meta = nil
+	}
+	if len(meta) > 0 {
+		if meta = bytes.TrimSpace(meta); meta[0] != '{' {
+			return Doc{}, badRequest("invalid_argument", "meta must be a JSON object")
+		}
+		var c bytes.Buffer
+		if err := json.Compact(&c, meta); err != nil {
+			return Doc{}, badRequest("invalid_json", "meta: %v", err)
+		}
+		meta = c.Bytes()
+	}
+	return Doc{ID: q.ID, Text: *q.Text, Meta: meta, Mode: mode}, nil
+}
+
+type dupJSON struct {
+	ID         string   `json:"id"`
+	Distance   int      `json:"distance"`
+	Similarity float64  `json:"similarity"`
+	Jaccard    *float64 `json:"jaccard,omitempty"`
+	Exact      bool     `json:"exact,omitempty"`
+}
+
+type docResponse struct {
+	ID          string    `json:"id,omitempty"`
+	Fingerprint string    `json:"fingerprint"`
+	Stored      bool      `json:"stored"`
+	Duplicates  []dupJSON `json:"duplicates"`
+}
+
+func finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+func fpString(fp uint64) string { return simhash.Fingerprint(fp).String() }
+
+func matchesJSON(ms []dedup.KeptMatch) []dupJSON {
+	out := make([]dupJSON, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, dupJSON{ID: m.ID, Distance: m.Distance, Similarity: simhash.Similarity(m.Distance, 64),
+			Jaccard: finite(m.Score), Exact: m.Exact})
+	}
+	return out
+}
+
+func resultJSON(r Result) docResponse {
+	return docResponse{ID: r.ID, Fingerprint: fpString(r.FP), Stored: r.Stored, Duplicates: matchesJSON(r.Duplicates)}
+}
+
+func (s *Server) handleAdd(w http.ResponseWriter, r *http.Request) {
+	var q docRequest
+	if err := s.decode(w, r, &q); err != nil {
+		s.respondError(w, r, err)
+		return
+	}
+	d, err := q.doc(ModeAdd)
+	if err == nil && !s.authorized(r, d.Mode != ModeCheck) {
+		err = errUnauthorized
+	}
+	if err != nil {
+		s.respondError(w, r, err)
+		return
+	}
+	res, err := s.Add(r.Context(), d)
+	if err != nil {
+		s.respondError(w, r, err)
+		return
+	}
+	status := http.StatusOK
+	if res.Stored {
+		status = http.StatusCreated
+	}
+	respond(w, status, resultJSON(res))
+}
+
+type batchRequest struct {
+	Mode      string       `json:"mode"`
+	Documents []docRequest `json:"documents"`
+}
+
+type batchItem struct {
+	Status int `json:"status"`
+	*docResponse
+	Error *errorDetail `json:"error,omitempty"`
+}
+
+// handleBatch decides on every document in order, as if each had been posted
+// alone; a malformed batch is refused whole before anything is decided.
+func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) {
+	var q batchRequest
+	if err := s.decode(w, r, &q); err != nil {
+		s.respondError(w, r, err)
+		return
+	}
+	if len(q.Documents) == 0 || len(q.Documents) > s.opt.MaxBatch {
+		s.respondError(w, r, badRequest("invalid_argument", "%d documents: send 1 to %d", len(q.Documents), s.opt.MaxBatch))
+		return
+	}
+	def := q.Mode
+	if def == "" {
+		def = ModeAdd
+	}
+	docs := make([]Doc, len(q.Documents))
+	writes := false
+	for i := range q.Documents {
+		d, err := q.Documents[i].doc(def)
+		if err != nil {
+			var re *requestError
+			errors.As(err, &re)
+			s.respondError(w, r, badRequest(re.code, "document %d: %s", i, re.msg))
+			return
+		}
+		docs[i] = d
+		writes = writes || d.Mode != ModeCheck
+	}
+	if !s.authorized(r, writes) {
+		s.respondError(w, r, errUnauthorized)
+		return
+	}
+	out := make([]batchItem, len(docs))
+	results, errs := s.AddBatch(r.Context(), docs)
+	for i, res := range results {
+		if err := errs[i]; err != nil {
+			status, code := httpStatus(err)
+			out[i] = batchItem{Status: status, Error: &errorDetail{Code: code, Message: err.Error()}}
+			continue
+		}
+		rj := resultJSON(res)
+		out[i] = batchItem{Status: http.StatusOK, docResponse: &rj}
+		if res.Stored {
+			out[i].Status = http.StatusCreated
+		}
+	}
+	respond(w, http.StatusOK, map[string]any{"results": out})
+}
+
+type getResponse struct {
+	ID          string          `json:"id"`
+	Fingerprint string          `json:"fingerprint"`
+	Seq         uint64          `json:"seq"`
+	Tokens      uint32          `json:"tokens"`
+	Meta        json.RawMessage `json:"meta,omitempty"`
+}
+
+func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
+	rec, err := s.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.respondError(w, r, err)
+		return
+	}
+	respond(w, http.StatusOK, getResponse{ID: rec.ID, Fingerprint: fpString(rec.Features.FP), Seq: rec.Seq,
+		Tokens: rec.Features.Tokens, Meta: rec.Meta})
+}
+
+func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if err := s.Delete(r.Context(), id); err != nil {
+		s.respondError(w, r, err)
+		return
+	}
+	respond(w, http.StatusOK, map[string]any{"id": id, "deleted": true})
+}
+
+type searchRequest struct {
+	Text        *string `json:"text"`
+	Fingerprint string  `json:"fingerprint"`
+	K           *int    `json:"k"`
+	Limit       int     `json:"limit"`
+}
+
+type searchHit struct {
+	ID          string   `json:"id"`
+	Fingerprint string   `json:"fingerprint,omitempty"`
+	Distance    int      `json:"distance"`
+	Similarity  float64  `json:"similarity"`
+	Jaccard     *float64 `json:"jaccard,omitempty"`
+	Exact       bool     `json:"exact,omitempty"`
+}
+
+type searchResponse struct {
+	Fingerprint string      `json:"fingerprint"`
+	Verified    bool        `json:"verified"`
+	K           *int        `json:"k,omitempty"`
+	Results     []searchHit `json:"results"`
+}
+
+// handleSearch: by text, the stored documents the text duplicates under the
+// rule (verified); by fingerprint, the stored fingerprints within k bits,
+// nearest first (nothing to verify without text).
+func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
+	var q searchRequest
+	if err := s.decode(w, r, &q); err != nil {
+		s.respondError(w, r, err)
+		return
+	}
+	if err := s.searchValid(&q); err != nil {
+		s.respondError(w, r, err)
+		return
+	}
+	if q.Text != nil {
+		fp, ms, err := s.Search(*q.Text, q.Limit)
+		if err != nil {
+			s.respondError(w, r, err)
+			return
+		}
+		hits := make([]searchHit, 0, len(ms))
+		for _, d := range matchesJSON(ms) {
+			hits = append(hits, searchHit{ID: d.ID, Distance: d.Distance, Similarity: d.Similarity, Jaccard: d.Jaccard, Exact: d.Exact})
+		}
+		respond(w, http.StatusOK, searchResponse{Fingerprint: fpString(fp), Verified: true, Results: hits})
+		return
+	}
+	fp, _ := simhash.Parse(q.Fingerprint) // checked by searchValid
+	k := s.rule.QueryK()
+	if q.K != nil {
+		k = *q.K
+	}
+	ms, err := s.SearchFingerprint(uint64(fp), k, q.Limit)
+	if err != nil {
+		s.respondError(w, r, err)
+		return
+	}
+	hits := make([]searchHit, 0, len(ms))
+	for _, m := range ms {
+		hits = append(hits, searchHit{ID: m.ID, Fingerprint: fpString(m.Fingerprint), Distance: m.Distance,
+			Similarity: simhash.Similarity(m.Distance, 64)})
+	}
+	respond(w, http.StatusOK, searchResponse{Fingerprint: fpString(uint64(fp)), Verified: false, K: &k, Results: hits})
+}
+
+func (s *Server) searchValid(q *searchRequest) error {
+	if (q.Text == nil) == (q.Fingerprint == "") {
+		return badRequest("invalid_argument", "give either text or fingerprint")
+	}
+	if q.Text != nil && strings.TrimSpace(*q.Text) == "" {
+		return badRequest("invalid_argument", "text is empty")
+	}
+	if q.Text != nil && q.K != nil {
+		return badRequest("invalid_argument", "k applies to fingerprint search; text search uses the dedup rule")
+	}
+	if q.Fingerprint != "" {
+		if _, err := simhash.Parse(q.Fingerprint); err != nil {
+			return badRequest("invalid_argument", "fingerprint: %v", err)
+		}
+	}
+	if q.K != nil && (*q.K < 0 || *q.K > s.rule.QueryK()) {
+		return badRequest("invalid_argument", "k %d outside 0..%d", *q.K, s.rule.QueryK())
+	}
+	if q.Limit < 0 || q.Limit > 1000 {
+		return badRequest("invalid_argument", "limit %d outside 0..1000", q.Limit)
+	}
+	if q.Limit == 0 {
+		q.Limit = DefaultSearchLimit
+	}
+	return nil
+}
+
+type textRequest struct {
+	Text *string `json:"text"`
+}
+
+func (s *Server) handleFingerprint(w http.ResponseWriter, r *http.Request) {
+	var q textRequest
+	if err := s.decode(w, r, &q); err != nil {
+		s.respondError(w, r, err)
+		return
+	}
+	if q.Text == nil || strings.TrimSpace(*q.Text) == "" {
+		s.respondError(w, r, badRequest("invalid_argument", "text is missing or empty"))
+		return
+	}
+	f := s.extract(*q.Text)
+	respond(w, http.StatusOK, map[string]any{"fingerprint": fpString(f.FP), "bits": simhash.Bits(f.FP, 64),
+		"tokens": f.Tokens, "empty": f.Empty, "profile": s.opt.Dedup.Profile})
+}
+
+type compareRequest struct {
+	A *string `json:"a"`
+	B *string `json:"b"`
+}
+
+type featureJSON struct {
+	Text   string  `json:"text"`
+	Weight float64 `json:"weight"`
+}
+
+type sideJSON struct {
+	Fingerprint string        `json:"fingerprint"`
+	Bits        string        `json:"bits"`
+	Tokens      uint32        `json:"tokens"`
+	Features    []featureJSON `json:"features"`
+}
+
+type compareResponse struct {
+	A             sideJSON `json:"a"`
+	B             sideJSON `json:"b"`
+	Distance      int      `json:"distance"`
+	Similarity    float64  `json:"similarity"`
+	DifferingBits []int    `json:"differing_bits"`
+	Cosine        *float64 `json:"cosine"`
+	Jaccard       *float64 `json:"jaccard"`
+	Duplicate     bool     `json:"duplicate"`
+	K             int      `json:"k"`
+	Threshold     float64  `json:"threshold"`
+}
+
+// handleCompare compares two texts: SimHash distance and the bits that
+// differ (bit 0 is the least significant), the cosine of their weighted
+// feature vectors, the Jaccard of their shingle sets, and the rule's verdict.
+func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
+	var q compareRequest
+	if err := s.decode(w, r, &q); err != nil {
+		s.respondError(w, r, err)
+		return
+	}
+	if q.A == nil || q.B == nil || strings.TrimSpace(*q.A) == "" || strings.TrimSpace(*q.B) == "" {
+		s.respondError(w, r, badRequest("invalid_argument", "a and b must both be non-empty texts"))
+		return
+	}
+	fa, fb := s.extract(*q.A), s.extract(*q.B)
+	va, sa := s.side(*q.A, &fa)
+	vb, sb := s.side(*q.B, &fb)
+	d := simhash.Distance(fa.FP, fb.FP)
+	var diff []int
+	for x := fa.FP ^ fb.FP; x != 0; x &= x - 1 {
+		diff = append(diff, bits.TrailingZeros64(x))
+	}
+	respond(w, http.StatusOK, compareResponse{A: sa, B: sb, Distance: d, Similarity: simhash.Similarity(d, 64),
+		DifferingBits: append([]int{}, diff...), Cosine: finite(measure.Cosine(va, vb)),
+		Jaccard: finite(s.rule.Score(&fa, &fb)), Duplicate: s.rule.Duplicates(&fa, &fb),
+		K: s.rule.PairK(&fa, &fb), Threshold: s.rule.Threshold()})
+}
+
+// side returns the weighted feature vector of text and its description with
+// its ten heaviest features.
+func (s *Server) side(text string, f *dedup.Features) (measure.Vector, sideJSON) {
+	fs := s.profile.Features(text)
+	terms := make([]measure.Term, 0, len(fs))
+	for _, x := range fs {
+		terms = append(terms, measure.Term{Key: x.Hash, Weight: x.Weight})
+	}
+	// Heaviest first, ties in text order.
+	top := make([]featureJSON, 0, len(fs))
+	for _, x := range fs {
+		top = append(top, featureJSON{Text: x.Text, Weight: x.Weight})
+	}
+	sortFeatures(top)
+	if len(top) > 10 {
+		top = top[:10]
+	}
+	return measure.NewVector(terms), sideJSON{Fingerprint: fpString(f.FP), Bits: simhash.Bits(f.FP, 64),
+		Tokens: f.Tokens, Features: top}
+}
+
+func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) {
+	n := s.kept.Len()
+	sk := s.kept.SketchBytes()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	st := map[string]any{
+		"documents":      n,
+		"ready":          s.Ready(),
+		"sketch_bytes":   sk,
+		"heap_bytes":     ms.HeapAlloc,
+		"uptime_seconds": time.Since(s.start).Seconds(),
+		"settings": map[string]any{"profile": s.opt.Dedup.Profile, "k": max(s.opt.Dedup.K, 0),
+			"k_short": max(s.opt.Dedup.KShort, 0), "short_tokens": s.opt.Dedup.ShortTokens,
+			"threshold": s.opt.Dedup.Threshold, "shingle": s.opt.Dedup.Shingle, "verify": s.opt.Dedup.Verify},
+	}
+	if n > 0 {
+		st["sketch_bytes_per_document"] = float64(sk) / float64(n)
+		st["heap_bytes_per_document"] = float64(ms.HeapAlloc) / float64(n)
+	}
+	if b, ok := s.store.(*BoltStore); ok {
+		size := b.Size()
+		st["store_bytes"] = size
+		if n > 0 {
+			st["store_bytes_per_document"] = float64(size) / float64(n)
+		}
+	}
+	if h, err := os.Hostname(); err == nil {
+		st["host"] = h
+	}
+	respond(w, http.StatusOK, st)
+}

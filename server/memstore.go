@@ -1,0 +1,96 @@
+package server
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// MemStore is a Store held in memory, for tests and for a service that need
+// not survive restarts. It is safe for concurrent use.
+type MemStore struct {
+	mu     sync.Mutex        // guards the fields below
+	byID   map[string]Record // every stored record
+	closed bool
+}
+
+var _ Store = (*MemStore)(nil)
+
+// NewMemStore returns an empty in-memory store.
+func NewMemStore() *MemStore { return &MemStore{byID: map[string]Record{}} }
+
+// Load implements Store.
+func (m *MemStore) Load(ctx context.Context, fn func(Record) error) error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return ErrClosed
+	}
+	rs := make([]Record, 0, len(m.byID))
+	for _, r := range m.byID {
+		rs = append(rs, r)
+	}
+	m.mu.Unlock()
+	slices.SortFunc(rs, func(a, b Record) int { return cmp.Compare(a.Seq, b.Seq) })
+	for i, r := range rs {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Get implements Store.
+func (m *MemStore) Get(_ context.Context, id string) (Record, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return Record{}, ErrClosed
+	}
+	r, ok := m.byID[id]
+	if !ok {
+		return Record{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	return r, nil
+}
+
+// Put implements Store.
+func (m *MemStore) Put(_ context.Context, r Record) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	if _, ok := m.byID[r.ID]; ok {
+		return fmt.Errorf("%w: %q", ErrExists, r.ID)
+	}
+	m.byID[r.ID] = r
+	return nil
+}
+
+// Delete implements Store.
+func (m *MemStore) Delete(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	if _, ok := m.byID[id]; !ok {
+		return fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	delete(m.byID, id)
+	return nil
+}
+
+// Close implements Store.
+func (m *MemStore) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	return nil
+}

@@ -1,0 +1,52 @@
+package server
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the service's Prometheus metrics, registered on the registry
+// passed in Options (unregistered, and so never exported, without one).
+type metrics struct {
+	requests    *prometheus.CounterVec
+	latency     *prometheus.HistogramVec
+	storeErrors prometheus.Counter
+	commitOps   prometheus.Histogram
+}
+
+func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "neardup_http_requests_total", Help: "HTTP requests by route and status code.",
+		}, []string{"route", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "neardup_http_request_duration_seconds", Help: "HTTP request latency by route.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
+		}, []string{"route"}),
+		storeErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "neardup_store_errors_total", Help: "Store writes that failed (the request changed nothing).",
+		}),
+		commitOps: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "neardup_store_commit_batch_size", Help: "Writes per group commit of the embedded store.",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 13),
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.requests, m.latency, m.storeErrors, m.commitOps,
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "neardup_index_documents", Help: "Documents in the in-memory index.",
+			}, func() float64 { return float64(s.kept.Len()) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "neardup_index_sketch_bytes", Help: "Bytes of shingle sets held for verification.",
+			}, func() float64 { return float64(s.kept.SketchBytes()) }),
+		)
+	}
+	return m
+}
+
+// observeCommit records a group commit of ops operations.
+func (s *Server) observeCommit(ops int, err error) {
+	s.met.commitOps.Observe(float64(ops))
+	if err != nil {
+		s.met.storeErrors.Inc()
+	}
+}

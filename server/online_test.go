@@ -1,0 +1,121 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/testcorpora"
+)
+
+// TestOnlineEqualsBatch posts a corpus one document at a time, in file order,
+// with mode add_if_new, and checks that the declined documents and the kept
+// document named for each are exactly what 'neardup dedup' (dedup.Run, keep
+// first) removes and names on the same file with the same options.
+func TestOnlineEqualsBatch(t *testing.T) {
+	for _, name := range []string{"en_spdx", "zh_fortunes"} {
+		t.Run(name, func(t *testing.T) {
+			path := testcorpora.Path(t, name)
+			opt := dedup.Options{}
+
+			dupsPath := filepath.Join(t.TempDir(), "dups.jsonl")
+			bo := opt
+			bo.Duplicates = dupsPath
+			sum, err := dedup.Run(context.Background(), []string{path}, bo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := readDuplicates(t, dupsPath)
+			if len(want) == 0 {
+				t.Fatalf("the batch run removed nothing from %s: the comparison would prove nothing", name)
+			}
+
+			s := newTestServer(t, nil, Options{Dedup: opt})
+			h := s.Handler()
+			r, err := corpus.Open([]string{path}, corpus.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			got := map[string]string{}
+			n := 0
+			for {
+				doc, err := r.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !utf8.ValidString(doc.Text) || strings.TrimSpace(doc.Text) == "" {
+					t.Fatalf("document %s cannot be posted (invalid UTF-8 or empty): the corpus needs filtering first", doc.ID)
+				}
+				n++
+				var res docResponse
+				body := mustJSON(t, map[string]any{"id": doc.ID, "text": doc.Text, "mode": "add_if_new"})
+				switch code := call(t, h, "POST", "/v1/documents", body, &res); code {
+				case http.StatusCreated:
+					if !res.Stored || len(res.Duplicates) != 0 {
+						t.Fatalf("%s: 201 with stored=%v duplicates=%v", doc.ID, res.Stored, res.Duplicates)
+					}
+				case http.StatusOK:
+					if res.Stored || len(res.Duplicates) != 1 {
+						t.Fatalf("%s: 200 with stored=%v duplicates=%v, want one blocking document", doc.ID, res.Stored, res.Duplicates)
+					}
+					got[doc.ID] = res.Duplicates[0].ID
+				default:
+					t.Fatalf("%s: status %d", doc.ID, code)
+				}
+			}
+			if n != sum.Docs {
+				t.Fatalf("posted %d documents, the batch run read %d", n, sum.Docs)
+			}
+			for dup, kept := range want {
+				if got[dup] != kept {
+					t.Errorf("%s: online named %q, batch %q", dup, got[dup], kept)
+				}
+			}
+			for dup, kept := range got {
+				if _, ok := want[dup]; !ok {
+					t.Errorf("%s: declined online (for %s), kept by the batch run", dup, kept)
+				}
+			}
+			if s.kept.Len() != n-len(want) {
+				t.Errorf("stored %d documents, batch kept %d", s.kept.Len(), n-len(want))
+			}
+			t.Logf("%s: %d documents, %d declined online and in batch", name, n, len(want))
+		})
+	}
+}
+
+func readDuplicates(t *testing.T, path string) map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]string{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var d dedup.Duplicate
+		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+			t.Fatal(err)
+		}
+		out[d.DupID] = d.KeptID
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

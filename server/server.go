@@ -1,0 +1,389 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/features"
+	"github.com/neardup/neardup/index"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxBodyBytes  = 4 << 20
+	DefaultMaxBatch      = 1000
+	DefaultMaxDuplicates = 100
+	DefaultSearchLimit   = 10
+)
+
+// Options configures a Server. The zero value means the defaults, written on
+// each field; EnsureDefaults fills them in and Validate checks them.
+type Options struct {
+	// Dedup are the decision options, as for 'neardup dedup' (zero value: its
+	// defaults). Only the keep-first rule with SimHash candidates and Jaccard
+	// (or no) verification applies online.
+	Dedup dedup.Options
+	// MaxBodyBytes bounds a request body (default DefaultMaxBodyBytes).
+	MaxBodyBytes int64
+	// MaxBatch bounds the documents of one batch request (default DefaultMaxBatch).
+	MaxBatch int
+	// MaxDuplicates bounds the duplicates reported for one added document
+	// (default DefaultMaxDuplicates).
+	MaxDuplicates int
+	// Token, when set, is the bearer token that writes and deletes need
+	// (and reads too with TokenReads).
+	Token      string
+	TokenReads bool
+	// ExpectedDocs sizes the index (default 1<<20; it grows beyond).
+	ExpectedDocs int
+	// Logger receives request and start-up logs; nil means none.
+	Logger *slog.Logger
+	// Registry receives the service's metrics and is served at /metrics;
+	// nil means no metrics.
+	Registry *prometheus.Registry
+}
+
+// EnsureDefaults replaces zero fields by their defaults.
+func (o *Options) EnsureDefaults() {
+	o.Dedup.EnsureDefaults()
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.MaxBatch == 0 {
+		o.MaxBatch = DefaultMaxBatch
+	}
+	if o.MaxDuplicates == 0 {
+		o.MaxDuplicates = DefaultMaxDuplicates
+	}
+	if o.ExpectedDocs == 0 {
+		o.ExpectedDocs = 1 << 20
+	}
+}
+
+// Validate reports the first invalid option.
+func (o *Options) Validate() error {
+	if err := o.Dedup.Validate(); err != nil {
+		return err
+	}
+	if o.Dedup.Method != dedup.MethodSimHash || o.Dedup.Verify == dedup.VerifyCosine {
+		return fmt.Errorf("%w: the service needs method simhash and verify jaccard or none", dedup.ErrOptions)
+	}
+	if o.Dedup.Cluster != dedup.ClusterGreedy || o.Dedup.Keep != dedup.KeepFirst {
+		return fmt.Errorf("%w: the service applies the keep-first rule in arrival order", dedup.ErrOptions)
+	}
+	if o.MaxBodyBytes < 1 || o.MaxBatch < 1 || o.MaxDuplicates < 1 || o.ExpectedDocs < 1 {
+		return fmt.Errorf("%w: body, batch, duplicate and size limits must be positive", dedup.ErrOptions)
+	}
+	return nil
+}
+
+// Settings names the decision settings stored features depend on: a store
+// made under other settings must not be loaded (BoltOptions.Settings).
+func Settings(o dedup.Options) string {
+	o.EnsureDefaults()
+	return fmt.Sprintf("profile=%s verify=%s shingle=%d", o.Profile, o.Verify, o.Shingle)
+}
+
+// Server is the online near-duplicate service: a dedup.Kept in memory in
+// front of a Store. Every decision is the batch dedup's (dedup.Kept under the
+// same Rule), taking documents in the order the service accepts them. It is
+// safe for concurrent use.
+//
+// Order: the write lock wmu is held while a document is matched, added to
+// Kept and given its sequence number, and while its store write is queued, so
+// the store receives writes in sequence order; the wait for the commit
+// happens outside the lock, letting concurrent writes share a commit.
+type Server struct {
+	opt     Options
+	rule    *dedup.Rule
+	kept    *dedup.Kept
+	profile *features.Profile
+	store   Store
+	log     *slog.Logger
+	met     *metrics
+	pool    sync.Pool // *dedup.Extractor
+	start   time.Time
+	ready   atomic.Bool
+
+	wmu sync.Mutex // serialises writes: Kept changes, seq, store queueing
+	seq uint64     // the next document's sequence number; guarded by wmu
+}
+
+// New returns a service over store. It is not ready until Load has returned.
+func New(store Store, opt Options) (*Server, error) {
+	opt.EnsureDefaults()
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	rule, err := dedup.NewRule(opt.Dedup)
+	if err != nil {
+		return nil, err
+	}
+	kept, err := dedup.NewKept(rule, opt.ExpectedDocs)
+	if err != nil {
+		return nil, err
+	}
+	prof, err := features.Lookup(opt.Dedup.Profile)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dedup.NewExtractor(opt.Dedup); err != nil {
+		return nil, err
+	}
+	log := opt.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{opt: opt, rule: rule, kept: kept, profile: prof, store: store, log: log, start: time.Now()}
+	s.pool.New = func() any {
+		e, _ := dedup.NewExtractor(opt.Dedup) // checked above
+		return e
+	}
+	s.met = newMetrics(opt.Registry, s)
+	if o, ok := store.(interface{ observeCommits(func(int, error)) }); ok {
+		o.observeCommits(s.observeCommit)
+	}
+	return s, nil
+}
+
+// Load fills the index from the store, in sequence order, and makes the
+// service ready. It logs how long it took.
+func (s *Server) Load(ctx context.Context) error {
+	t0 := time.Now()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	n := 0
+	err := s.store.Load(ctx, func(r Record) error {
+		if err := s.kept.Add(r.ID, r.Features); err != nil {
+			return fmt.Errorf("server: loading %q: %w", r.ID, err)
+		}
+		s.seq = max(s.seq, r.Seq+1)
+		n++
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s.ready.Store(true)
+	s.log.Info("index loaded", "documents", n, "seconds", time.Since(t0).Seconds())
+	return nil
+}
+
+// Ready reports whether Load has completed.
+func (s *Server) Ready() bool { return s.ready.Load() }
+
+// Close closes the store. Call it after the HTTP server has shut down.
+func (s *Server) Close() error {
+	s.ready.Store(false)
+	return s.store.Close()
+}
+
+func (s *Server) extract(text string) dedup.Features {
+	e := s.pool.Get().(*dedup.Extractor)
+	f := e.Extract(text)
+	s.pool.Put(e)
+	return f
+}
+
+// Modes of Add.
+const (
+	ModeAdd      = "add"        // store, and report the near-duplicates stored before
+	ModeCheck    = "check"      // report only
+	ModeAddIfNew = "add_if_new" // store only when no near-duplicate is stored
+)
+
+// Doc is a document submitted to Add.
+type Doc struct {
+	ID   string
+	Text string
+	Meta json.RawMessage
+	Mode string
+}
+
+// Result is the verdict on one submitted document.
+type Result struct {
+	ID         string
+	FP         uint64
+	Stored     bool
+	Duplicates []dedup.KeptMatch
+}
+
+// Add decides on d under its mode and, when the mode says so, stores it
+// durably before returning. On a store failure d is taken out of the index
+// again and the error wraps ErrStore.
+func (s *Server) Add(ctx context.Context, d Doc) (Result, error) {
+	res, wait, err := s.begin(ctx, d)
+	if err != nil {
+		return res, err
+	}
+	return s.finish(d.ID, res, wait)
+}
+
+// AddBatch decides on docs in order, as Add would one at a time, but queues
+// all their writes before waiting, so that they share group commits.
+func (s *Server) AddBatch(ctx context.Context, docs []Doc) ([]Result, []error) {
+	res := make([]Result, len(docs))
+	errs := make([]error, len(docs))
+	waits := make([]func() error, len(docs))
+	for i, d := range docs {
+		res[i], waits[i], errs[i] = s.begin(ctx, d)
+	}
+	for i, d := range docs {
+		if errs[i] == nil {
+			res[i], errs[i] = s.finish(d.ID, res[i], waits[i])
+		}
+	}
+	return res, errs
+}
+
+// begin makes the decision on d and, when d is to be stored, adds it to Kept
+// and queues its write; wait (nil when nothing is written) returns the
+// write's outcome.
+func (s *Server) begin(ctx context.Context, d Doc) (res Result, wait func() error, err error) {
+	if !s.Ready() {
+		return Result{}, nil, ErrNotReady
+	}
+	f := s.extract(d.Text)
+	res = Result{ID: d.ID, FP: f.FP}
+	if d.Mode == ModeCheck {
+		res.Duplicates, err = s.kept.MatchAll(&f, s.opt.MaxDuplicates)
+		return res, nil, err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	switch d.Mode {
+	case ModeAddIfNew:
+		m, dup, err := s.kept.AddIfNew(d.ID, f)
+		if err != nil {
+			return res, nil, s.addError(d.ID, err)
+		}
+		if dup {
+			res.Duplicates = []dedup.KeptMatch{m}
+			return res, nil, nil
+		}
+	default:
+		if s.kept.Contains(d.ID) {
+			return res, nil, fmt.Errorf("%w: %q", ErrExists, d.ID)
+		}
+		ms, err := s.kept.MatchAll(&f, s.opt.MaxDuplicates)
+		if err == nil {
+			err = s.kept.Add(d.ID, f)
+		}
+		if err != nil {
+			return res, nil, s.addError(d.ID, err)
+		}
+		res.Duplicates = ms
+	}
+	rec := Record{Seq: s.seq, ID: d.ID, Features: f, Meta: d.Meta}
+	s.seq++
+	return res, s.queuePut(ctx, rec), nil
+}
+
+// finish waits for the write begin queued; on failure it takes the document
+// out of Kept again.
+func (s *Server) finish(id string, res Result, wait func() error) (Result, error) {
+	if wait == nil {
+		return res, nil
+	}
+	if err := wait(); err != nil {
+		s.kept.Remove(id)
+		s.met.storeErrors.Inc()
+		s.log.Error("store write failed", "id", id, "err", err)
+		if !errors.Is(err, ErrStore) && !errors.Is(err, ErrClosed) {
+			err = fmt.Errorf("%w: %w", ErrStore, err)
+		}
+		return res, err
+	}
+	res.Stored = true
+	return res, nil
+}
+
+func (s *Server) addError(id string, err error) error {
+	if errors.Is(err, index.ErrDuplicateID) {
+		return fmt.Errorf("%w: %q", ErrExists, id)
+	}
+	return err
+}
+
+// queuePut hands rec to the store in sequence order (called with wmu held)
+// and returns the wait for its result. A store without a queue of its own is
+// called synchronously, under the lock.
+func (s *Server) queuePut(ctx context.Context, rec Record) func() error {
+	if q, ok := s.store.(queuer); ok {
+		return q.queue(ctx, &boltOp{put: &rec})
+	}
+	err := s.store.Put(ctx, rec)
+	return func() error { return err }
+}
+
+// queuer is a store that can queue a write and be waited on later.
+type queuer interface {
+	queue(ctx context.Context, op *boltOp) func() error
+}
+
+// Get returns the stored record of id.
+func (s *Server) Get(ctx context.Context, id string) (Record, error) {
+	if !s.Ready() {
+		return Record{}, ErrNotReady
+	}
+	if !s.kept.Contains(id) {
+		return Record{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	return s.store.Get(ctx, id)
+}
+
+// Delete removes id from the store, then from the index.
+func (s *Server) Delete(ctx context.Context, id string) error {
+	if !s.Ready() {
+		return ErrNotReady
+	}
+	if !s.kept.Contains(id) {
+		return fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	s.wmu.Lock()
+	var wait func() error
+	if q, ok := s.store.(queuer); ok {
+		wait = q.queue(ctx, &boltOp{delete: id})
+	} else {
+		err := s.store.Delete(ctx, id)
+		wait = func() error { return err }
+	}
+	s.wmu.Unlock()
+	if err := wait(); err != nil {
+		if !errors.Is(err, ErrNotFound) {
+			s.met.storeErrors.Inc()
+		}
+		return err
+	}
+	s.kept.Remove(id)
+	return nil
+}
+
+// Search returns the stored documents that text duplicates under the rule,
+// in priority order.
+func (s *Server) Search(text string, limit int) (uint64, []dedup.KeptMatch, error) {
+	if !s.Ready() {
+		return 0, nil, ErrNotReady
+	}
+	f := s.extract(text)
+	ms, err := s.kept.MatchAll(&f, limit)
+	return f.FP, ms, err
+}
+
+// SearchFingerprint returns the stored fingerprints within k bits of fp,
+// nearest first: no text, so nothing is verified.
+func (s *Server) SearchFingerprint(fp uint64, k, limit int) ([]index.Match, error) {
+	if !s.Ready() {
+		return nil, ErrNotReady
+	}
+	return s.kept.Index().Query(fp, k, limit)
+}

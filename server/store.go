@@ -1,0 +1,59 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/neardup/neardup/dedup"
+)
+
+// Errors returned by stores and the service. The HTTP layer maps them to
+// statuses in one place (httpStatus, errors.go).
+var (
+	// ErrNotFound is returned for an id that is not stored.
+	ErrNotFound = errors.New("server: document not found")
+	// ErrExists is returned when adding an id that is already stored.
+	ErrExists = errors.New("server: document id already stored")
+	// ErrClosed is returned by a store or service after Close.
+	ErrClosed = errors.New("server: closed")
+	// ErrNotReady is returned while the index is still being loaded.
+	ErrNotReady = errors.New("server: index not loaded yet")
+	// ErrStore wraps a failed store operation: the request changed nothing.
+	ErrStore = errors.New("server: store write failed")
+	// ErrStoreFormat is returned by OpenBolt for a data directory made by
+	// another format version or other decision settings.
+	ErrStoreFormat = errors.New("server: bad store")
+)
+
+// Record is one stored document: its priority (Seq, ascending in the order
+// documents were accepted), its id, what the rule needs of it, and the
+// caller's metadata (a JSON object or nil).
+type Record struct {
+	Seq      uint64
+	ID       string
+	Features dedup.Features
+	Meta     json.RawMessage
+}
+
+// Store keeps the accepted documents durably. The service holds every
+// document's Features in memory (a dedup.Kept) and uses the store to survive
+// restarts and to answer GET with the metadata.
+//
+// Implementations must be safe for concurrent use. Put and Delete return only
+// once the change is durable; operations are applied in the order their
+// calls were made when the calls do not overlap, and the service never
+// overlaps two calls that must be ordered (see Server).
+type Store interface {
+	// Load calls fn for every stored record in ascending Seq order; an error
+	// from fn stops it and is returned.
+	Load(ctx context.Context, fn func(Record) error) error
+	// Get returns the record of id, or an error wrapping ErrNotFound.
+	Get(ctx context.Context, id string) (Record, error)
+	// Put stores r. Its Seq is larger than every Seq stored before.
+	Put(ctx context.Context, r Record) error
+	// Delete removes id; it returns an error wrapping ErrNotFound when absent.
+	Delete(ctx context.Context, id string) error
+	// Close releases the store; later calls fail with ErrClosed.
+	Close() error
+}

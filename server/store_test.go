@@ -1,0 +1,194 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/neardup/neardup/dedup"
+)
+
+// testStore runs the behaviour every Store must have against the stores that
+// open returns; reopen, when not nil, closes a store and opens it again on
+// the same data (for durable stores).
+func testStore(t *testing.T, open func(t *testing.T) Store, reopen func(t *testing.T, s Store) Store) {
+	ctx := context.Background()
+	ex, err := dedup.NewExtractor(dedup.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := func(seq uint64, id, text, meta string) Record {
+		r := Record{Seq: seq, ID: id, Features: ex.Extract(text)}
+		if meta != "" {
+			r.Meta = []byte(meta)
+		}
+		return r
+	}
+	load := func(t *testing.T, s Store) []Record {
+		t.Helper()
+		var got []Record
+		if err := s.Load(ctx, func(r Record) error { got = append(got, r); return nil }); err != nil {
+			t.Fatalf("Load: %v", err)
+		}
+		return got
+	}
+	ids := func(rs []Record) []string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+
+	t.Run("PutGetLoadOrder", func(t *testing.T) {
+		s := open(t)
+		defer s.Close()
+		want := []Record{
+			rec(0, "b", "the quick brown fox jumps over the lazy dog", `{"title":"fox"}`),
+			rec(1, "a", "天下大势，分久必合，合久必分。", ""),
+			rec(5, "c", "lorem ipsum dolor sit amet", `{"url":"http://x"}`),
+		}
+		for _, r := range want {
+			if err := s.Put(ctx, r); err != nil {
+				t.Fatalf("Put %s: %v", r.ID, err)
+			}
+		}
+		got, err := s.Get(ctx, "a")
+		if err != nil || !reflect.DeepEqual(got, want[1]) {
+			t.Errorf("Get(a) = %+v, %v; want %+v", got, err, want[1])
+		}
+		if all := load(t, s); !reflect.DeepEqual(all, want) {
+			t.Errorf("Load = %v, want %v in seq order", ids(all), ids(want))
+		}
+		if _, err := s.Get(ctx, "zz"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Get(absent) error = %v, want ErrNotFound", err)
+		}
+		if err := s.Put(ctx, rec(9, "a", "other", "")); !errors.Is(err, ErrExists) {
+			t.Errorf("Put(existing id) error = %v, want ErrExists", err)
+		}
+		if all := load(t, s); len(all) != 3 {
+			t.Errorf("after refused Put: %d records, want 3", len(all))
+		}
+		if reopen != nil {
+			s = reopen(t, s)
+			defer s.Close()
+			if all := load(t, s); !reflect.DeepEqual(all, want) {
+				t.Errorf("Load after reopen = %v, want %v", ids(all), ids(want))
+			}
+		}
+	})
+
+	t.Run("Delete", func(t *testing.T) {
+		s := open(t)
+		defer s.Close()
+		for i, id := range []string{"x", "y", "z"} {
+			if err := s.Put(ctx, rec(uint64(i), id, "text "+id, "")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Delete(ctx, "y"); err != nil {
+			t.Fatalf("Delete(y): %v", err)
+		}
+		if err := s.Delete(ctx, "y"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("second Delete(y) error = %v, want ErrNotFound", err)
+		}
+		if _, err := s.Get(ctx, "y"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Get(deleted) error = %v, want ErrNotFound", err)
+		}
+		// The id may be used again, at a later sequence number.
+		if err := s.Put(ctx, rec(7, "y", "again", "")); err != nil {
+			t.Fatalf("Put(y) after delete: %v", err)
+		}
+		if got, want := ids(load(t, s)), []string{"x", "z", "y"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("Load = %v, want %v", got, want)
+		}
+	})
+
+	t.Run("Concurrent", func(t *testing.T) {
+		s := open(t)
+		defer s.Close()
+		const n = 200
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		recs := make([]Record, n) // built here: the Extractor is not safe for concurrent use
+		for i := range recs {
+			recs[i] = rec(uint64(i), fmt.Sprint("d", i), fmt.Sprint("document number ", i), "")
+		}
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs <- s.Put(ctx, recs[i])
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		all := load(t, s)
+		if len(all) != n {
+			t.Fatalf("Load: %d records, want %d", len(all), n)
+		}
+		for i, r := range all {
+			if r.Seq != uint64(i) || r.ID != fmt.Sprint("d", i) {
+				t.Fatalf("record %d = seq %d id %s, want seq %d id d%d", i, r.Seq, r.ID, i, i)
+			}
+		}
+	})
+
+	t.Run("Closed", func(t *testing.T) {
+		s := open(t)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Put(ctx, rec(0, "a", "x", "")); !errors.Is(err, ErrClosed) {
+			t.Errorf("Put after Close error = %v, want ErrClosed", err)
+		}
+	})
+}
+
+func TestMemStore(t *testing.T) {
+	testStore(t, func(t *testing.T) Store { return NewMemStore() }, nil)
+}
+
+func TestBoltStore(t *testing.T) {
+	dirs := map[Store]string{}
+	open := func(t *testing.T) Store {
+		dir := t.TempDir()
+		s, err := OpenBolt(dir, BoltOptions{Settings: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs[s] = dir
+		return s
+	}
+	reopen := func(t *testing.T, s Store) Store {
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s2, err := OpenBolt(dirs[s], BoltOptions{Settings: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s2
+	}
+	testStore(t, open, reopen)
+
+	t.Run("OtherSettingsRefused", func(t *testing.T) {
+		dir := t.TempDir()
+		s, err := OpenBolt(dir, BoltOptions{Settings: "profile=a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if _, err := OpenBolt(dir, BoltOptions{Settings: "profile=b"}); !errors.Is(err, ErrStoreFormat) {
+			t.Errorf("OpenBolt with other settings: error %v, want ErrStoreFormat", err)
+		}
+	})
+}
