@@ -148,13 +148,11 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	if opt.Verify == VerifyCosine {
 		r.df = map[uint32]int32{}
 	}
-	r.rule = opt.rule()
+	r.opt.lshBands()
+	r.rule = r.opt.rule()
 	var lsh *minhash.LSH
 	if opt.Method == MethodMinHash {
 		r.hasher = minhash.New(opt.Perms, 1)
-		if opt.Bands == 0 {
-			r.opt.Bands, r.opt.Rows = minhash.BandsRows(candidateThreshold(opt), opt.Perms)
-		}
 		lsh = minhash.NewLSH(r.opt.Bands, r.opt.Rows)
 	}
 

@@ -34,9 +34,10 @@ type Kept struct {
 	rule *Rule
 	x    *index.Index
 
-	mu    sync.RWMutex          // guards the fields below, and orders x's writes with them
-	docs  map[string]*keptDoc   // by id
-	exact map[uint64][]*keptDoc // by token-sequence hash
+	mu    sync.RWMutex            // guards the fields below, and orders x's writes with them
+	docs  map[string]*keptDoc     // by id
+	exact map[uint64][]*keptDoc   // by token-sequence hash
+	bands []map[uint64][]*keptDoc // MethodMinHash: by band key, one table per band
 	seq   uint64                // the next document's sequence number
 	bytes int64                 // sketch bytes held
 }
@@ -57,13 +58,24 @@ type KeptMatch struct {
 }
 
 // NewKept returns an empty set for documents judged by rule, expecting about
-// n of them (the index plans for that many; it keeps working beyond).
+// n of them (the index plans for that many; it keeps working beyond). Under
+// MethodMinHash the candidates come from one hash table per LSH band
+// (Features.Bands) instead of the Hamming index: the same pairs the batch LSH
+// finds, at the cost of a lookup per band.
 func NewKept(rule *Rule, n int) (*Kept, error) {
+	k := &Kept{rule: rule, docs: map[string]*keptDoc{}, exact: map[uint64][]*keptDoc{}}
+	if rule.method == MethodMinHash {
+		k.bands = make([]map[uint64][]*keptDoc, rule.bands)
+		for b := range k.bands {
+			k.bands[b] = map[uint64][]*keptDoc{}
+		}
+	}
 	x, err := index.New(index.Options{K: max(rule.QueryK(), 1), ExpectedN: max(n, 1)})
 	if err != nil {
 		return nil, fmt.Errorf("dedup: kept set index: %w", err)
 	}
-	return &Kept{rule: rule, x: x, docs: map[string]*keptDoc{}, exact: map[uint64][]*keptDoc{}}, nil
+	k.x = x
+	return k, nil
 }
 
 // Len returns the number of documents in the set.
@@ -111,14 +123,72 @@ func (k *Kept) addLocked(id string, f Features) error {
 	if _, ok := k.docs[id]; ok {
 		return fmt.Errorf("%w %q", index.ErrDuplicateID, id)
 	}
-	if err := k.x.Add(id, f.FP); err != nil {
-		return err
+	if k.bands == nil {
+		if err := k.x.Add(id, f.FP); err != nil {
+			return err
+		}
 	}
+	k.insertLocked(id, f)
+	return nil
+}
+
+// insertLocked puts id in the maps, last in priority.
+func (k *Kept) insertLocked(id string, f Features) *keptDoc {
 	d := &keptDoc{id: id, seq: k.seq, f: f}
 	k.seq++
 	k.docs[id] = d
 	k.exact[f.Exact] = append(k.exact[f.Exact], d)
+	if k.bands != nil && len(f.Bands) == len(k.bands) {
+		for b, key := range f.Bands {
+			k.bands[b][key] = append(k.bands[b][key], d)
+		}
+	}
 	k.bytes += int64(4 * len(f.Sketch.h))
+	return d
+}
+
+// deleteFrom removes d from m's list at key.
+func deleteFrom(m map[uint64][]*keptDoc, key uint64, d *keptDoc) {
+	es := slices.DeleteFunc(m[key], func(e *keptDoc) bool { return e == d })
+	if len(es) == 0 {
+		delete(m, key)
+	} else {
+		m[key] = es
+	}
+}
+
+// AddBulk adds the documents ids[i] with features fs[i], in that order, last
+// in priority: the index sorts them at once, which is what start-up wants
+// (Add merges as it goes). An id already present, or twice in ids, is an error
+// wrapping index.ErrDuplicateID, and then nothing is added.
+func (k *Kept) AddBulk(ids []string, fs []Features) error {
+	if len(ids) != len(fs) {
+		return fmt.Errorf("dedup: AddBulk: %d ids, %d features", len(ids), len(fs))
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	seen := make(map[string]struct{}, len(ids))
+	for _, id := range ids {
+		if _, ok := k.docs[id]; ok {
+			return fmt.Errorf("%w %q", index.ErrDuplicateID, id)
+		}
+		if _, ok := seen[id]; ok {
+			return fmt.Errorf("%w %q", index.ErrDuplicateID, id)
+		}
+		seen[id] = struct{}{}
+	}
+	if k.bands == nil {
+		fps := make([]uint64, len(fs))
+		for i := range fs {
+			fps[i] = fs[i].FP
+		}
+		if err := k.x.AddBulk(ids, fps); err != nil {
+			return fmt.Errorf("dedup: kept set index: %w", err)
+		}
+	}
+	for i, id := range ids {
+		k.insertLocked(id, fs[i])
+	}
 	return nil
 }
 
@@ -135,14 +205,17 @@ func (k *Kept) removeLocked(id string) bool {
 		return false
 	}
 	delete(k.docs, id)
-	es := slices.DeleteFunc(k.exact[d.f.Exact], func(e *keptDoc) bool { return e == d })
-	if len(es) == 0 {
-		delete(k.exact, d.f.Exact)
-	} else {
-		k.exact[d.f.Exact] = es
+	deleteFrom(k.exact, d.f.Exact, d)
+	if k.bands != nil && len(d.f.Bands) == len(k.bands) {
+		for b, key := range d.f.Bands {
+			deleteFrom(k.bands[b], key, d)
+		}
 	}
 	k.bytes -= int64(4 * len(d.f.Sketch.h))
-	return k.x.Remove(id) == nil
+	if k.bands == nil {
+		k.x.Remove(id)
+	}
+	return true
 }
 
 // Match returns the first document of the set, in priority order, that f
@@ -185,7 +258,14 @@ func (k *Kept) AddIfNew(id string, f Features) (KeptMatch, bool, error) {
 // puts them in priority order and keeps those that Rule.Match accepts.
 func (k *Kept) matchLocked(f *Features, limit int) ([]KeptMatch, error) {
 	var cands []*keptDoc
-	if !f.noFP() {
+	switch {
+	case k.bands != nil:
+		if len(f.Bands) == len(k.bands) {
+			for b, key := range f.Bands {
+				cands = append(cands, k.bands[b][key]...)
+			}
+		}
+	case !f.noFP():
 		hits, err := k.x.Query(f.FP, k.rule.QueryK(), 0)
 		if err != nil {
 			return nil, err
@@ -307,7 +387,7 @@ func readKept(r io.Reader, rule *Rule, settings string) (*Kept, error) {
 		return nil, err
 	}
 	ids := make([]string, 0, n)
-	fps := make([]uint64, 0, n)
+	fs := make([]Features, 0, n)
 	for i := uint64(0); i < n; i++ {
 		id, err := br.string()
 		if err != nil {
@@ -317,22 +397,17 @@ func readKept(r io.Reader, rule *Rule, settings string) (*Kept, error) {
 		if err := f.readBinary(br); err != nil {
 			return nil, bad("document %d: %v", i, err)
 		}
-		if _, dup := k.docs[id]; dup {
-			return nil, bad("document %q twice", id)
-		}
-		d := &keptDoc{id: id, seq: k.seq, f: f}
-		k.seq++
-		k.docs[id] = d
-		k.exact[f.Exact] = append(k.exact[f.Exact], d)
-		k.bytes += int64(4 * len(f.Sketch.h))
 		ids = append(ids, id)
-		fps = append(fps, f.FP)
+		fs = append(fs, f)
 	}
 	if br.i != len(body) {
 		return nil, bad("%d bytes after the last document", len(body)-br.i)
 	}
-	if err := k.x.AddBulk(ids, fps); err != nil {
-		return nil, fmt.Errorf("dedup: kept set index: %w", err)
+	if err := k.AddBulk(ids, fs); err != nil {
+		if errors.Is(err, index.ErrDuplicateID) {
+			return nil, bad("%v", err)
+		}
+		return nil, err
 	}
 	return k, nil
 }
@@ -441,7 +516,12 @@ func (f *Features) AppendBinary(b []byte) ([]byte, error) {
 	b = binary.LittleEndian.AppendUint64(b, f.Exact)
 	b = binary.AppendUvarint(b, uint64(f.Tokens))
 	b = binary.AppendUvarint(b, uint64(f.Length))
-	return f.Sketch.appendBinary(b), nil
+	b = f.Sketch.appendBinary(b)
+	b = binary.AppendUvarint(b, uint64(len(f.Bands)))
+	for _, k := range f.Bands {
+		b = binary.LittleEndian.AppendUint64(b, k)
+	}
+	return b, nil
 }
 
 // MarshalBinary is AppendBinary to a new slice.
@@ -472,5 +552,22 @@ func (f *Features) readBinary(r *sliceReader) error {
 	}
 	f.Tokens, f.Length = uint32(t), uint32(l)
 	f.Empty = f.Tokens == 0
-	return f.Sketch.readBinary(r)
+	if err := f.Sketch.readBinary(r); err != nil {
+		return err
+	}
+	nb, err := binary.ReadUvarint(r)
+	if err != nil || nb > 4096 {
+		return fmt.Errorf("band count")
+	}
+	if nb > 0 {
+		raw, err := r.next(8 * int(nb))
+		if err != nil {
+			return err
+		}
+		f.Bands = make([]uint64, nb)
+		for i := range f.Bands {
+			f.Bands[i] = binary.LittleEndian.Uint64(raw[8*i:])
+		}
+	}
+	return nil
 }

@@ -42,6 +42,10 @@ type Features struct {
 	Sketch Sketch         // shingle set (VerifyJaccard)
 	Vector measure.Vector // TF-IDF vector (VerifyCosine; filled in by the batch run)
 	Sig    minhash.Signature
+	// Bands are the LSH band keys of Sig (MethodMinHash, from Extractor and
+	// NewExtractor's options; nil for a document without tokens, which only
+	// exact copies match).
+	Bands []uint64
 }
 
 // noFP reports whether the document has no usable fingerprint: no features
@@ -56,6 +60,7 @@ type Rule struct {
 	short          uint32
 	partnerLimit   uint32 // with kShort > k: both documents under this many tokens
 	threshold      float64
+	bands, rows    int // MethodMinHash: the LSH bands that make candidates
 }
 
 // NewRule returns the rule for opt (after defaults; invalid options are an
@@ -65,6 +70,7 @@ func NewRule(opt Options) (*Rule, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
+	opt.lshBands()
 	return opt.rule(), nil
 }
 
@@ -76,6 +82,14 @@ func (o *Options) rule() *Rule {
 		short:        uint32(o.ShortTokens),
 		partnerLimit: uint32(float64(o.ShortTokens)/o.Threshold) + uint32(o.Shingle),
 		threshold:    o.Threshold,
+		bands:        o.Bands, rows: o.Rows,
+	}
+}
+
+// lshBands fills in Bands and Rows for MethodMinHash as Run chooses them.
+func (o *Options) lshBands() {
+	if o.Method == MethodMinHash && o.Bands == 0 {
+		o.Bands, o.Rows = minhash.BandsRows(candidateThreshold(*o), o.Perms)
 	}
 }
 
@@ -196,6 +210,7 @@ func PackPair(x, y int) uint64 {
 // one per goroutine.
 type Extractor struct {
 	method, verify string
+	bands, rows    int
 	profile        *features.Profile
 	hasher         *minhash.Hasher
 	sh             shingler
@@ -210,11 +225,12 @@ func NewExtractor(opt Options) (*Extractor, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
+	opt.lshBands()
 	return opt.extractor(nil)
 }
 
 func (o *Options) extractor(hasher *minhash.Hasher) (*Extractor, error) {
-	e := &Extractor{method: o.Method, verify: o.Verify, sh: shingler{w: o.Shingle}, tf: map[uint32]uint32{}}
+	e := &Extractor{method: o.Method, verify: o.Verify, bands: o.Bands, rows: o.Rows, sh: shingler{w: o.Shingle}, tf: map[uint32]uint32{}}
 	if o.Method == MethodSimHash {
 		p, err := features.Lookup(o.Profile)
 		if err != nil {
@@ -278,6 +294,9 @@ func (e *Extractor) extract(text string, global uint8) (Features, []uint64) {
 			e.set64 = append(e.set64, uint64(h))
 		}
 		f.Sig = e.hasher.Sign(nil, e.set64)
+		if e.bands > 0 && f.Tokens > 0 {
+			f.Bands = minhash.BandKeys(nil, f.Sig, e.bands, e.rows)
+		}
 	}
 	return f, terms
 }

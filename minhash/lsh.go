@@ -95,6 +95,17 @@ func (l *LSH) Add(id int, sig Signature) error {
 	return nil
 }
 
+// BandKeys appends to dst the key of each of the bands of sig (bands·rows
+// values): two signatures share a band exactly when they share its key (up to
+// 64-bit collisions), the test LSH.Pairs applies. An online index keeps one
+// hash table per band keyed by these.
+func BandKeys(dst []uint64, sig Signature, bands, rows int) []uint64 {
+	for b := range bands {
+		dst = append(dst, bandKey(sig[b*rows:(b+1)*rows]))
+	}
+	return dst
+}
+
 // bandKey hashes one band's rows to a 64-bit key, so a band compares in one
 // instruction whatever rows is.
 func bandKey(rows []uint64) uint64 {

@@ -22,10 +22,14 @@ import (
 // document named for each are exactly what 'neardup dedup' (dedup.Run, keep
 // first) removes and names on the same file with the same options.
 func TestOnlineEqualsBatch(t *testing.T) {
-	for _, name := range []string{"en_spdx", "zh_fortunes"} {
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range []struct{ name, method string }{
+		{"en_spdx", dedup.MethodSimHash}, {"zh_fortunes", dedup.MethodSimHash},
+		{"en_spdx", dedup.MethodMinHash}, {"zh_fortunes", dedup.MethodMinHash},
+	} {
+		name := tc.name
+		t.Run(name+"/"+tc.method, func(t *testing.T) {
 			path := testcorpora.Path(t, name)
-			opt := dedup.Options{}
+			opt := dedup.Options{Method: tc.method}
 
 			dupsPath := filepath.Join(t.TempDir(), "dups.jsonl")
 			bo := opt

@@ -74,8 +74,8 @@ func (o *Options) Validate() error {
 	if err := o.Dedup.Validate(); err != nil {
 		return err
 	}
-	if o.Dedup.Method != dedup.MethodSimHash || o.Dedup.Verify == dedup.VerifyCosine {
-		return fmt.Errorf("%w: the service needs method simhash and verify jaccard or none", dedup.ErrOptions)
+	if o.Dedup.Verify == dedup.VerifyCosine {
+		return fmt.Errorf("%w: the service verifies with jaccard or none (cosine learns its IDF from a whole corpus)", dedup.ErrOptions)
 	}
 	if o.Dedup.Cluster != dedup.ClusterGreedy || o.Dedup.Keep != dedup.KeepFirst {
 		return fmt.Errorf("%w: the service applies the keep-first rule in arrival order", dedup.ErrOptions)
@@ -90,6 +90,9 @@ func (o *Options) Validate() error {
 // made under other settings must not be loaded (BoltOptions.Settings).
 func Settings(o dedup.Options) string {
 	o.EnsureDefaults()
+	if o.Method == dedup.MethodMinHash {
+		return fmt.Sprintf("method=minhash perms=%d bands=%d rows=%d threshold=%g verify=%s shingle=%d", o.Perms, o.Bands, o.Rows, o.Threshold, o.Verify, o.Shingle)
+	}
 	return fmt.Sprintf("profile=%s verify=%s shingle=%d", o.Profile, o.Verify, o.Shingle)
 }
 
@@ -161,15 +164,32 @@ func (s *Server) Load(ctx context.Context) error {
 	t0 := time.Now()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	// Records arrive in sequence order; they go into the index in batches
+	// (Kept.AddBulk sorts each once), which keeps their order.
+	const batch = 1 << 20
+	var ids []string
+	var fs []dedup.Features
+	flush := func() error {
+		if err := s.kept.AddBulk(ids, fs); err != nil {
+			return fmt.Errorf("server: loading: %w", err)
+		}
+		ids, fs = ids[:0], fs[:0]
+		return nil
+	}
 	n := 0
 	err := s.store.Load(ctx, func(r Record) error {
-		if err := s.kept.Add(r.ID, r.Features); err != nil {
-			return fmt.Errorf("server: loading %q: %w", r.ID, err)
-		}
+		ids = append(ids, r.ID)
+		fs = append(fs, r.Features)
 		s.seq = max(s.seq, r.Seq+1)
 		n++
+		if len(ids) == batch {
+			return flush()
+		}
 		return nil
 	})
+	if err == nil {
+		err = flush()
+	}
 	if err != nil {
 		return err
 	}

@@ -69,6 +69,7 @@ accepting connections, finishes the requests in flight and closes the store.`,
 	fs.StringVar(&f.token, "token", "", "bearer token required for writes and deletes")
 	fs.BoolVar(&f.tokenReads, "token-reads", false, "require --token for reads too")
 	o := &f.opt
+	fs.StringVar(&o.Method, "method", dedup.DefaultMethod, "candidate stage: simhash (Hamming index at k) or minhash (one hash table per LSH band: constant work per request)")
 	fs.StringVarP(&o.Profile, "profile", "p", dedup.DefaultProfile, "feature profile for SimHash fingerprints ("+strings.Join(features.Names(), ", ")+")")
 	fs.IntVarP(&f.k, "k", "k", dedup.DefaultK, "SimHash candidate distance in bits")
 	fs.IntVar(&f.kShort, "k-short", dedup.DefaultKShort, "SimHash candidate distance for documents under --short-tokens tokens")
