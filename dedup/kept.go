@@ -38,8 +38,8 @@ type Kept struct {
 	docs  map[string]*keptDoc     // by id
 	exact map[uint64][]*keptDoc   // by token-sequence hash
 	bands []map[uint64][]*keptDoc // MethodMinHash: by band key, one table per band
-	seq   uint64                // the next document's sequence number
-	bytes int64                 // sketch bytes held
+	seq   uint64                  // the next document's sequence number
+	bytes int64                   // sketch bytes held
 }
 
 type keptDoc struct {
