@@ -78,7 +78,7 @@ func (f *clustersCmd) run(ctx context.Context, args []string, stdin io.Reader, s
 		return err
 	}
 	t0 := time.Now()
-	in, err := readJoinInputs(args, stdin, f.skipBad, stderr)
+	in, err := f.readInputs(ctx, args, stdin, stderr)
 	if err != nil {
 		return err
 	}
