@@ -421,6 +421,17 @@ func parseFPLine(s []byte, f fpFormat) (id []byte, fp uint64, err error) {
 	if s[0] == '{' {
 		return parseFPJSONLine(s)
 	}
+	// Most lines are a fingerprint alone: try that before looking for an id.
+	switch f {
+	case fpDecimal:
+		if v, ok := parseDecimalBytes(s); ok {
+			return nil, v, nil
+		}
+	case fpHex:
+		if v, ok := parseHex16(s); ok {
+			return nil, v, nil
+		}
+	}
 	id, tok := splitFPLine(s)
 	if len(id) > 0 && id[0] == '"' {
 		if u, err := strconv.Unquote(string(id)); err == nil {
@@ -486,16 +497,21 @@ func parseDecimalBytes(b []byte) (uint64, bool) {
 	if len(b) == 0 || len(b) > 20 {
 		return 0, false
 	}
+	// 19 digits cannot overflow; only a 20th needs the check.
 	var v uint64
-	for _, c := range b {
-		d := uint64(c - '0')
+	for _, c := range b[:min(len(b), 19)] {
+		d := c - '0'
 		if d > 9 {
 			return 0, false
 		}
+		v = v*10 + uint64(d)
+	}
+	if len(b) == 20 {
+		d := b[19] - '0'
 		hi, lo := bits.Mul64(v, 10)
 		var carry uint64
-		v, carry = bits.Add64(lo, d, 0)
-		if hi != 0 || carry != 0 {
+		v, carry = bits.Add64(lo, uint64(d), 0)
+		if d > 9 || hi != 0 || carry != 0 {
 			return 0, false
 		}
 	}

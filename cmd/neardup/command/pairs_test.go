@@ -150,3 +150,27 @@ func FuzzJoinInput(f *testing.F) {
 		}
 	})
 }
+
+// TestPairsJSONPositions: without ids, --json lines are formatted by hand;
+// they must be exactly what encoding/json writes for the same pair.
+func TestPairsJSONPositions(t *testing.T) {
+	code, out, errs := run(t, pairsInput, "pairs", "--json", "--sort")
+	if code != 0 {
+		t.Fatalf("code %d: %s", code, errs)
+	}
+	lines := strings.SplitAfter(out, "\n")
+	lines = lines[:len(lines)-1]
+	if len(lines) != 6 {
+		t.Fatalf("got %d lines %q, want 6", len(lines), out)
+	}
+	for _, l := range lines {
+		var p pairJSON
+		if err := json.Unmarshal([]byte(l), &p); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		want, _ := json.Marshal(p)
+		if l != string(want)+"\n" {
+			t.Errorf("line %q, encoding/json writes %q", l, want)
+		}
+	}
+}
