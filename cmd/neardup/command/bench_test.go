@@ -19,6 +19,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/features"
 	"github.com/neardup/neardup/internal/testcorpora"
 	"github.com/neardup/neardup/simhash"
 )
@@ -224,6 +226,38 @@ func BenchmarkFingerprintCommand(b *testing.B) {
 			b.ReportMetric(float64(out.lines), "lines")
 		})
 	}
+	// The library alone on the same documents, decoded beforehand: what the
+	// command would reach if reading and writing cost nothing.
+	b.Run("library/default", func(b *testing.B) {
+		r, err := corpus.Open([]string{path}, corpus.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var texts []string
+		for {
+			d, err := r.Next()
+			if err == io.EOF {
+				break
+			} else if err != nil {
+				b.Fatal(err)
+			}
+			texts = append(texts, d.Text)
+		}
+		r.Close()
+		p, err := features.Lookup("default")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(st.Size())
+		b.ReportAllocs()
+		cpu := cpuTime()
+		for b.Loop() {
+			for _, t := range texts {
+				p.Fingerprint(t)
+			}
+		}
+		report(b, cpu)
+	})
 	b.Run("baseline=textbook", func(b *testing.B) {
 		b.SetBytes(st.Size())
 		b.ReportAllocs()
