@@ -96,6 +96,10 @@ type fpReadOptions struct {
 	warn    io.Writer // where skipped lines are reported
 	lineIDs bool      // a line without an id is named FILE:LINE; otherwise its id is ""
 	workers int       // chunks parsed at once; 0 means GOMAXPROCS
+
+	// sizeHint is the input's size in bytes when known (a regular file), for
+	// a collector to size its storage once.
+	sizeHint int64
 }
 
 // Chunking. A chunk is cut at the last end of line after fpChunkSize bytes;
@@ -124,7 +128,8 @@ type fpChunk struct {
 
 // readFPInput reads the fingerprint lines of one input named name, calling
 // emit with the fingerprints of each chunk in input order (ids is nil when
-// none of them has an id). emit's slices are not used again by the reader.
+// none of them has an id). emit must copy what it keeps of fps and ids: the
+// reader reuses them.
 func readFPInput(ctx context.Context, r io.Reader, name string, opt fpReadOptions, emit func(fps []uint64, ids []string) error) error {
 	workers := opt.workers
 	if workers <= 0 {
@@ -138,11 +143,12 @@ func readFPInput(ctx context.Context, r io.Reader, name string, opt fpReadOption
 	work := make(chan *fpChunk, workers)
 	order := make(chan *fpChunk, 2*workers+2)
 	free := make(chan []byte, 2*workers+4)
+	freeFPs := make(chan []uint64, 2*workers+4)
 	var readErr error
 	go func() {
 		defer close(work)
 		defer close(order)
-		cr := &fpChunker{r: r, free: free}
+		cr := &fpChunker{r: r, free: free, freeFPs: freeFPs}
 		readErr = cr.run(ctx, name, opt.format, func(c *fpChunk) bool {
 			select {
 			case order <- c:
@@ -188,17 +194,24 @@ func readFPInput(ctx context.Context, r io.Reader, name string, opt fpReadOption
 			default:
 			}
 		}
+		if c.fps != nil {
+			select {
+			case freeFPs <- c.fps[:0]:
+			default:
+			}
+		}
 	}
 	return readErr
 }
 
 // fpChunker cuts an input into chunks and decides its format.
 type fpChunker struct {
-	r     io.Reader
-	free  chan []byte // buffers the collector is done with
-	carry []byte      // the start of the next chunk's first line
-	eof   bool
-	line  int // number of the next chunk's first line, minus 1
+	r       io.Reader
+	free    chan []byte   // buffers the collector is done with
+	freeFPs chan []uint64 // and fingerprint slices
+	carry   []byte        // the start of the next chunk's first line
+	eof     bool
+	line    int // number of the next chunk's first line, minus 1
 
 	bufSize int // capacity of the last buffer made
 }
@@ -279,6 +292,10 @@ func (cr *fpChunker) next() (*fpChunk, error) {
 		}
 	}
 	c := &fpChunk{line: cr.line + 1, done: make(chan struct{})}
+	select {
+	case c.fps = <-cr.freeFPs:
+	default:
+	}
 	if cr.eof {
 		if len(buf) == 0 {
 			return nil, io.EOF
@@ -356,7 +373,7 @@ func (c *fpChunk) parse(name string, opt *fpReadOptions) {
 		c.bad = append(c.bad, fmt.Errorf("%s:%d: %w", name, c.line, errLongLine))
 		return
 	}
-	c.fps = make([]uint64, 0, len(c.data)/17+1)
+	c.fps = slices.Grow(c.fps[:0], len(c.data)/17+1)
 	var (
 		arena []byte   // every id's bytes, one after the other
 		ends  []uint32 // ends[i]: where id i ends in arena

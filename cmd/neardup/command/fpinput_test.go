@@ -341,3 +341,36 @@ func TestIndexDecimalFile(t *testing.T) {
 		t.Errorf("query: code %d, out %q, want %q", code, out, want)
 	}
 }
+
+// TestJoinInputIDsAcrossInputs: ids that appear only in a later input (and
+// after a spill past the first block) line up with their fingerprints.
+func TestJoinInputIDsAcrossInputs(t *testing.T) {
+	in := &joinInput{}
+	var sb strings.Builder
+	n := 1<<16 + 100 // more than the first block without a size hint
+	for i := range n {
+		sb.WriteString(strconv.Itoa(i+1000) + "\n")
+	}
+	if err := in.read(t.Context(), strings.NewReader(sb.String()), "a", fpReadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.read(t.Context(), strings.NewReader("x 7\n8\ny\t9\n"), "b", fpReadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(in.fps) != n+3 || len(in.ids) != n+3 {
+		t.Fatalf("%d fingerprints, %d ids; want %d of each", len(in.fps), len(in.ids), n+3)
+	}
+	for i := range n {
+		if in.fps[i] != uint64(i+1000) || in.label(i) != strconv.Itoa(i) {
+			t.Fatalf("fingerprint %d: %d labelled %q", i, in.fps[i], in.label(i))
+		}
+	}
+	for i, want := range []struct {
+		fp    uint64
+		label string
+	}{{7, "x"}, {8, strconv.Itoa(n + 1)}, {9, "y"}} {
+		if got := in.fps[n+i]; got != want.fp || in.label(n+i) != want.label {
+			t.Errorf("fingerprint %d: %d labelled %q, want %d labelled %q", n+i, got, in.label(n+i), want.fp, want.label)
+		}
+	}
+}

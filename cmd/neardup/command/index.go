@@ -40,6 +40,16 @@ func openInput(path string, stdin io.Reader) (io.ReadCloser, error) {
 	return os.Open(path)
 }
 
+// regularSize is r's size when it is a regular file, else 0.
+func regularSize(r io.Reader) int64 {
+	if f, ok := r.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			return st.Size()
+		}
+	}
+	return 0
+}
+
 // parseBytes reads a size such as 4GiB, 500MB, 1.5G or 1048576.
 func parseBytes(s string) (int64, error) {
 	t := strings.ToLower(strings.TrimSpace(s))

@@ -128,7 +128,7 @@ func (f *joinFlags) readInputs(ctx context.Context, args []string, stdin io.Read
 		if err != nil {
 			return nil, err
 		}
-		err = in.read(ctx, r, a, fpReadOptions{format: format, skipBad: f.skipBad, warn: warn})
+		err = in.read(ctx, r, a, fpReadOptions{format: format, skipBad: f.skipBad, warn: warn, sizeHint: regularSize(r)})
 		r.Close()
 		if err != nil {
 			return nil, err
@@ -138,38 +138,62 @@ func (f *joinFlags) readInputs(ctx context.Context, args []string, stdin io.Read
 }
 
 // read appends the fingerprints of one input (shared with 'neardup index
-// build': readFPInput). The chunks' fingerprints are kept apart and copied
-// once at the end: appending them one by one to a growing slice cost more
-// than parsing them (at 10M, 1.25x growth copies and faults in 400 MB).
+// build': readFPInput). Appending chunk after chunk to a slice that grows by
+// 1.25x copied and faulted in 400 MB at 10M fingerprints, more than parsing
+// cost; so they go into blocks that never move, the first sized for the
+// input when its size is known (opt.sizeHint; a line is at least 17 bytes
+// in the usual forms, and capacity never written costs no memory), and are
+// copied once at the end only when they overflowed it.
 func (in *joinInput) read(ctx context.Context, r io.Reader, name string, opt fpReadOptions) error {
-	var parts [][]uint64
-	var idParts [][]string
-	n, withIDs := 0, in.ids != nil
-	err := readFPInput(ctx, r, name, opt, func(fps []uint64, ids []string) error {
-		parts = append(parts, fps)
-		idParts = append(idParts, ids)
-		n += len(fps)
-		withIDs = withIDs || ids != nil
-		return nil
-	})
-	in.fps = slices.Grow(in.fps, n)
-	if withIDs {
-		if in.ids == nil {
-			in.ids = make([]string, len(in.fps), len(in.fps)+n)
+	in.fps = slices.Grow(in.fps, max(int(opt.sizeHint/17), 1<<16))
+	var spill [][]uint64 // blocks after in.fps is full
+	add := func(fps []uint64) {
+		for len(fps) > 0 {
+			cur := &in.fps
+			if len(spill) > 0 {
+				cur = &spill[len(spill)-1]
+			}
+			if len(*cur) == cap(*cur) {
+				spill = append(spill, make([]uint64, 0, 2*cap(*cur)))
+				continue
+			}
+			k := min(len(fps), cap(*cur)-len(*cur))
+			*cur = append(*cur, fps[:k]...)
+			fps = fps[k:]
 		}
-		in.ids = slices.Grow(in.ids, n)
 	}
-	for i, fps := range parts {
-		in.fps = append(in.fps, fps...)
-		if withIDs {
-			if idParts[i] == nil {
+	start := len(in.fps)
+	err := readFPInput(ctx, r, name, opt, func(fps []uint64, ids []string) error {
+		if ids != nil && in.ids == nil {
+			in.ids = make([]string, start, start+len(fps))
+			in.ids = append(in.ids, make([]string, in.len(spill)-start)...)
+		}
+		if in.ids != nil {
+			if ids == nil {
 				in.ids = append(in.ids, make([]string, len(fps))...)
 			} else {
-				in.ids = append(in.ids, idParts[i]...)
+				in.ids = append(in.ids, ids...)
 			}
+		}
+		add(fps)
+		return nil
+	})
+	if len(spill) > 0 {
+		in.fps = slices.Grow(in.fps, in.len(spill)-len(in.fps))
+		for _, b := range spill {
+			in.fps = append(in.fps, b...)
 		}
 	}
 	return err
+}
+
+// len is the number of fingerprints in in.fps and the blocks of spill.
+func (in *joinInput) len(spill [][]uint64) int {
+	n := len(in.fps)
+	for _, b := range spill {
+		n += len(b)
+	}
+	return n
 }
 
 type pairsCmd struct {
