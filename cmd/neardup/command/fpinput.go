@@ -488,9 +488,9 @@ func parseFPToken(tok []byte, f fpFormat) (uint64, error) {
 		if v, ok := parseDecimalBytes(tok); ok {
 			return v, nil
 		}
-		_, err := simhash.ParseDecimal(string(tok))
+		v, err := simhash.ParseDecimal(string(tok)) // such as leading zeros past 20 digits
 		if err == nil {
-			err = fmt.Errorf("%w: %q", simhash.ErrSyntax, tok)
+			return uint64(v), nil
 		}
 		if _, herr := simhash.Parse(string(tok)); herr == nil {
 			err = fmt.Errorf("%q is hex, but this input's fingerprints are decimal (--fp-format)", tok)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/neardup/neardup/simhash"
 )
 
 // formatTestFingerprints returns n fingerprints of which many have exactly 16
@@ -373,4 +375,25 @@ func TestJoinInputIDsAcrossInputs(t *testing.T) {
 			t.Errorf("fingerprint %d: %d labelled %q, want %d labelled %q", n+i, got, in.label(n+i), want.fp, want.label)
 		}
 	}
+}
+
+// FuzzParseFPToken: the allocation-free fast paths read exactly what package
+// simhash reads, in each format, and reject what it rejects.
+func FuzzParseFPToken(f *testing.F) {
+	for _, s := range []string{"00c8f1a3e7b2d9c4", "1234567890123456", "18446744073709551615", "18446744073709551616",
+		"99999999999999999999", "0x1", "0b" + strings.Repeat("1", 64), "", "+1", "-1", "00C8F1A3E7B2D9C4", "1 2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := parseFPToken([]byte(s), fpDecimal)
+		want, werr := simhash.ParseDecimal(s)
+		if (err == nil) != (werr == nil) || err == nil && got != uint64(want) {
+			t.Fatalf("decimal %q: got %d, %v; simhash.ParseDecimal %d, %v", s, got, err, want, werr)
+		}
+		got, err = parseFPToken([]byte(s), fpHex)
+		want, werr = simhash.Parse(s)
+		if (err == nil) != (werr == nil) || err == nil && got != uint64(want) {
+			t.Fatalf("hex %q: got %d, %v; simhash.Parse %d, %v", s, got, err, want, werr)
+		}
+	})
 }
