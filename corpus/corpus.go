@@ -78,6 +78,11 @@ type Options struct {
 
 	MaxDocBytes int64 // zero: DefaultMaxDocBytes (1 GiB)
 
+	// NoRaw leaves Doc.Raw nil for JSONL, for callers that need only the
+	// text: an escaped text (most prose has \n) is then decoded over the
+	// line's own bytes instead of into a second copy.
+	NoRaw bool
+
 	// Stdin is read for the path "-". nil: os.Stdin.
 	Stdin io.Reader
 }

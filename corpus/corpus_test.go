@@ -430,3 +430,39 @@ func TestSharedCorpora(t *testing.T) {
 		}
 	}
 }
+
+// TestNoRaw: with NoRaw the texts are those of the default reader, escapes
+// decoded, and Raw is nil.
+func TestNoRaw(t *testing.T) {
+	in := `{"id":"a","text":"line one\nline two \u00e9\ud83d\ude00 \"q\" \\ end"}
+{"text":"plain","id":7}
+{"id":"c","text":"tab\there","x":"\n"}
+`
+	var want []Doc
+	r, err := OpenReader(strings.NewReader(in), "t", Options{Format: JSONL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d, err := r.Next(); err == nil; d, err = r.Next() {
+		want = append(want, d)
+	}
+	r, _ = OpenReader(strings.NewReader(in), "t", Options{Format: JSONL, NoRaw: true})
+	for i := 0; ; i++ {
+		d, err := r.Next()
+		if err == io.EOF {
+			if i != len(want) || i != 3 {
+				t.Fatalf("NoRaw read %d documents, default %d, want 3", i, len(want))
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Raw != nil || d.Text != want[i].Text || d.ID != want[i].ID || d.Line != want[i].Line {
+			t.Errorf("doc %d: got %q %q raw %q, want %q %q and no raw", i, d.ID, d.Text, d.Raw, want[i].ID, want[i].Text)
+		}
+	}
+	if want[0].Text != "line one\nline two é😀 \"q\" \\ end" {
+		t.Errorf("default text %q", want[0].Text)
+	}
+}

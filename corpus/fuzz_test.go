@@ -28,6 +28,11 @@ func FuzzDecodeLine(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		id, text, err := decodeLine(line, "id", "text")
+		// Decoding the text in place (Options.NoRaw) gives the same fields.
+		id2, text2, err2 := decodeLineText(bytes.Clone(line), "id", "text", true)
+		if (err2 == nil) != (err == nil) || err == nil && (id2 != id || text2 != text) {
+			t.Fatalf("in place: %+v %+v %v, want %+v %+v %v for %q", id2, text2, err2, id, text, err, line)
+		}
 		var m map[string]json.RawMessage
 		jerr := json.Unmarshal(line, &m)
 		if jerr == nil && m == nil {

@@ -56,6 +56,13 @@ func (s *scanner) ws() {
 // top-level keys idKey and textKey (the last one wins when a key repeats, as
 // with encoding/json). Strings are returned as strings that may alias line.
 func decodeLine(line []byte, idKey, textKey string) (id, text field, err error) {
+	return decodeLineText(line, idKey, textKey, false)
+}
+
+// decodeLineText is decodeLine; with inPlace, an escaped text is decoded
+// into the line's own bytes (never longer than its escaped form) instead of
+// a new buffer, which leaves the line itself garbled.
+func decodeLineText(line []byte, idKey, textKey string, inPlace bool) (id, text field, err error) {
 	s := scanner{b: line}
 	s.ws()
 	if s.i >= len(s.b) {
@@ -95,7 +102,7 @@ func decodeLine(line []byte, idKey, textKey string) (id, text field, err error) 
 				want = &text
 			}
 			if want != nil {
-				if err := s.wanted(want); err != nil {
+				if err := s.wanted(want, inPlace && want == &text); err != nil {
 					return id, text, err
 				}
 			} else if err := s.value(); err != nil {
@@ -131,8 +138,9 @@ func keyIs(raw []byte, esc bool, want string) bool {
 	return unescape(raw) == want
 }
 
-// wanted scans a value into f.
-func (s *scanner) wanted(f *field) error {
+// wanted scans a value into f; with inPlace an escaped string is decoded
+// over its own bytes.
+func (s *scanner) wanted(f *field, inPlace bool) error {
 	*f = field{found: true}
 	if s.i >= len(s.b) {
 		return s.errorf("%v", errEnd)
@@ -144,9 +152,13 @@ func (s *scanner) wanted(f *field) error {
 		if err != nil {
 			return err
 		}
-		if esc {
+		switch {
+		case esc && inPlace:
+			out := appendUnescaped(raw[:0], raw)
+			f.str = unsafe.String(unsafe.SliceData(out), len(out))
+		case esc:
 			f.str = unescape(raw)
-		} else {
+		default:
 			f.str = unsafe.String(unsafe.SliceData(raw), len(raw))
 		}
 	case c == '-' || c >= '0' && c <= '9':
@@ -397,7 +409,15 @@ func hex4(b []byte) rune {
 // unescape decodes the content of a string already checked by str. Surrogate
 // pairs combine; a lone surrogate becomes U+FFFD, as in encoding/json.
 func unescape(raw []byte) string {
-	out := make([]byte, 0, len(raw))
+	out := appendUnescaped(make([]byte, 0, len(raw)), raw)
+	return unsafe.String(unsafe.SliceData(out), len(out))
+}
+
+// appendUnescaped appends the decoded content of raw to out. out may be
+// raw[:0]: every escape is at least as long as what it decodes to (\n 2 bytes
+// for 1, \uXXXX 6 for at most 3, a surrogate pair 12 for 4), so the writes
+// never overtake the reads, and append copies with memmove.
+func appendUnescaped(out, raw []byte) []byte {
 	for i := 0; i < len(raw); {
 		c := raw[i]
 		if c != '\\' {
@@ -442,5 +462,5 @@ func unescape(raw []byte) string {
 		}
 		i += 2
 	}
-	return unsafe.String(unsafe.SliceData(out), len(out))
+	return out
 }

@@ -194,7 +194,7 @@ func (r *Reader) decode(s *source, line []byte) (Doc, error) {
 	bad := func(err error) (Doc, error) {
 		return Doc{}, &Error{Source: s.name, Line: s.line, Err: err}
 	}
-	id, text, err := decodeLine(line, r.opt.IDField, r.opt.TextField)
+	id, text, err := decodeLineText(line, r.opt.IDField, r.opt.TextField, r.opt.NoRaw)
 	if err != nil {
 		return bad(err)
 	}
@@ -205,6 +205,9 @@ func (r *Reader) decode(s *source, line []byte) (Doc, error) {
 		return bad(fmt.Errorf("%w: text field %q is not a string", ErrMalformed, r.opt.TextField))
 	}
 	d := Doc{Text: text.str, Raw: line, Source: s.name, Line: s.line}
+	if r.opt.NoRaw {
+		d.Raw = nil // its text was decoded over it
+	}
 	switch {
 	case !id.found || id.isNull:
 		d.ID = s.name + ":" + strconv.Itoa(s.line)

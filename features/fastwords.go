@@ -12,7 +12,7 @@ import (
 // path for text that needs no cleanup beyond ASCII lower-casing: it appends
 // to dst exactly the tokens Words{}.Tokenize(Clean(text, CleanOptions{}))
 // would give, or reports false when text has anything it does not handle
-// (markup, letters beyond Latin Extended-A, marks, format characters), and the caller takes
+// (tags, character references, letters beyond Latin Extended-A, marks, format characters), and the caller takes
 // the staged path. Tokens are substrings of text, or of buf (pre-grown, never
 // reallocated) for words that had to be lower-cased or had a curly
 // apostrophe. It saves the separate pass and copy of Clean on typical English.
@@ -30,7 +30,11 @@ func fastWords(dst []Token, buf []byte, text string) ([]Token, []byte, bool) {
 			i++
 			continue
 		case fwMarkup:
-			return dst, buf, false
+			if !plainAmp(text, i) {
+				return dst, buf, false
+			}
+			i++ // a '&' that starts no character reference is a separator
+			continue
 		case fwHigh:
 			r, size := utf8.DecodeRuneInString(text[i:])
 			if fastLatin(r) {
@@ -61,7 +65,7 @@ func fastWords(dst []Token, buf []byte, text string) ([]Token, []byte, bool) {
 					if n := fwClass[text[i+1]]; n == fwLower || n == fwUpper {
 						i++
 						continue
-					} else if n == fwHigh {
+					} else if n == fwHigh && !highSeparator(text[i+1:]) {
 						return dst, buf, false
 					}
 				}
@@ -72,7 +76,7 @@ func fastWords(dst []Token, buf []byte, text string) ([]Token, []byte, bool) {
 					// An apostrophe inside the word if a word byte follows.
 					if i+size < len(text) {
 						n := fwClass[text[i+size]]
-						if n == fwHigh {
+						if n == fwHigh && !highSeparator(text[i+size:]) {
 							return dst, buf, false
 						}
 						if n == fwLower || n == fwUpper {
@@ -93,7 +97,10 @@ func fastWords(dst []Token, buf []byte, text string) ([]Token, []byte, bool) {
 				}
 				break word
 			case fwMarkup:
-				return dst, buf, false
+				if !plainAmp(text, i) {
+					return dst, buf, false
+				}
+				break word
 			default:
 				break word
 			}
@@ -124,6 +131,21 @@ func fastWords(dst []Token, buf []byte, text string) ([]Token, []byte, bool) {
 		dst = append(dst, Token{Text: word})
 	}
 	return dst, buf, true
+}
+
+// plainAmp reports whether text[i] is a '&' that Clean keeps as it is: one
+// that starts no character reference (refLen), as in "R&D" or "AT&T". Such a
+// '&' separates words. A '<' is never plain: the text may hold tags.
+func plainAmp(text string, i int) bool {
+	return text[i] == '&' && refLen(text[i:]) == 0
+}
+
+// highSeparator reports whether s starts with a rune that separates words
+// both in the raw text and after Clean (fastSeparator), such as the dash in
+// "hell'—what": an apostrophe before it ends the word as before a space.
+func highSeparator(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return fastSeparator(r)
 }
 
 // Byte classes of fastWords.

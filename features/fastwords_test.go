@@ -34,6 +34,11 @@ func TestFastWords(t *testing.T) {
 		{"ĳ", false},
 		{"a<b>", false},
 		{"&amp;", false},
+		{"R&D AT&T & Co, &c. a&", true},
+		{"x &amp y &#; &#x41; z", false}, // &#x41; is a reference
+		{"&notareference here", true},
+		{"hell'—what me’— “ok’”", true},
+		{"it'é", false},
 		{"a'é", false},
 		{"soft\u00adhyphen", false},
 		{"\xff", false},
@@ -47,7 +52,7 @@ func TestFastWords(t *testing.T) {
 }
 
 func FuzzFastWords(f *testing.F) {
-	for _, s := range []string{"Hello World", "It’s 'x' “y”", "a\u2014b", "x'’y"} {
+	for _, s := range []string{"Hello World", "It’s 'x' “y”", "a\u2014b", "x'’y", "R&D &amp; &#65;x &c", "no'— x’—y"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) { checkFastWords(t, s) })

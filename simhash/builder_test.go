@@ -3,6 +3,7 @@ package simhash
 import (
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -65,11 +66,11 @@ func TestSeed002Distance(t *testing.T) {
 
 func mustBits(t testing.TB, s string) uint64 {
 	t.Helper()
-	f, err := Parse("0b" + s)
+	v, err := strconv.ParseUint(s, 2, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return uint64(f)
+	return v
 }
 
 func TestTieRule(t *testing.T) {

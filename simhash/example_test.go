@@ -46,12 +46,30 @@ func ExampleFingerprint_Distance() {
 }
 
 func ExampleParse() {
-	for _, s := range []string{"00c8f1a3e7b2d9c4", "56560681611352516", "0xc8f1a3e7b2d9c4"} {
+	for _, s := range []string{"00c8f1a3e7b2d9c4", "0xc8f1a3e7b2d9c4", "56560681611352516"} {
 		f, err := simhash.Parse(s)
 		fmt.Println(f, err)
 	}
 	// Output:
 	// 00c8f1a3e7b2d9c4 <nil>
 	// 00c8f1a3e7b2d9c4 <nil>
-	// 00c8f1a3e7b2d9c4 <nil>
+	// 0000000000000000 simhash: invalid fingerprint syntax: "56560681611352516": want 16 hex digits, 0x and hex digits, or 0b and 64 binary digits (decimal is read only when asked for)
+}
+
+// Decimal fingerprints, as seomoz/simhash-cpp writes them, need the caller to
+// say so: the same 16 digits are another value in hex.
+func ExampleParseFormat() {
+	for _, f := range []simhash.Format{simhash.FormatDecimal, simhash.FormatHex} {
+		fp, err := simhash.ParseFormat("1234567890123456", f)
+		fmt.Println(f, fp.Decimal(), err)
+	}
+	// Output:
+	// decimal 1234567890123456 <nil>
+	// hex 1311768467284833366 <nil>
+}
+
+func ExampleParseDecimal() {
+	f, err := simhash.ParseDecimal("56560681611352516")
+	fmt.Println(f, err)
+	// Output: 00c8f1a3e7b2d9c4 <nil>
 }

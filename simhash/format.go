@@ -12,18 +12,44 @@ import (
 var ErrSyntax = errors.New("simhash: invalid fingerprint syntax")
 
 // Text forms. The canonical form of a Fingerprint is 16 lower-case hex digits
-// with no prefix (String, MarshalText). Parse also accepts "0x" hex, "0b" binary
-// and plain decimal (the form seomoz/simhash-cpp's tools and the Python package
-// print), so every form round-trips:
+// with no prefix (String, MarshalText). Parse reads it and the two prefixed
+// forms, whose prefix says what they hold:
 //
-//	"00c8f1a3e7b2d9c4"   canonical hex: exactly 16 hex digits
+//	"00c8f1a3e7b2d9c4"   canonical hex: exactly 16 hex digits, either case
 //	"0x00c8f1a3e7b2d9c4" hex with a prefix, 1 to 16 digits
-//	"0b1010..."          binary, 1 to 64 digits, most significant first
-//	"56562357120146372"  decimal, when it is not exactly 16 characters long
+//	"0b0000000011001..." binary with a prefix, exactly 64 digits, as Binary writes
 //
-// A 16-character string of decimal digits is read as hex, the canonical form;
-// write decimal with ParseDecimal's help, or use the "0x" and "0b" prefixes,
-// where that matters.
+// Decimal, the form seomoz/simhash-cpp's tools and the Python package print,
+// has its own function, ParseDecimal, and ParseFormat takes the form as an
+// argument. Nothing here guesses the form from the length of a string: about one
+// random 64-bit value in 2,000 has exactly 16 decimal digits, and those digits
+// read as hex are another fingerprint. Parse rejects bare decimal numbers
+// (except 16-digit ones, which are canonical hex); a caller holding numbers of
+// unknown form must find out which form they are in, not ask per string. The
+// binary form has all 64 digits for the same reason: "0b" and 14 binary digits
+// is also 16 hex digits.
+
+// Format is a text form of fingerprints, for callers that know which one
+// their input uses. The zero value is FormatHex.
+type Format int
+
+const (
+	// FormatHex is what Parse reads: 16 hex digits, "0x" hex or "0b" binary.
+	FormatHex Format = iota
+	// FormatDecimal is an unsigned decimal number, as ParseDecimal reads it.
+	FormatDecimal
+)
+
+// String returns "hex" or "decimal".
+func (f Format) String() string {
+	switch f {
+	case FormatHex:
+		return "hex"
+	case FormatDecimal:
+		return "decimal"
+	}
+	return "Format(" + strconv.Itoa(int(f)) + ")"
+}
 
 // String returns the canonical text form: 16 lower-case hex digits.
 func (f Fingerprint) String() string {
@@ -56,7 +82,8 @@ func (f Fingerprint) AppendText(b []byte) ([]byte, error) { return appendHex(b, 
 // MarshalText implements encoding.TextMarshaler with the canonical form.
 func (f Fingerprint) MarshalText() ([]byte, error) { return f.AppendText(make([]byte, 0, 16)) }
 
-// UnmarshalText implements encoding.TextUnmarshaler; it accepts every form Parse does.
+// UnmarshalText implements encoding.TextUnmarshaler; it accepts the forms
+// Parse does (never decimal: see ParseDecimal).
 func (f *Fingerprint) UnmarshalText(b []byte) error {
 	v, err := Parse(string(b))
 	if err != nil {
@@ -80,43 +107,57 @@ func (f *Fingerprint) UnmarshalBinary(b []byte) error {
 	return nil
 }
 
-// Parse reads a 64-bit fingerprint in any of the text forms above.
+// Parse reads a 64-bit fingerprint in canonical hex (16 digits), "0x" hex or
+// "0b" binary (64 digits). It never reads decimal: "56560681611352516" is an
+// error, and "1234567890123456" is the hex value 0x1234567890123456. Use
+// ParseDecimal or ParseFormat for decimal input.
 func Parse(s string) (Fingerprint, error) {
 	v, err := parseUint(s, 64)
 	return Fingerprint(v), err
 }
 
-// ParseDecimal reads a fingerprint written as an unsigned decimal number.
+// ParseDecimal reads a fingerprint written as an unsigned decimal number: one
+// or more digits, no sign, no prefix, at most 2^64-1.
 func ParseDecimal(s string) (Fingerprint, error) {
 	v, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %q: not a 64-bit decimal number", ErrSyntax, s)
+	if err != nil || s == "" || s[0] < '0' || s[0] > '9' {
+		return 0, fmt.Errorf("%w: %q: not a 64-bit unsigned decimal number", ErrSyntax, s)
 	}
 	return Fingerprint(v), nil
 }
 
-// parseUint parses s as an n-bit (32 or 64) value in the forms Parse accepts.
+// ParseFormat reads s in the given form: Parse for FormatHex, ParseDecimal for
+// FormatDecimal.
+func ParseFormat(s string, f Format) (Fingerprint, error) {
+	switch f {
+	case FormatHex:
+		return Parse(s)
+	case FormatDecimal:
+		return ParseDecimal(s)
+	}
+	return 0, fmt.Errorf("simhash: unknown format %v", f)
+}
+
+// parseUint parses s as an n-bit (32 or 64) value in the forms Parse accepts:
+// exactly n/4 hex digits, "0x" and 1 to n/4 hex digits, or "0b" and exactly n
+// binary digits.
 func parseUint(s string, n int) (uint64, error) {
 	digits := n / 4
 	var (
 		v   uint64
-		err error
+		err = ErrSyntax
 	)
 	switch {
 	case len(s) == digits && isHexDigits(s):
-		// Before the prefixes: String's hex may itself begin with "0b".
+		// Before the prefixes: the canonical form may itself begin with "0b".
 		v, err = strconv.ParseUint(s, 16, n)
-	case len(s) > 2 && (strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X")):
+	case len(s) > 2 && len(s) <= 2+digits && (s[:2] == "0x" || s[:2] == "0X") && isHexDigits(s[2:]):
 		v, err = strconv.ParseUint(s[2:], 16, n)
-	case len(s) > 2 && (strings.HasPrefix(s, "0b") || strings.HasPrefix(s, "0B")):
+	case len(s) == 2+n && (s[:2] == "0b" || s[:2] == "0B"):
 		v, err = strconv.ParseUint(s[2:], 2, n)
-	case len(s) == digits:
-		v, err = strconv.ParseUint(s, 16, n)
-	default:
-		v, err = strconv.ParseUint(s, 10, n)
 	}
-	if err != nil || s == "" || strings.HasPrefix(s, "+") {
-		return 0, fmt.Errorf("%w: %q: want %d hex digits, 0x hex, 0b binary or decimal", ErrSyntax, s, digits)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %q: want %d hex digits, 0x and hex digits, or 0b and %d binary digits (decimal is read only when asked for)", ErrSyntax, s, digits, n)
 	}
 	return v, nil
 }
@@ -144,14 +185,15 @@ func (f Fingerprint32) String() string { return string(appendHex(nil, uint64(f),
 // MarshalText implements encoding.TextMarshaler: 8 lower-case hex digits.
 func (f Fingerprint32) MarshalText() ([]byte, error) { return appendHex(nil, uint64(f), 8), nil }
 
-// UnmarshalText implements encoding.TextUnmarshaler.
+// UnmarshalText implements encoding.TextUnmarshaler with Parse32.
 func (f *Fingerprint32) UnmarshalText(b []byte) error {
 	v, err := Parse32(string(b))
 	*f = v
 	return err
 }
 
-// Parse32 reads a 32-bit fingerprint: 8 hex digits, 0x hex, 0b binary or decimal.
+// Parse32 reads a 32-bit fingerprint: 8 hex digits, "0x" and 1 to 8 hex
+// digits, or "0b" and 32 binary digits. Like Parse it never reads decimal.
 func Parse32(s string) (Fingerprint32, error) {
 	v, err := parseUint(s, 32)
 	return Fingerprint32(v), err

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -78,7 +77,7 @@ func (f *clustersCmd) run(ctx context.Context, args []string, stdin io.Reader, s
 		return err
 	}
 	t0 := time.Now()
-	in, err := readJoinInputs(args, stdin, f.skipBad, stderr)
+	in, err := f.readInputs(ctx, args, stdin, stderr)
 	if err != nil {
 		return err
 	}
@@ -96,12 +95,17 @@ func (f *clustersCmd) run(ctx context.Context, args []string, stdin io.Reader, s
 	}
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	enc := json.NewEncoder(w)
+	var line []byte // a text line, formatted without allocating
 	if f.assign {
 		for i, r := range rep {
 			if f.json {
 				err = enc.Encode(assignJSON{i, r, in.id(i), in.id(r)})
 			} else {
-				_, err = fmt.Fprintf(w, "%s\t%s\n", in.label(i), in.label(r))
+				line = in.appendLabel(line[:0], i)
+				line = append(line, '\t')
+				line = in.appendLabel(line, r)
+				line = append(line, '\n')
+				_, err = w.Write(line)
 			}
 			if err != nil {
 				return err
@@ -110,7 +114,6 @@ func (f *clustersCmd) run(ctx context.Context, args []string, stdin io.Reader, s
 	}
 	groups := index.ClusterGroups(rep)
 	if !f.assign {
-		var sb strings.Builder
 		for _, g := range groups {
 			if f.json {
 				c := clusterJSON{Size: len(g), Members: g}
@@ -121,15 +124,15 @@ func (f *clustersCmd) run(ctx context.Context, args []string, stdin io.Reader, s
 				}
 				err = enc.Encode(c)
 			} else {
-				sb.Reset()
+				line = line[:0]
 				for i, m := range g {
 					if i > 0 {
-						sb.WriteByte('\t')
+						line = append(line, '\t')
 					}
-					sb.WriteString(in.label(m))
+					line = in.appendLabel(line, m)
 				}
-				sb.WriteByte('\n')
-				_, err = w.WriteString(sb.String())
+				line = append(line, '\n')
+				_, err = w.Write(line)
 			}
 			if err != nil {
 				return err

@@ -137,7 +137,6 @@ func (f *fingerprintCmd) run(ctx context.Context, args []string, stdin io.Reader
 				readErr = err
 				return
 			}
-			doc.Raw = nil // not needed: let the text be the only copy
 			j := &fpJob{doc: doc, done: make(chan struct{})}
 			if !budget.acquire(ctx, len(doc.Text)) {
 				return
@@ -166,7 +165,7 @@ func (f *fingerprintCmd) run(ctx context.Context, args []string, stdin io.Reader
 		}()
 	}
 
-	w := bufio.NewWriterSize(stdout, 64<<10)
+	w := &fpWriter{w: bufio.NewWriterSize(stdout, 64<<10), json: f.json}
 	var werr error
 	empty := 0
 	for j := range order {
@@ -184,7 +183,7 @@ func (f *fingerprintCmd) run(ctx context.Context, args []string, stdin io.Reader
 			fmt.Fprintf(warn(), "neardup: warning: %s: empty document (no features); fingerprint is 0\n", j.doc.ID)
 		}
 		if werr == nil {
-			werr = f.write(w, j)
+			werr = w.write(j)
 		}
 		if werr != nil {
 			cancel() // stdout is gone (a closed pipe): stop reading
@@ -195,14 +194,14 @@ func (f *fingerprintCmd) run(ctx context.Context, args []string, stdin io.Reader
 		// reader, which may be blocked reading a terminal or a pipe.
 		abandoned = true
 		bar.Stop()
-		w.Flush()
+		w.w.Flush()
 		if werr != nil {
 			return fmt.Errorf("writing output: %w", werr)
 		}
 		return parent.Err()
 	}
 	wg.Wait()
-	if err := w.Flush(); werr == nil {
+	if err := w.w.Flush(); werr == nil {
 		werr = err
 	}
 	bar.Stop()
@@ -276,24 +275,52 @@ type fpLine struct {
 	Empty       bool   `json:"empty,omitempty"`
 }
 
-func (f *fingerprintCmd) write(w *bufio.Writer, j *fpJob) error {
-	fp := formatFingerprint(j.res)
-	if f.json {
-		b, err := json.Marshal(fpLine{ID: j.doc.ID, Fingerprint: fp, Bits: j.res.Bits, Features: j.res.Features, Empty: j.res.Empty})
+// fpWriter writes the output lines; a text line is formatted into line,
+// reused, without allocating.
+type fpWriter struct {
+	w    *bufio.Writer
+	json bool
+	line []byte
+}
+
+func (w *fpWriter) write(j *fpJob) error {
+	if w.json {
+		b, err := json.Marshal(fpLine{ID: j.doc.ID, Fingerprint: formatFingerprint(j.res), Bits: j.res.Bits, Features: j.res.Features, Empty: j.res.Empty})
 		if err != nil {
 			return err
 		}
-		w.Write(b)
-		return w.WriteByte('\n')
+		w.w.Write(b)
+		return w.w.WriteByte('\n')
 	}
-	id := j.doc.ID
-	if strings.ContainsAny(id, "\t\n\r") {
-		id = strconv.Quote(id)
+	b := w.line[:0]
+	if id := j.doc.ID; strings.ContainsAny(id, "\t\n\r") {
+		b = strconv.AppendQuote(b, id)
+	} else {
+		b = append(b, id...)
 	}
-	w.WriteString(id)
-	w.WriteByte('\t')
-	w.WriteString(fp)
-	return w.WriteByte('\n')
+	b = append(b, '\t')
+	b = appendFingerprint(b, j.res)
+	b = append(b, '\n')
+	w.line = b
+	_, err := w.w.Write(b)
+	return err
+}
+
+// appendFingerprint appends a result's fingerprint in hex at its width, as
+// formatFingerprint writes it.
+func appendFingerprint(b []byte, r features.Result) []byte {
+	switch r.Bits {
+	case 32:
+		var t [16]byte
+		h, _ := simhash.Fingerprint(uint32(r.Fingerprint)).AppendText(t[:0])
+		return append(b, h[8:]...)
+	case 128:
+		b, _ = simhash.Fingerprint(r.Fingerprint128.Hi).AppendText(b)
+		b, _ = simhash.Fingerprint(r.Fingerprint128.Lo).AppendText(b)
+		return b
+	}
+	b, _ = r.Fingerprint.AppendText(b)
+	return b
 }
 
 // formatFingerprint writes a result's fingerprint in hex at its width.

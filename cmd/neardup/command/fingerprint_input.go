@@ -59,6 +59,7 @@ func (f *inputFlags) open(args []string, stdin io.Reader, warn func() io.Writer,
 		TextField: f.textField,
 		SkipBad:   f.skipBad,
 		Stdin:     stdin,
+		NoRaw:     true, // no command here needs the raw line: decode texts in place
 		OnBad: func(err error) {
 			if errors.Is(err, corpus.ErrBinary) {
 				st.binary.Add(1)

@@ -13,6 +13,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/neardup/neardup/features"
+	"github.com/neardup/neardup/simhash"
 )
 
 // writeTemp writes files (name -> content) into a new temporary directory.
@@ -284,5 +285,21 @@ func TestFingerprintDashInName(t *testing.T) {
 	code, out, errs := run(t, "", "fingerprint", filepath.Join(dir, "a-"), filepath.Join(dir, "b-"))
 	if code != 0 || strings.Count(out, "\n") != 2 {
 		t.Fatalf("exit %d, out %q, stderr %q", code, out, errs)
+	}
+}
+
+// TestAppendFingerprint: the allocation-free text output writes what
+// formatFingerprint (and --json) writes, at every width.
+func TestAppendFingerprint(t *testing.T) {
+	for _, r := range []features.Result{
+		{Bits: 64, Fingerprint: 0x00c8f1a3e7b2d9c4},
+		{Bits: 64},
+		{Bits: 32, Fingerprint: 0xdeadbeef},
+		{Bits: 32, Fingerprint: 0x0000beef},
+		{Bits: 128, Fingerprint128: simhash.Fingerprint128{Hi: 0x0123456789abcdef, Lo: 0x0000000000000001}},
+	} {
+		if got, want := string(appendFingerprint([]byte("x"), r)), "x"+formatFingerprint(r); got != want {
+			t.Errorf("appendFingerprint(%+v) = %q, want %q", r, got, want)
+		}
 	}
 }

@@ -1,18 +1,13 @@
 package command
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/spf13/cobra"
-
-	"github.com/neardup/neardup/simhash"
 )
 
 func newIndexCommand() *cobra.Command {
@@ -37,101 +32,22 @@ type fpRecord struct {
 	FP uint64
 }
 
-// maxFPLine bounds one line of a fingerprint file.
-const maxFPLine = 1 << 20
-
-// readFingerprints reads fingerprint records from r, calling emit for each.
-// A line is a fingerprint alone (16 hex digits, 0x hex, 0b binary or
-// decimal; the id is then name:line), "id<TAB or spaces>fingerprint" (the
-// output of 'neardup fingerprint'; a quoted id is unquoted), or a JSON object
-// with "id" and "fingerprint" fields (the output of 'neardup fingerprint
-// --json'; a number fingerprint is taken as is). Blank lines and lines
-// starting with # are skipped.
-func readFingerprints(r io.Reader, name string, emit func(fpRecord) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxFPLine)
-	line := 0
-	for sc.Scan() {
-		line++
-		s := strings.TrimSpace(sc.Text())
-		if s == "" || s[0] == '#' {
-			continue
-		}
-		rec, err := parseFPLine(s)
-		if err != nil {
-			return fmt.Errorf("%s:%d: %w", name, line, err)
-		}
-		if rec.ID == "" {
-			rec.ID = name + ":" + strconv.Itoa(line)
-		}
-		if err := emit(rec); err != nil {
-			return err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s:%d: %w", name, line+1, err)
-	}
-	return nil
-}
-
-func parseFPLine(s string) (fpRecord, error) {
-	if s[0] == '{' {
-		var v struct {
-			ID          json.RawMessage `json:"id"`
-			Fingerprint json.RawMessage `json:"fingerprint"`
-		}
-		if err := json.Unmarshal([]byte(s), &v); err != nil {
-			return fpRecord{}, fmt.Errorf("malformed JSON: %v", err)
-		}
-		if len(v.Fingerprint) == 0 {
-			return fpRecord{}, fmt.Errorf("JSON object without a \"fingerprint\" field (documents need --from-text)")
-		}
-		fp, err := parseFPJSON(v.Fingerprint)
-		if err != nil {
-			return fpRecord{}, err
-		}
-		var id string
-		if len(v.ID) > 0 && string(v.ID) != "null" {
-			if err := json.Unmarshal(v.ID, &id); err != nil {
-				id = string(v.ID) // a number
-			}
-		}
-		return fpRecord{ID: id, FP: fp}, nil
-	}
-	i := strings.LastIndexFunc(s, unicode.IsSpace)
-	if i < 0 {
-		fp, err := simhash.Parse(s)
-		return fpRecord{FP: uint64(fp)}, err
-	}
-	id, fps := strings.TrimSpace(s[:i]), s[i+1:]
-	if strings.HasPrefix(id, `"`) {
-		if u, err := strconv.Unquote(id); err == nil {
-			id = u
-		}
-	}
-	fp, err := simhash.Parse(fps)
-	return fpRecord{ID: id, FP: uint64(fp)}, err
-}
-
-func parseFPJSON(raw json.RawMessage) (uint64, error) {
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
-		fp, err := simhash.Parse(s)
-		return uint64(fp), err
-	}
-	v, err := strconv.ParseUint(string(raw), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("fingerprint %s is neither a string nor a 64-bit unsigned number", raw)
-	}
-	return v, nil
-}
-
 // openInput opens a path, "-" meaning stdin.
 func openInput(path string, stdin io.Reader) (io.ReadCloser, error) {
 	if path == "-" {
 		return io.NopCloser(stdin), nil
 	}
 	return os.Open(path)
+}
+
+// regularSize is r's size when it is a regular file, else 0.
+func regularSize(r io.Reader) int64 {
+	if f, ok := r.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			return st.Size()
+		}
+	}
+	return 0
 }
 
 // parseBytes reads a size such as 4GiB, 500MB, 1.5G or 1048576.

@@ -25,6 +25,7 @@ type indexBuildCmd struct {
 	in       inputFlags
 	prof     profileFlags
 	workers  int
+	fpFormat string
 	kSet     bool // --k given explicitly
 }
 
@@ -39,17 +40,20 @@ never replaced). --out - writes the snapshot to stdout and the report to
 stderr.
 
 Inputs (files or - for stdin, the default) hold one fingerprint per line:
-  - a fingerprint alone: 16 hex digits, 0x hex, 0b binary or decimal; its id
-    is FILE:LINE;
+  - a fingerprint alone; its id is FILE:LINE;
   - id<TAB or spaces>fingerprint, as 'neardup fingerprint' writes;
-  - a JSON object with "id" and "fingerprint" (string or number) fields, as
-    'neardup fingerprint --json' writes.
-Blank lines and lines starting with # are skipped. Ids must be unique.
+  - a JSON object with "id" and "fingerprint" (hex string or decimal number)
+    fields, as 'neardup fingerprint --json' writes.
+Blank lines and lines starting with # are skipped. Ids must be unique. A
+malformed line stops the run with its FILE:LINE unless --skip-bad.
+
+` + fpFormatHelp + `
 
 With --from-text the inputs are documents instead (the formats of 'neardup
 fingerprint': JSONL, text files, directories, .gz/.zst), fingerprinted with
---profile (64 bits). The flags --format, --id-field, --text-field,
---skip-bad, --profile, --bits and --idf apply to --from-text only.
+--profile (64 bits). The flags --format, --id-field, --text-field, --profile,
+--bits and --idf apply to --from-text only; --fp-format to fingerprint files
+only.
 
 The plan (tables) is chosen for the number of fingerprints, --k and --budget
 and printed; --plan overrides it: seeds-4x16, manku-20, blocks:K:B or auto.`,
@@ -69,6 +73,7 @@ and printed; --plan overrides it: seeds-4x16, manku-20, blocks:K:B or auto.`,
 	fs.BoolVar(&f.json, "json", false, "print the summary as JSON")
 	fs.BoolVar(&f.fromText, "from-text", false, "inputs are documents to fingerprint, not fingerprints")
 	fs.IntVarP(&f.workers, "workers", "j", 0, "goroutines (0: one per core)")
+	registerFPFormat(fs, &f.fpFormat)
 	f.in.register(fs)
 	f.prof.register(fs)
 	return c
@@ -114,16 +119,19 @@ func (f *indexBuildCmd) run(ctx context.Context, args []string, stdin io.Reader,
 		}
 		plan = &p
 	}
+	format, err := parseFPFormat(f.fpFormat)
+	if err != nil {
+		return err
+	}
 	if len(args) == 0 {
 		args = []string{"-"}
 	}
 	var ids []string
 	var fps []uint64
-	var err error
 	if f.fromText {
 		ids, fps, err = f.readText(ctx, args, stdin, stderr)
 	} else {
-		ids, fps, err = readFingerprintFiles(args, stdin)
+		ids, fps, err = readFingerprintFiles(ctx, args, stdin, fpReadOptions{format: format, skipBad: f.in.skipBad, warn: stderr, workers: f.workers})
 	}
 	if err != nil {
 		return err
@@ -172,17 +180,20 @@ func (f *indexBuildCmd) run(ctx context.Context, args []string, stdin io.Reader,
 	return nil
 }
 
-func readFingerprintFiles(args []string, stdin io.Reader) ([]string, []uint64, error) {
+// readFingerprintFiles reads fingerprint files (readFPInput); a line without
+// an id is named FILE:LINE.
+func readFingerprintFiles(ctx context.Context, args []string, stdin io.Reader, opt fpReadOptions) ([]string, []uint64, error) {
 	var ids []string
 	var fps []uint64
+	opt.lineIDs = true
 	for _, a := range args {
 		r, err := openInput(a, stdin)
 		if err != nil {
 			return nil, nil, err
 		}
-		err = readFingerprints(r, a, func(rec fpRecord) error {
-			ids = append(ids, rec.ID)
-			fps = append(fps, rec.FP)
+		err = readFPInput(ctx, r, a, opt, func(f []uint64, i []string) error {
+			ids = append(ids, i...)
+			fps = append(fps, f...)
 			return nil
 		})
 		r.Close()

@@ -2,6 +2,7 @@ package command
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,10 +15,11 @@ import (
 )
 
 type indexQueryCmd struct {
-	index string
-	k     int
-	limit int
-	json  bool
+	index    string
+	k        int
+	limit    int
+	json     bool
+	fpFormat string
 }
 
 func newIndexQueryCommand() *cobra.Command {
@@ -28,9 +30,11 @@ func newIndexQueryCommand() *cobra.Command {
 		Long: `Load an index snapshot and print, for each query fingerprint, every stored
 fingerprint within --k bits, nearest first (ties by id), at most --limit.
 
-Queries are arguments (16 hex digits, 0x hex, 0b binary or decimal) or, with
--, lines on stdin in the formats 'neardup index build' reads; a line's id (or
-FILE:LINE) labels its results.
+Queries are arguments or, with -, lines on stdin in the formats 'neardup index
+build' reads; a line's id (or FILE:LINE) labels its results. --fp-format
+applies to the arguments (decided once for all of them) and to stdin.
+
+` + fpFormatHelp + `
 
 Text output is one line per match:
   query<TAB>id<TAB>fingerprint<TAB>distance
@@ -42,7 +46,7 @@ With --json it is one object per query:
 			if !c.Flags().Changed("k") {
 				f.k = -1
 			}
-			return f.run(args, c.InOrStdin(), c.OutOrStdout())
+			return f.run(c.Context(), args, c.InOrStdin(), c.OutOrStdout())
 		},
 	}
 	fs := c.Flags()
@@ -50,7 +54,38 @@ With --json it is one object per query:
 	fs.IntVarP(&f.k, "k", "k", 0, "largest distance (default: the index's k)")
 	fs.IntVarP(&f.limit, "limit", "n", 0, "at most this many matches per query (0: all)")
 	fs.BoolVar(&f.json, "json", false, "write one JSON object per query")
+	registerFPFormat(fs, &f.fpFormat)
 	return c
+}
+
+// decideArgsFormat decides the format of the query arguments (all but "-")
+// as one input: the first that reads only one way decides, and arguments
+// that are all 16 decimal digits need --fp-format.
+func decideArgsFormat(args []string, format fpFormat) (fpFormat, error) {
+	if format != fpAuto {
+		return format, nil
+	}
+	ambiguous := ""
+	for _, a := range args {
+		if a == "-" {
+			continue
+		}
+		tok := []byte(strings.TrimSpace(a))
+		_, hexErr := parseFPToken(tok, fpHex)
+		_, decErr := parseFPToken(tok, fpDecimal)
+		switch {
+		case hexErr == nil && decErr != nil:
+			return fpHex, nil
+		case decErr == nil && hexErr != nil:
+			return fpDecimal, nil
+		case hexErr == nil && ambiguous == "":
+			ambiguous = a
+		}
+	}
+	if ambiguous != "" {
+		return 0, usagef("query %q is 16 decimal digits, which read as hex and as decimal give different values: say which with --fp-format hex or --fp-format decimal", ambiguous)
+	}
+	return fpHex, nil // nothing decides: every argument is malformed or -
 }
 
 type queryMatch struct {
@@ -65,7 +100,14 @@ type queryResult struct {
 	Matches     []queryMatch `json:"matches"`
 }
 
-func (f *indexQueryCmd) run(args []string, stdin io.Reader, stdout io.Writer) error {
+func (f *indexQueryCmd) run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	format, err := parseFPFormat(f.fpFormat)
+	if err != nil {
+		return err
+	}
 	if f.index == "" {
 		return usagef("--index FILE is required")
 	}
@@ -75,11 +117,17 @@ func (f *indexQueryCmd) run(args []string, stdin io.Reader, stdout io.Writer) er
 	if f.limit < 0 {
 		return usagef("--limit %d: want 0 or more", f.limit)
 	}
+	argFormat, err := decideArgsFormat(args, format)
+	if err != nil {
+		return err
+	}
 	var queries []fpRecord
 	for _, a := range args {
 		if a == "-" {
-			err := readFingerprints(stdin, "-", func(r fpRecord) error {
-				queries = append(queries, r)
+			err := readFPInput(ctx, stdin, "-", fpReadOptions{format: format, lineIDs: true}, func(fps []uint64, ids []string) error {
+				for i, fp := range fps {
+					queries = append(queries, fpRecord{ID: ids[i], FP: fp})
+				}
 				return nil
 			})
 			if err != nil {
@@ -87,11 +135,11 @@ func (f *indexQueryCmd) run(args []string, stdin io.Reader, stdout io.Writer) er
 			}
 			continue
 		}
-		fp, err := simhash.Parse(strings.TrimSpace(a))
+		fp, err := parseFPToken([]byte(strings.TrimSpace(a)), argFormat)
 		if err != nil {
 			return usagef("query %q: %v", a, err)
 		}
-		queries = append(queries, fpRecord{ID: a, FP: uint64(fp)})
+		queries = append(queries, fpRecord{ID: a, FP: fp})
 	}
 	x, err := index.LoadFile(f.index, index.Options{})
 	if err != nil {

@@ -44,7 +44,9 @@ b	f0f0f0f0f0f0f0f1
 		{"k=0", []string{"--k", "0", "f0f0f0f0f0f0f0f1"}, "f0f0f0f0f0f0f0f1\tb\tf0f0f0f0f0f0f0f1\t0\n"},
 		{"quoted id, 0x query", []string{"0x0f0f0f0f0f0f0f0e"}, "0x0f0f0f0f0f0f0f0e\tc d\t0f0f0f0f0f0f0f0f\t1\n"},
 		{"id from file:line", []string{"0123456789abcdef"}, "0123456789abcdef\t" + in + ":6\t0123456789abcdef\t0\n"},
-		{"no match", []string{"5555555555555555"}, ""},
+		{"no match", []string{"--fp-format", "hex", "5555555555555555"}, ""},
+		{"decimal query", []string{"17361641481138401520"}, "17361641481138401520\ta\tf0f0f0f0f0f0f0f0\t0\n17361641481138401520\tb\tf0f0f0f0f0f0f0f1\t1\n"},
+		{"16 decimal digits, told decimal", []string{"--fp-format", "decimal", "--k", "0", "1085102592571150095"[1:]}, ""},
 	}
 	for _, tt := range tests {
 		args := append([]string{"index", "query", "--index", out}, tt.args...)
