@@ -195,7 +195,7 @@ func TestSnapshotDuringWrites(t *testing.T) {
 		fp  uint64
 		add bool
 	}
-	var mu sync.Mutex // guards log
+	var mu sync.Mutex // guards log, and is held across each write and its entry
 	var log []op      // every write, in order, after the initial build
 	var done atomic.Bool
 	var wg sync.WaitGroup
@@ -209,20 +209,24 @@ func TestSnapshotDuringWrites(t *testing.T) {
 		for range 6000 {
 			i := r.IntN(n)
 			o := op{id: ids[i], fp: fps[i], add: !present[i]}
+			// The write and its log entry under one lock: a write the
+			// snapshot sees is in the log when the reader reads its end.
+			mu.Lock()
 			var err error
 			if o.add {
 				err = x.Add(o.id, o.fp)
 			} else {
 				err = x.Remove(o.id)
 			}
+			if err == nil {
+				log = append(log, o)
+			}
+			mu.Unlock()
 			if err != nil {
 				t.Error(err)
 				return
 			}
 			present[i] = o.add
-			mu.Lock()
-			log = append(log, o)
-			mu.Unlock()
 		}
 	})
 	initial := map[string]uint64{}
