@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/redistest"
@@ -170,4 +171,58 @@ func randomText(seed uint64, n int) string {
 		words[i] = fmt.Sprintf("w%c%c%c", 'a'+r.IntN(26), 'a'+r.IntN(26), 'a'+r.IntN(26))
 	}
 	return strings.Join(words, " ")
+}
+
+// TestRedisFault kills Redis in the middle of a stream of requests and
+// starts it again on the same port: while it is down writes and searches
+// get 503 with the JSON error "unavailable" and /readyz fails; afterwards the
+// same server, not restarted, stores again.
+func TestRedisFault(t *testing.T) {
+	srv := redistest.Start(t)
+	st, err := OpenRedis(context.Background(), "redis://"+srv.Addr()+"/0",
+		RedisOptions{Prefix: newPrefix(), Timeout: 200 * time.Millisecond, Retries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newTestServer(t, st, Options{}).Handler()
+	post := func(i int) (int, errorBody) {
+		var e errorBody
+		body := mustJSON(t, map[string]any{"id": fmt.Sprint("d", i), "text": randomText(uint64(1000+i), 40), "mode": "add_if_new"})
+		code := call(t, h, "POST", "/v1/documents", body, &e)
+		return code, e
+	}
+	const before, down = 10, 5
+	for i := range before {
+		if code, e := post(i); code != http.StatusCreated {
+			t.Fatalf("d%d before the fault: %d %+v", i, code, e)
+		}
+	}
+	srv.Kill(t)
+	for i := before; i < before+down; i++ {
+		code, e := post(i)
+		if code != http.StatusServiceUnavailable || e.Error.Code != "unavailable" || !strings.Contains(e.Error.Message, "store unavailable") {
+			t.Fatalf("d%d with Redis down: %d %+v, want 503 unavailable", i, code, e)
+		}
+	}
+	var e errorBody
+	if code := call(t, h, "POST", "/v1/search", `{"text":"anything at all"}`, &e); code != http.StatusServiceUnavailable || e.Error.Code != "unavailable" {
+		t.Errorf("search with Redis down: %d %+v, want 503 unavailable", code, e)
+	}
+	if code := call(t, h, "GET", "/readyz", "", &e); code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz with Redis down: %d, want 503", code)
+	}
+	srv.Restart(t)
+	// The client reconnects by itself; a few requests may still meet
+	// connections broken by the kill.
+	recovered := false
+	for i := before + down; i < before+down+20 && !recovered; i++ {
+		code, _ := post(i)
+		recovered = code == http.StatusCreated
+	}
+	if !recovered {
+		t.Fatal("no document stored in 20 requests after Redis came back")
+	}
+	if code := call(t, h, "GET", "/readyz", "", nil); code != http.StatusOK {
+		t.Errorf("/readyz after Redis came back: %d, want 200", code)
+	}
 }
