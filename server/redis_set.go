@@ -136,17 +136,41 @@ func (s *RedisStore) Match(ctx context.Context, f *dedup.Features) (dedup.KeptMa
 	return ms[0], true, nil
 }
 
-// AddIfNew implements Set: under the write lock, the match, the next
-// sequence number and the write. r.Seq is ignored.
+// AddIfNew implements Set. The match runs first without the lock: a
+// decline needs none (the blocking document was stored when it was read).
+// Under the lock the match is repeated only if a write was committed since
+// the counter "done" was read before it; then the next sequence number and
+// the write. r.Seq is ignored.
 func (s *RedisStore) AddIfNew(ctx context.Context, r Record) (m dedup.KeptMatch, dup bool, err error) {
+	done0, err := s.done(ctx)
+	if err != nil {
+		return m, false, err
+	}
+	if m, dup, err = s.Match(ctx, &r.Features); err != nil || dup {
+		return m, dup, err
+	}
 	err = s.locked(ctx, func(ctx context.Context) error {
-		m, dup, err = s.Match(ctx, &r.Features)
-		if err != nil || dup {
+		done, err := s.done(ctx)
+		if err != nil {
 			return err
+		}
+		if done != done0 {
+			if m, dup, err = s.Match(ctx, &r.Features); err != nil || dup {
+				return err
+			}
 		}
 		return s.addLocked(ctx, r)
 	})
 	return m, dup, err
+}
+
+// done reads the count of committed writes.
+func (s *RedisStore) done(ctx context.Context) (string, error) {
+	v, err := s.c.Get(ctx, s.p+"done").Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	return v, unavailable(err)
 }
 
 // Add implements Set: under the write lock, the next sequence number and
@@ -168,7 +192,14 @@ func (s *RedisStore) addLocked(ctx context.Context, r Record) error {
 		return unavailable(err)
 	}
 	r.Seq = seq
-	return s.write(ctx, []Record{r})
+	err = s.write(ctx, []Record{r})
+	// Counted after the document hash is written and before the lock is
+	// released, whether the write succeeded or not (it may have been
+	// partly applied): AddIfNew's unlocked match relies on it.
+	if derr := s.c.Incr(ctx, s.p+"done").Err(); err == nil {
+		err = unavailable(derr)
+	}
+	return err
 }
 
 // Remove implements Set, under the write lock.
@@ -269,6 +300,6 @@ func (s *RedisStore) locked(ctx context.Context, fn func(ctx context.Context) er
 			return fmt.Errorf("%w: %w", ErrUnavailable, errLockBusy)
 		case <-time.After(backoff):
 		}
-		backoff = min(2*backoff, 20*time.Millisecond)
+		backoff = min(2*backoff, 2*time.Millisecond)
 	}
 }
