@@ -54,4 +54,11 @@
 //
 // Keys of "docs" sort in acceptance order, so a cursor scan reloads Kept in
 // priority order; "ids" serves GET and DELETE.
+//
+// # Shared store: Redis
+//
+// OpenRedis returns a SharedStore: Redis (or a Redis Cluster) is both the
+// store and the Set matched against, shared by every server on it, and the
+// Server keeps no Kept in front of it. The layout, the write lock that makes
+// add_if_new atomic across servers, and why it is safe are in REDIS.md.
 package server

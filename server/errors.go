@@ -43,7 +43,7 @@ func httpStatus(err error) (int, string) {
 		return http.StatusBadRequest, "invalid_argument"
 	case errors.Is(err, ErrNotReady):
 		return http.StatusServiceUnavailable, "not_ready"
-	case errors.Is(err, ErrStore), errors.Is(err, ErrClosed):
+	case errors.Is(err, ErrStore), errors.Is(err, ErrClosed), errors.Is(err, ErrUnavailable):
 		return http.StatusServiceUnavailable, "unavailable"
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable, "cancelled"

@@ -39,8 +39,8 @@ func (s *Server) Handler() http.Handler {
 		respond(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		if !s.Ready() {
-			s.respondError(w, r, ErrNotReady)
+		if err := s.CheckReady(r.Context()); err != nil {
+			s.respondError(w, r, err)
 			return
 		}
 		respond(w, http.StatusOK, map[string]string{"status": "ready"})
@@ -369,7 +369,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if q.Text != nil {
-		fp, ms, err := s.Search(*q.Text, q.Limit)
+		fp, ms, err := s.Search(r.Context(), *q.Text, q.Limit)
 		if err != nil {
 			s.respondError(w, r, err)
 			return
@@ -386,7 +386,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	if q.K != nil {
 		k = *q.K
 	}
-	ms, err := s.SearchFingerprint(uint64(fp), k, q.Limit)
+	ms, err := s.SearchFingerprint(r.Context(), uint64(fp), k, q.Limit)
 	if err != nil {
 		s.respondError(w, r, err)
 		return
@@ -524,8 +524,15 @@ func (s *Server) side(text string, f *dedup.Features) (measure.Vector, sideJSON)
 }
 
 func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) {
-	n := s.kept.Len()
-	sk := s.kept.SketchBytes()
+	n, err := s.Len(r.Context())
+	if err != nil {
+		s.respondError(w, r, err)
+		return
+	}
+	var sk int64
+	if s.kept != nil {
+		sk = s.kept.SketchBytes()
+	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	st := map[string]any{

@@ -1,6 +1,10 @@
 package server
 
 import (
+	"context"
+	"math"
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -33,11 +37,24 @@ func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
 	if reg != nil {
 		reg.MustRegister(m.requests, m.latency, m.storeErrors, m.commitOps,
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-				Name: "neardup_index_documents", Help: "Documents in the in-memory index.",
-			}, func() float64 { return float64(s.kept.Len()) }),
+				Name: "neardup_index_documents", Help: "Documents in the index (NaN while a shared store does not answer).",
+			}, func() float64 {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				defer cancel()
+				n, err := s.Len(ctx)
+				if err != nil {
+					return math.NaN()
+				}
+				return float64(n)
+			}),
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 				Name: "neardup_index_sketch_bytes", Help: "Bytes of shingle sets held for verification.",
-			}, func() float64 { return float64(s.kept.SketchBytes()) }),
+			}, func() float64 {
+				if s.kept == nil {
+					return 0 // a shared store holds them
+				}
+				return float64(s.kept.SketchBytes())
+			}),
 		)
 	}
 	return m

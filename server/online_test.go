@@ -21,15 +21,30 @@ import (
 // with mode add_if_new, and checks that the declined documents and the kept
 // document named for each are exactly what 'neardup dedup' (dedup.Run, keep
 // first) removes and names on the same file with the same options.
+//
+// It runs over the embedded path (a MemStore behind a Kept) and over the
+// shared stores, one Redis and a Redis Cluster, where every decision is taken
+// against Redis.
 func TestOnlineEqualsBatch(t *testing.T) {
-	for _, tc := range []struct{ name, method string }{
-		{"en_spdx", dedup.MethodSimHash}, {"zh_fortunes", dedup.MethodSimHash},
-		{"en_spdx", dedup.MethodMinHash}, {"zh_fortunes", dedup.MethodMinHash},
-	} {
-		name := tc.name
-		t.Run(name+"/"+tc.method, func(t *testing.T) {
+	for _, backend := range testBackends {
+		t.Run(backend.name, func(t *testing.T) {
+			addr := backend.start(t)
+			methods := []string{dedup.MethodSimHash}
+			if addr == "" {
+				methods = append(methods, dedup.MethodMinHash) // the Redis stores index fingerprints only
+			}
+			for _, m := range methods {
+				t.Run(m, func(t *testing.T) { testOnlineEqualsBatch(t, addr, m) })
+			}
+		})
+	}
+}
+
+func testOnlineEqualsBatch(t *testing.T, addr, method string) {
+	for _, name := range []string{"en_spdx", "zh_fortunes"} {
+		t.Run(name, func(t *testing.T) {
 			path := testcorpora.Path(t, name)
-			opt := dedup.Options{Method: tc.method}
+			opt := dedup.Options{Method: method}
 
 			dupsPath := filepath.Join(t.TempDir(), "dups.jsonl")
 			bo := opt
@@ -43,7 +58,7 @@ func TestOnlineEqualsBatch(t *testing.T) {
 				t.Fatalf("the batch run removed nothing from %s: the comparison would prove nothing", name)
 			}
 
-			s := newTestServer(t, nil, Options{Dedup: opt})
+			s := newTestServer(t, openBackend(t, addr, opt), Options{Dedup: opt})
 			h := s.Handler()
 			r, err := corpus.Open([]string{path}, corpus.Options{})
 			if err != nil {
@@ -93,8 +108,8 @@ func TestOnlineEqualsBatch(t *testing.T) {
 					t.Errorf("%s: declined online (for %s), kept by the batch run", dup, kept)
 				}
 			}
-			if s.kept.Len() != n-len(want) {
-				t.Errorf("stored %d documents, batch kept %d", s.kept.Len(), n-len(want))
+			if stored, err := s.Len(context.Background()); err != nil || stored != n-len(want) {
+				t.Errorf("stored %d documents (%v), batch kept %d", stored, err, n-len(want))
 			}
 			t.Logf("%s: %d documents, %d declined online and in batch", name, n, len(want))
 		})

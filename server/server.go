@@ -108,7 +108,9 @@ func Settings(o dedup.Options) string {
 type Server struct {
 	opt     Options
 	rule    *dedup.Rule
-	kept    *dedup.Kept
+	kept    *dedup.Kept // the local set; nil over a SharedStore
+	set     Set         // keptSet{kept}, or the SharedStore
+	shared  SharedStore // nil over an unshared Store
 	profile *features.Profile
 	store   Store
 	log     *slog.Logger
@@ -131,9 +133,18 @@ func New(store Store, opt Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	kept, err := dedup.NewKept(rule, opt.ExpectedDocs)
-	if err != nil {
-		return nil, err
+	var (
+		kept   *dedup.Kept
+		set    Set
+		shared SharedStore
+	)
+	if sh, ok := store.(SharedStore); ok {
+		shared, set = sh, sh
+	} else {
+		if kept, err = dedup.NewKept(rule, opt.ExpectedDocs); err != nil {
+			return nil, err
+		}
+		set = keptSet{kept}
 	}
 	prof, err := features.Lookup(opt.Dedup.Profile)
 	if err != nil {
@@ -146,7 +157,8 @@ func New(store Store, opt Options) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opt: opt, rule: rule, kept: kept, profile: prof, store: store, log: log, start: time.Now()}
+	s := &Server{opt: opt, rule: rule, kept: kept, set: set, shared: shared, profile: prof, store: store, log: log,
+		start: time.Now()}
 	s.pool.New = func() any {
 		e, _ := dedup.NewExtractor(opt.Dedup) // checked above
 		return e
@@ -159,9 +171,19 @@ func New(store Store, opt Options) (*Server, error) {
 }
 
 // Load fills the index from the store, in sequence order, and makes the
-// service ready. It logs how long it took.
+// service ready. It logs how long it took. Over a SharedStore there is
+// nothing to load: it checks that the store answers.
 func (s *Server) Load(ctx context.Context) error {
 	t0 := time.Now()
+	if s.shared != nil {
+		if err := s.shared.Ping(ctx); err != nil {
+			return err
+		}
+		s.ready.Store(true)
+		n, _ := s.shared.Len(ctx)
+		s.log.Info("shared store ready", "documents", n)
+		return nil
+	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	// Records arrive in sequence order; they go into the index in batches
@@ -200,6 +222,21 @@ func (s *Server) Load(ctx context.Context) error {
 
 // Ready reports whether Load has completed.
 func (s *Server) Ready() bool { return s.ready.Load() }
+
+// CheckReady reports why the service cannot serve: not loaded yet, or its
+// shared store does not answer.
+func (s *Server) CheckReady(ctx context.Context) error {
+	if !s.Ready() {
+		return ErrNotReady
+	}
+	if s.shared != nil {
+		return s.shared.Ping(ctx)
+	}
+	return nil
+}
+
+// Len returns the number of stored documents.
+func (s *Server) Len(ctx context.Context) (int, error) { return s.set.Len(ctx) }
 
 // Close closes the store. Call it after the HTTP server has shut down.
 func (s *Server) Close() error {
@@ -275,7 +312,11 @@ func (s *Server) begin(ctx context.Context, d Doc) (res Result, wait func() erro
 	f := s.extract(d.Text)
 	res = Result{ID: d.ID, FP: f.FP}
 	if d.Mode == ModeCheck {
-		res.Duplicates, err = s.kept.MatchAll(&f, s.opt.MaxDuplicates)
+		res.Duplicates, err = s.set.MatchAll(ctx, &f, s.opt.MaxDuplicates)
+		return res, nil, err
+	}
+	if s.shared != nil {
+		res, err = s.addShared(ctx, d, f, res)
 		return res, nil, err
 	}
 	s.wmu.Lock()
@@ -306,6 +347,44 @@ func (s *Server) begin(ctx context.Context, d Doc) (res Result, wait func() erro
 	rec := Record{Seq: s.seq, ID: d.ID, Features: f, Meta: d.Meta}
 	s.seq++
 	return res, s.queuePut(ctx, rec), nil
+}
+
+// addShared decides on d and stores it in the shared store, which
+// serialises the writes of every server (RedisStore's write lock) and makes
+// them durable before returning. Mode add reports the documents stored
+// before its match: one stored by another server between the match and the
+// write may be missing from the report (it is stored either way).
+func (s *Server) addShared(ctx context.Context, d Doc, f dedup.Features, res Result) (Result, error) {
+	rec := Record{ID: d.ID, Features: f, Meta: d.Meta}
+	if d.Mode == ModeAddIfNew {
+		m, dup, err := s.shared.AddIfNew(ctx, rec)
+		if err != nil {
+			return res, s.sharedError(d.ID, err)
+		}
+		if dup {
+			res.Duplicates = []dedup.KeptMatch{m}
+			return res, nil
+		}
+	} else {
+		ms, err := s.shared.MatchAll(ctx, &f, s.opt.MaxDuplicates)
+		if err == nil {
+			err = s.shared.Add(ctx, rec)
+		}
+		if err != nil {
+			return res, s.sharedError(d.ID, err)
+		}
+		res.Duplicates = ms
+	}
+	res.Stored = true
+	return res, nil
+}
+
+func (s *Server) sharedError(id string, err error) error {
+	if errors.Is(err, ErrUnavailable) {
+		s.met.storeErrors.Inc()
+		s.log.Error("shared store failed", "id", id, "err", err)
+	}
+	return err
 }
 
 // finish waits for the write begin queued; on failure it takes the document
@@ -355,6 +434,9 @@ func (s *Server) Get(ctx context.Context, id string) (Record, error) {
 	if !s.Ready() {
 		return Record{}, ErrNotReady
 	}
+	if s.shared != nil {
+		return s.shared.Get(ctx, id)
+	}
 	if !s.kept.Contains(id) {
 		return Record{}, fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
@@ -365,6 +447,13 @@ func (s *Server) Get(ctx context.Context, id string) (Record, error) {
 func (s *Server) Delete(ctx context.Context, id string) error {
 	if !s.Ready() {
 		return ErrNotReady
+	}
+	if s.shared != nil {
+		ok, err := s.shared.Remove(ctx, id)
+		if err == nil && !ok {
+			err = fmt.Errorf("%w: %q", ErrNotFound, id)
+		}
+		return s.sharedError(id, err)
 	}
 	if !s.kept.Contains(id) {
 		return fmt.Errorf("%w: %q", ErrNotFound, id)
@@ -390,20 +479,23 @@ func (s *Server) Delete(ctx context.Context, id string) error {
 
 // Search returns the stored documents that text duplicates under the rule,
 // in priority order.
-func (s *Server) Search(text string, limit int) (uint64, []dedup.KeptMatch, error) {
+func (s *Server) Search(ctx context.Context, text string, limit int) (uint64, []dedup.KeptMatch, error) {
 	if !s.Ready() {
 		return 0, nil, ErrNotReady
 	}
 	f := s.extract(text)
-	ms, err := s.kept.MatchAll(&f, limit)
+	ms, err := s.set.MatchAll(ctx, &f, limit)
 	return f.FP, ms, err
 }
 
 // SearchFingerprint returns the stored fingerprints within k bits of fp,
 // nearest first: no text, so nothing is verified.
-func (s *Server) SearchFingerprint(fp uint64, k, limit int) ([]index.Match, error) {
+func (s *Server) SearchFingerprint(ctx context.Context, fp uint64, k, limit int) ([]index.Match, error) {
 	if !s.Ready() {
 		return nil, ErrNotReady
+	}
+	if s.shared != nil {
+		return s.shared.QueryFingerprint(ctx, fp, k, limit)
 	}
 	return s.kept.Index().Query(fp, k, limit)
 }

@@ -21,6 +21,9 @@ var (
 	ErrNotReady = errors.New("server: index not loaded yet")
 	// ErrStore wraps a failed store operation: the request changed nothing.
 	ErrStore = errors.New("server: store write failed")
+	// ErrUnavailable wraps a failure to reach a networked store (Redis):
+	// the request is answered 503 and may be retried.
+	ErrUnavailable = errors.New("server: store unavailable")
 	// ErrStoreFormat is returned by OpenBolt for a data directory made by
 	// another format version or other decision settings.
 	ErrStoreFormat = errors.New("server: bad store")

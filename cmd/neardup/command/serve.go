@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -22,7 +23,7 @@ import (
 )
 
 type serveCmd struct {
-	addr, data                      string
+	addr, data, store, redisLayout  string
 	token                           string
 	tokenReads                      bool
 	opt                             dedup.Options
@@ -42,7 +43,11 @@ func newServeCommand() *cobra.Command {
 		Long: `Run the online near-duplicate service: every document posted to
 /v1/documents is checked against every document stored before it, with the
 decision of 'neardup dedup' (same flags, same defaults), and stored durably
-(bbolt in --data) when the mode says so. The API is described in
+(bbolt in --data by default) when the mode says so. With --store
+redis://host:port/db or redis-cluster://host1:port,host2:port,... the index
+lives in Redis (or a Redis Cluster) instead, shared by every 'neardup serve'
+on it: each decides against Redis, so what one stores the others find
+(server/REDIS.md; run Redis with appendonly yes). The API is described in
 server/openapi.yaml and the README; a web page at / compares two texts and
 searches the stored documents. /healthz, /readyz and /metrics (Prometheus)
 are served beside it.
@@ -54,6 +59,8 @@ http://HOST:PORT" (useful with --addr 127.0.0.1:0). SIGTERM or SIGINT stops
 accepting connections, finishes the requests in flight and closes the store.`,
 		Example: `  neardup serve --addr 127.0.0.1:8080 --data ./neardup-data
   NEARDUP_TOKEN=secret neardup serve --addr :8080
+  neardup serve --store redis://127.0.0.1:6379/0
+  neardup serve --store redis-cluster://10.0.0.1:7000,10.0.0.2:7000,10.0.0.3:7000
   curl -s localhost:8080/v1/documents -d '{"id":"a","text":"hello world","mode":"add_if_new"}'`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -66,6 +73,8 @@ accepting connections, finishes the requests in flight and closes the store.`,
 	fs := c.Flags()
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on (port 0: any free port)")
 	fs.StringVar(&f.data, "data", "./neardup-data", "directory of the durable store")
+	fs.StringVar(&f.store, "store", "", "shared store instead of --data: redis://host:port/db or redis-cluster://host:port,host:port,...")
+	fs.StringVar(&f.redisLayout, "redis-layout", "", "table layout of a new shared index (blocks:K:B; default: planned for 1M documents); every server on one index must agree")
 	fs.StringVar(&f.token, "token", "", "bearer token required for writes and deletes")
 	fs.BoolVar(&f.tokenReads, "token-reads", false, "require --token for reads too")
 	o := &f.opt
@@ -136,9 +145,23 @@ func (f *serveCmd) run(c *cobra.Command) error {
 		return usagef("--token-reads needs --token")
 	}
 
-	store, err := server.OpenBolt(f.data, server.BoltOptions{Settings: server.Settings(opt.Dedup)})
-	if err != nil {
-		return err
+	var (
+		store server.Store
+		err   error
+	)
+	where := f.data
+	switch {
+	case f.store == "":
+		if store, err = server.OpenBolt(f.data, server.BoltOptions{Settings: server.Settings(opt.Dedup)}); err != nil {
+			return err
+		}
+	case strings.HasPrefix(f.store, "redis://"), strings.HasPrefix(f.store, "rediss://"), strings.HasPrefix(f.store, "redis-cluster://"):
+		if store, err = server.OpenRedis(ctx, f.store, server.RedisOptions{Dedup: opt.Dedup, Layout: f.redisLayout}); err != nil {
+			return err
+		}
+		where = redactURL(f.store)
+	default:
+		return usagef("--store %q: want redis://host:port/db or redis-cluster://host:port,...", redactURL(f.store))
 	}
 	srv, err := server.New(store, opt)
 	if err != nil {
@@ -149,7 +172,7 @@ func (f *serveCmd) run(c *cobra.Command) error {
 		return errors.Join(err, srv.Close())
 	}
 	fmt.Fprintf(c.OutOrStdout(), "listening on http://%s\n", ln.Addr())
-	log.Info("listening", "addr", ln.Addr().String(), "data", f.data)
+	log.Info("listening", "addr", ln.Addr().String(), "store", where)
 
 	hs := &http.Server{Handler: srv.Handler(), ReadTimeout: f.readTimeout, ReadHeaderTimeout: f.readTimeout,
 		WriteTimeout: f.writeTimeout, IdleTimeout: f.idle, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
@@ -182,4 +205,16 @@ func (f *serveCmd) run(c *cobra.Command) error {
 		runErr = nil
 	}
 	return runErr
+}
+
+// redactURL hides a password in a store address before it is logged.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
 }

@@ -2,6 +2,7 @@ package command
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/neardup/neardup/internal/redistest"
 )
 
 // serveChildEnv makes the test binary run "neardup serve" with the arguments
@@ -188,5 +191,42 @@ func TestServeEnvAndUsage(t *testing.T) {
 	code, _, errs = run(t, "", "serve", "--data", t.TempDir(), "--k", "40")
 	if code != 2 || !strings.Contains(errs, "k 40") {
 		t.Errorf("--k 40: exit %d, stderr %q; want usage error", code, errs)
+	}
+}
+
+// TestServeRedis runs two 'neardup serve --store redis://...' processes on
+// one Redis: a document stored through one is read and matched through the
+// other.
+func TestServeRedis(t *testing.T) {
+	addr := "redis://" + redistest.Start(t).Addr() + "/0"
+	a := startServe(t, t.TempDir(), "--store", addr)
+	b := startServe(t, t.TempDir(), "--store", addr)
+	text := randomText(rand.New(rand.NewPCG(7, 7)))
+	post := func(c *serveChild, id, text string) int {
+		body, _ := json.Marshal(map[string]string{"id": id, "text": text, "mode": "add_if_new"})
+		resp, err := http.Post(c.base+"/v1/documents", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post(a, "x", text); code != http.StatusCreated {
+		t.Fatalf("add x through server a: %d, want 201", code)
+	}
+	resp, err := http.Get(b.base + "/v1/documents/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("GET x through server b: %d, want 200", resp.StatusCode)
+	}
+	if code := post(b, "y", text+" more"); code != http.StatusOK {
+		t.Errorf("add_if_new of a near copy through server b: %d, want 200 (declined)", code)
+	}
+	code, _, errs := run(t, "", "serve", "--store", "memcached://x")
+	if code != 2 || !strings.Contains(errs, "--store") {
+		t.Errorf("--store memcached://x: exit %d, stderr %q; want usage error", code, errs)
 	}
 }

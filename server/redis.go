@@ -1,0 +1,516 @@
+package server
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/index"
+)
+
+// Defaults of RedisOptions.
+const (
+	DefaultRedisPrefix   = "nd:"
+	DefaultRedisTimeout  = time.Second
+	DefaultRedisRetries  = 3
+	DefaultRedisLockTTL  = 5 * time.Second
+	DefaultRedisLockWait = 10 * time.Second
+	redisFormat          = "neardup-redis 1"
+)
+
+// RedisOptions configures a RedisStore. The zero value means the defaults,
+// written on each field.
+type RedisOptions struct {
+	// Dedup are the decision options (zero value: dedup's defaults); they
+	// must be the Server's.
+	Dedup dedup.Options
+	// Plan is the table layout of the shared index; every server on one
+	// Redis must use the same, and OpenRedis refuses another. Nil means
+	// Layout, or when that is empty too the planner's choice for ExpectedDocs
+	// at the rule's QueryK (index.Choose).
+	Plan *index.Plan
+	// Layout names a plan as index.ParseLayout does ("blocks:12:14").
+	Layout string
+	// ExpectedDocs is what the default plan is chosen for (default 1<<20).
+	ExpectedDocs int
+	// Prefix starts every key (default DefaultRedisPrefix), so that several
+	// indexes can share one Redis.
+	Prefix string
+	// Timeout bounds each dial, read and write (default DefaultRedisTimeout).
+	Timeout time.Duration
+	// Retries is how often a command failing on the network is retried, with
+	// backoff from 8 ms to 512 ms (default DefaultRedisRetries; -1: none).
+	Retries int
+	// LockTTL is how long the write lock lives if its holder dies (default
+	// DefaultRedisLockTTL); LockWait how long a write waits for it (default
+	// DefaultRedisLockWait).
+	LockTTL, LockWait time.Duration
+}
+
+// EnsureDefaults replaces zero fields by their defaults.
+func (o *RedisOptions) EnsureDefaults() {
+	o.Dedup.EnsureDefaults()
+	if o.ExpectedDocs == 0 {
+		o.ExpectedDocs = 1 << 20
+	}
+	if o.Prefix == "" {
+		o.Prefix = DefaultRedisPrefix
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultRedisTimeout
+	}
+	if o.Retries == 0 {
+		o.Retries = DefaultRedisRetries
+	}
+	if o.LockTTL == 0 {
+		o.LockTTL = DefaultRedisLockTTL
+	}
+	if o.LockWait == 0 {
+		o.LockWait = DefaultRedisLockWait
+	}
+}
+
+// RedisStore keeps the index in Redis or a Redis Cluster, shared by every
+// server that opens the same address and prefix: it is a SharedStore. The
+// layout and why it is safe are in REDIS.md. It is safe for concurrent use.
+type RedisStore struct {
+	c      redis.UniversalClient
+	rule   *dedup.Rule
+	plan   index.Plan
+	masks  []uint64 // per table: the key bits of unpermuted fingerprints
+	opt    RedisOptions
+	p      string // key prefix
+	closed atomic.Bool
+	nonce  string        // this store's part of lock tokens
+	tokens atomic.Uint64 // the other part
+}
+
+var _ SharedStore = (*RedisStore)(nil)
+
+// OpenRedis connects to addr: "redis://host:port/db" for one server (see
+// redis.ParseURL for its options), or "redis-cluster://host1:port,host2:port"
+// for a Redis Cluster. It checks that the index there, if any, was made with
+// the same settings and plan, and records them when there is none.
+func OpenRedis(ctx context.Context, addr string, opt RedisOptions) (*RedisStore, error) {
+	opt.EnsureDefaults()
+	rule, err := dedup.NewRule(opt.Dedup)
+	if err != nil {
+		return nil, err
+	}
+	if m := opt.Dedup.Method; m != "" && m != dedup.MethodSimHash {
+		return nil, fmt.Errorf("%w: the Redis stores index SimHash fingerprints: use method simhash", dedup.ErrOptions)
+	}
+	plan, err := redisPlan(&opt, rule)
+	if err != nil {
+		return nil, err
+	}
+	retries := opt.Retries
+	if retries < 0 {
+		retries = -1 // go-redis: -1 disables retries
+	}
+	var c redis.UniversalClient
+	switch {
+	case strings.HasPrefix(addr, "redis-cluster://"):
+		u, err := url.Parse(addr)
+		if err != nil {
+			return nil, fmt.Errorf("server: %q: %w", addr, err)
+		}
+		hosts := strings.Split(u.Host, ",")
+		if u.Host == "" || slices.Contains(hosts, "") {
+			return nil, fmt.Errorf("server: %q names no cluster nodes", addr)
+		}
+		co := &redis.ClusterOptions{Addrs: hosts, DialTimeout: opt.Timeout, ReadTimeout: opt.Timeout,
+			WriteTimeout: opt.Timeout, MaxRetries: retries, MinRetryBackoff: 8 * time.Millisecond,
+			MaxRetryBackoff: 512 * time.Millisecond}
+		if u.User != nil {
+			co.Username = u.User.Username()
+			co.Password, _ = u.User.Password()
+		}
+		c = redis.NewClusterClient(co)
+	case strings.HasPrefix(addr, "redis://"), strings.HasPrefix(addr, "rediss://"):
+		ro, err := redis.ParseURL(addr)
+		if err != nil {
+			return nil, fmt.Errorf("server: %q: %w", addr, err)
+		}
+		ro.DialTimeout, ro.ReadTimeout, ro.WriteTimeout = opt.Timeout, opt.Timeout, opt.Timeout
+		ro.MaxRetries, ro.MinRetryBackoff, ro.MaxRetryBackoff = retries, 8*time.Millisecond, 512*time.Millisecond
+		c = redis.NewClient(ro)
+	default:
+		return nil, fmt.Errorf("server: store %q: want redis://host:port/db or redis-cluster://host:port,...", addr)
+	}
+	var nonce [8]byte
+	_, _ = rand.Read(nonce[:])
+	s := &RedisStore{c: c, rule: rule, plan: plan, opt: opt, p: opt.Prefix, nonce: hex.EncodeToString(nonce[:])}
+	for t := range plan.Tables {
+		s.masks = append(s.masks, plan.KeyMask(t))
+	}
+	if err := s.checkMeta(ctx); err != nil {
+		return nil, errors.Join(err, c.Close())
+	}
+	return s, nil
+}
+
+// redisPlan returns the plan of opt: given, named, or chosen for
+// ExpectedDocs at the rule's QueryK.
+func redisPlan(opt *RedisOptions, rule *dedup.Rule) (index.Plan, error) {
+	var p index.Plan
+	switch {
+	case opt.Plan != nil:
+		p = *opt.Plan
+	case opt.Layout != "" && opt.Layout != "auto":
+		var err error
+		if p, err = index.ParseLayout(opt.Layout); err != nil {
+			return p, err
+		}
+	default:
+		c, err := index.Choose(opt.ExpectedDocs, rule.QueryK(), 0)
+		if err != nil {
+			return p, err
+		}
+		p = c.Plan
+	}
+	if err := p.Validate(); err != nil {
+		return p, err
+	}
+	if p.K < rule.QueryK() {
+		return p, fmt.Errorf("%w: plan %v answers k=%d, the rule needs %d", index.ErrPlan, p, p.K, rule.QueryK())
+	}
+	return p, nil
+}
+
+// Plan returns the table layout of the shared index.
+func (s *RedisStore) Plan() index.Plan { return s.plan }
+
+// checkMeta records the format, settings and plan in the meta hash, or
+// checks them against what is there.
+func (s *RedisStore) checkMeta(ctx context.Context) error {
+	want := map[string]string{"format": redisFormat, "settings": Settings(s.opt.Dedup), "plan": s.plan.String()}
+	key := s.p + "meta"
+	for f, v := range want {
+		if err := s.c.HSetNX(ctx, key, f, v).Err(); err != nil {
+			return unavailable(err)
+		}
+	}
+	got, err := s.c.HGetAll(ctx, key).Result()
+	if err != nil {
+		return unavailable(err)
+	}
+	for f, v := range want {
+		if got[f] != v {
+			return fmt.Errorf("%w: redis index %q has %s %q, this server uses %q", ErrStoreFormat, s.p, f, got[f], v)
+		}
+	}
+	return nil
+}
+
+// unavailable wraps a Redis error: the store could not be reached or
+// failed, so the request is answered 503.
+func unavailable(err error) error {
+	if err == nil || errors.Is(err, ErrUnavailable) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return fmt.Errorf("%w: redis: %w", ErrUnavailable, err)
+}
+
+// Keys (REDIS.md).
+func (s *RedisStore) docKey(id string) string { return s.p + "d:" + id }
+
+func (s *RedisStore) tableKey(t int, fp uint64) string {
+	return s.p + "t:" + strconv.Itoa(t) + ":" + strconv.FormatUint(fp&s.masks[t], 16)
+}
+
+func (s *RedisStore) exactKey(h uint64) string { return s.p + "x:" + strconv.FormatUint(h, 16) }
+
+// member is a table entry: the fingerprint (8 bytes big-endian) and the id.
+func member(fp uint64, id string) string {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], fp)
+	return string(b[:]) + id
+}
+
+func (s *RedisStore) check() error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Ping implements SharedStore: every master must answer.
+func (s *RedisStore) Ping(ctx context.Context) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	if cc, ok := s.c.(*redis.ClusterClient); ok {
+		return unavailable(cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+			return c.Ping(ctx).Err()
+		}))
+	}
+	return unavailable(s.c.Ping(ctx).Err())
+}
+
+// Close implements Store.
+func (s *RedisStore) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	return s.c.Close()
+}
+
+// Len implements Set: the counter kept beside the documents.
+func (s *RedisStore) Len(ctx context.Context) (int, error) {
+	if err := s.check(); err != nil {
+		return 0, err
+	}
+	n, err := s.c.Get(ctx, s.p+"count").Int()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	return n, unavailable(err)
+}
+
+// Get implements Store.
+func (s *RedisStore) Get(ctx context.Context, id string) (Record, error) {
+	if err := s.check(); err != nil {
+		return Record{}, err
+	}
+	vs, err := s.c.HMGet(ctx, s.docKey(id), "seq", "f", "m").Result()
+	if err != nil {
+		return Record{}, unavailable(err)
+	}
+	r, ok, err := decodeDoc(id, vs)
+	if err == nil && !ok {
+		err = fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	return r, err
+}
+
+// decodeDoc decodes the fields seq, f and optionally m of a document hash;
+// ok is false when the hash does not exist.
+func decodeDoc(id string, vs []any) (Record, bool, error) {
+	seqS, _ := vs[0].(string)
+	fS, _ := vs[1].(string)
+	if seqS == "" || fS == "" {
+		return Record{}, false, nil
+	}
+	seq, err := strconv.ParseUint(seqS, 10, 64)
+	if err != nil {
+		return Record{}, false, fmt.Errorf("%w: document %q: seq %q", ErrStoreFormat, id, seqS)
+	}
+	r := Record{Seq: seq, ID: id}
+	if err := r.Features.UnmarshalBinary([]byte(fS)); err != nil {
+		return Record{}, false, fmt.Errorf("%w: document %q: %w", ErrStoreFormat, id, err)
+	}
+	if len(vs) > 2 {
+		if m, _ := vs[2].(string); m != "" {
+			r.Meta = []byte(m)
+		}
+	}
+	return r, true, nil
+}
+
+// createDoc creates a document hash unless the key exists; a retry of its
+// own earlier success (same seq) counts as created. Returns 1 or 0. It is
+// sent whole (EVAL) because it runs in pipelines, where EVALSHA cannot fall
+// back when a restarted Redis has forgotten it; Redis caches it by its hash.
+var createDoc = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  if redis.call('HGET', KEYS[1], 'seq') == ARGV[1] then return 1 end
+  return 0
+end
+if ARGV[3] == '' then
+  redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'f', ARGV[2])
+else
+  redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'f', ARGV[2], 'm', ARGV[3])
+end
+return 1`)
+
+// Put implements Store. The table and exact entries are written first and
+// the document hash last: the hash is the commit point (REDIS.md).
+func (s *RedisStore) Put(ctx context.Context, r Record) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	n, err := s.c.Exists(ctx, s.docKey(r.ID)).Result()
+	if err != nil {
+		return unavailable(err)
+	}
+	if n > 0 {
+		return fmt.Errorf("%w: %q", ErrExists, r.ID)
+	}
+	return s.write(ctx, []Record{r})
+}
+
+// write stores records whose ids are not stored: one pipeline of index
+// entries, then one of document hashes, then the count.
+func (s *RedisStore) write(ctx context.Context, rs []Record) error {
+	pipe := s.c.Pipeline()
+	for i := range rs {
+		r := &rs[i]
+		score := float64(r.Seq)
+		for t := range s.masks {
+			pipe.ZAdd(ctx, s.tableKey(t, r.Features.FP), redis.Z{Score: score, Member: member(r.Features.FP, r.ID)})
+		}
+		pipe.ZAdd(ctx, s.exactKey(r.Features.Exact), redis.Z{Score: score, Member: r.ID})
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return unavailable(err)
+	}
+	pipe = s.c.Pipeline()
+	cmds := make([]*redis.Cmd, len(rs))
+	for i := range rs {
+		r := &rs[i]
+		f, _ := r.Features.MarshalBinary()
+		cmds[i] = createDoc.Eval(ctx, pipe, []string{s.docKey(r.ID)}, strconv.FormatUint(r.Seq, 10), f, []byte(r.Meta))
+	}
+	_, err := pipe.Exec(ctx)
+	created := 0
+	var errs []error
+	for i, c := range cmds {
+		switch v, e := c.Int(); {
+		case e != nil:
+			errs = append(errs, unavailable(e))
+		case v == 0:
+			errs = append(errs, fmt.Errorf("%w: %q", ErrExists, rs[i].ID))
+		default:
+			created++
+		}
+	}
+	if created > 0 {
+		if e := s.c.IncrBy(ctx, s.p+"count", int64(created)).Err(); e != nil {
+			errs = append(errs, unavailable(e))
+		}
+	}
+	if len(errs) == 0 && err != nil && !errors.Is(err, redis.Nil) {
+		errs = append(errs, unavailable(err))
+	}
+	return errors.Join(errs...)
+}
+
+// Delete implements Store: the document hash goes first (the commit point),
+// then its index entries.
+func (s *RedisStore) Delete(ctx context.Context, id string) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	ok, err := s.remove(ctx, id)
+	if err == nil && !ok {
+		err = fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	return err
+}
+
+func (s *RedisStore) remove(ctx context.Context, id string) (bool, error) {
+	vs, err := s.c.HMGet(ctx, s.docKey(id), "seq", "f").Result()
+	if err != nil {
+		return false, unavailable(err)
+	}
+	r, ok, err := decodeDoc(id, vs)
+	if err != nil || !ok {
+		return false, err
+	}
+	n, err := s.c.Del(ctx, s.docKey(id)).Result()
+	if err != nil || n == 0 {
+		return false, unavailable(err)
+	}
+	pipe := s.c.Pipeline()
+	for t := range s.masks {
+		pipe.ZRem(ctx, s.tableKey(t, r.Features.FP), member(r.Features.FP, id))
+	}
+	pipe.ZRem(ctx, s.exactKey(r.Features.Exact), id)
+	pipe.Decr(ctx, s.p+"count")
+	// The document is gone with its hash (the commit point): should this
+	// pipeline fail, the entries left behind are never matched (REDIS.md),
+	// so the delete has happened either way.
+	_, _ = pipe.Exec(ctx)
+	return true, nil
+}
+
+// Load implements Store: every document hash, in sequence order. On a
+// cluster each master is scanned.
+func (s *RedisStore) Load(ctx context.Context, fn func(Record) error) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	var (
+		mu  sync.Mutex // guards ids: ForEachMaster scans the masters at once
+		ids []string
+	)
+	scan := func(ctx context.Context, c redis.Cmdable) error {
+		it := c.Scan(ctx, 0, s.p+"d:*", 1000).Iterator()
+		var mine []string
+		for it.Next(ctx) {
+			mine = append(mine, strings.TrimPrefix(it.Val(), s.p+"d:"))
+		}
+		mu.Lock()
+		ids = append(ids, mine...)
+		mu.Unlock()
+		return it.Err()
+	}
+	var err error
+	if cc, ok := s.c.(*redis.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
+	} else {
+		err = scan(ctx, s.c)
+	}
+	if err != nil {
+		return unavailable(err)
+	}
+	rs, err := s.fetch(ctx, ids)
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(rs, func(a, b Record) int { return cmp.Compare(a.Seq, b.Seq) })
+	for i, r := range rs {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fetch reads the document hashes of ids in one pipeline (meta included);
+// ids without one are left out.
+func (s *RedisStore) fetch(ctx context.Context, ids []string) ([]Record, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	pipe := s.c.Pipeline()
+	cmds := make([]*redis.SliceCmd, len(ids))
+	for i, id := range ids {
+		cmds[i] = pipe.HMGet(ctx, s.docKey(id), "seq", "f", "m")
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, unavailable(err)
+	}
+	out := make([]Record, 0, len(ids))
+	for i, c := range cmds {
+		r, ok, err := decodeDoc(ids[i], c.Val())
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,228 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/redistest"
+)
+
+// testBackends are the stores the service tests run over: the embedded path
+// (MemStore behind a Kept) and the shared Redis stores. start starts what the
+// backend needs, once per test, and returns the address for openBackend.
+var testBackends = []struct {
+	name  string
+	start func(t *testing.T) string
+}{
+	{"mem", func(*testing.T) string { return "" }},
+	{"redis", func(t *testing.T) string { return "redis://" + redistest.Start(t).Addr() + "/0" }},
+	{"cluster", func(t *testing.T) string {
+		return "redis-cluster://" + strings.Join(redistest.StartCluster(t).Addrs(), ",")
+	}},
+}
+
+// openBackend opens an empty store on addr ("" for a MemStore) under a key
+// prefix no other store of the test uses.
+func openBackend(t testing.TB, addr string, opt dedup.Options) Store {
+	if addr == "" {
+		return NewMemStore()
+	}
+	return openTestRedis(t, addr, newPrefix(), opt)
+}
+
+var prefixes atomic.Int64
+
+// newPrefix returns a key prefix no other store of this process uses, so
+// that the stores of one test share a Redis without seeing each other.
+func newPrefix() string { return fmt.Sprintf("t%d:", prefixes.Add(1)) }
+
+func openTestRedis(t testing.TB, addr, prefix string, opt dedup.Options) *RedisStore {
+	t.Helper()
+	s, err := OpenRedis(context.Background(), addr, RedisOptions{Dedup: opt, Prefix: prefix})
+	if err != nil {
+		t.Fatalf("OpenRedis(%s): %v", addr, err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// testRedisStore runs the Store and Set suites against stores on addr.
+func testRedisStore(t *testing.T, addr string) {
+	prefixOf := map[Store]string{}
+	open := func(t *testing.T) Store {
+		p := newPrefix()
+		s := openTestRedis(t, addr, p, dedup.Options{})
+		prefixOf[s] = p
+		return s
+	}
+	reopen := func(t *testing.T, s Store) Store {
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return openTestRedis(t, addr, prefixOf[s], dedup.Options{})
+	}
+	t.Run("Store", func(t *testing.T) { testStore(t, open, reopen) })
+	t.Run("Set", func(t *testing.T) {
+		testSet(t, func(t *testing.T, opt dedup.Options) Set { return openTestRedis(t, addr, newPrefix(), opt) })
+	})
+	t.Run("OtherSettingsRefused", func(t *testing.T) {
+		p := newPrefix()
+		openTestRedis(t, addr, p, dedup.Options{})
+		_, err := OpenRedis(context.Background(), addr, RedisOptions{Prefix: p, Dedup: dedup.Options{Shingle: 3}})
+		if !errors.Is(err, ErrStoreFormat) {
+			t.Errorf("OpenRedis with another shingle width: error %v, want ErrStoreFormat", err)
+		}
+		_, err = OpenRedis(context.Background(), addr, RedisOptions{Prefix: p, Layout: "blocks:12:14"})
+		if !errors.Is(err, ErrStoreFormat) {
+			t.Errorf("OpenRedis with another plan: error %v, want ErrStoreFormat", err)
+		}
+	})
+}
+
+func TestRedisStore(t *testing.T) {
+	testRedisStore(t, "redis://"+redistest.Start(t).Addr()+"/0")
+}
+
+func TestRedisClusterStore(t *testing.T) {
+	testRedisStore(t, "redis-cluster://"+strings.Join(redistest.StartCluster(t).Addrs(), ","))
+}
+
+// TestRedisSharedByTwoServers runs two services, each with its own Redis
+// client, on one Redis (and on one cluster): what one acknowledges the other
+// finds on its next request, and of near-identical documents sent to both at
+// once through add_if_new exactly one is stored, every round.
+func TestRedisSharedByTwoServers(t *testing.T) {
+	for _, backend := range testBackends[1:] {
+		t.Run(backend.name, func(t *testing.T) {
+			addr := backend.start(t)
+			prefix := newPrefix()
+			// Two stores on one prefix: the same shared index.
+			var hs [2]http.Handler
+			for i := range hs {
+				hs[i] = newTestServer(t, openTestRedis(t, addr, prefix, dedup.Options{}), Options{}).Handler()
+			}
+			text := "the quick brown fox jumps over the lazy dog and keeps running through the forest until night falls on the hills"
+			if code := call(t, hs[0], "POST", "/v1/documents", mustJSON(t, map[string]any{"id": "a", "text": text}), nil); code != http.StatusCreated {
+				t.Fatalf("add through server 0: %d, want 201", code)
+			}
+			var res docResponse
+			body := mustJSON(t, map[string]any{"id": "b", "text": text + " again", "mode": "add_if_new"})
+			if code := call(t, hs[1], "POST", "/v1/documents", body, &res); code != http.StatusOK || len(res.Duplicates) != 1 || res.Duplicates[0].ID != "a" {
+				t.Fatalf("add_if_new through server 1: %d %+v, want 200 naming a", code, res)
+			}
+			if code := call(t, hs[1], "GET", "/v1/documents/a", "", nil); code != http.StatusOK {
+				t.Fatalf("GET a through server 1: %d", code)
+			}
+			if code := call(t, hs[1], "DELETE", "/v1/documents/a", "", nil); code != http.StatusOK {
+				t.Fatalf("DELETE a through server 1: %d", code)
+			}
+			if code := call(t, hs[0], "GET", "/v1/documents/a", "", nil); code != http.StatusNotFound {
+				t.Fatalf("GET a through server 0 after the delete: %d, want 404", code)
+			}
+
+			const rounds = 200
+			for round := range rounds {
+				base := randomText(uint64(round), 40)
+				var wg sync.WaitGroup
+				var stored atomic.Int32
+				errs := make([]error, 2)
+				for i := range 2 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						var res docResponse
+						body := mustJSON(t, map[string]any{"id": fmt.Sprintf("r%d-%d", round, i), "text": base + strings.Repeat(" indeed", i), "mode": "add_if_new"})
+						switch code := call(t, hs[i], "POST", "/v1/documents", body, &res); code {
+						case http.StatusCreated:
+							stored.Add(1)
+						case http.StatusOK:
+						default:
+							errs[i] = fmt.Errorf("server %d: status %d", i, code)
+						}
+					}()
+				}
+				wg.Wait()
+				if err := errors.Join(errs...); err != nil {
+					t.Fatalf("round %d: %v", round, err)
+				}
+				if n := stored.Load(); n != 1 {
+					t.Fatalf("round %d: %d of two near-identical documents stored, want exactly 1", round, n)
+				}
+			}
+		})
+	}
+}
+
+// randomText returns n words drawn from a fixed vocabulary with seed: texts
+// of different seeds share few shingles.
+func randomText(seed uint64, n int) string {
+	r := rand.New(rand.NewPCG(seed, 10))
+	words := make([]string, n)
+	for i := range words {
+		words[i] = fmt.Sprintf("w%c%c%c", 'a'+r.IntN(26), 'a'+r.IntN(26), 'a'+r.IntN(26))
+	}
+	return strings.Join(words, " ")
+}
+
+// TestRedisFault kills Redis in the middle of a stream of requests and
+// starts it again on the same port: while it is down writes and searches
+// get 503 with the JSON error "unavailable" and /readyz fails; afterwards the
+// same server, not restarted, stores again.
+func TestRedisFault(t *testing.T) {
+	srv := redistest.Start(t)
+	st, err := OpenRedis(context.Background(), "redis://"+srv.Addr()+"/0",
+		RedisOptions{Prefix: newPrefix(), Timeout: 200 * time.Millisecond, Retries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newTestServer(t, st, Options{}).Handler()
+	post := func(i int) (int, errorBody) {
+		var e errorBody
+		body := mustJSON(t, map[string]any{"id": fmt.Sprint("d", i), "text": randomText(uint64(1000+i), 40), "mode": "add_if_new"})
+		code := call(t, h, "POST", "/v1/documents", body, &e)
+		return code, e
+	}
+	const before, down = 10, 5
+	for i := range before {
+		if code, e := post(i); code != http.StatusCreated {
+			t.Fatalf("d%d before the fault: %d %+v", i, code, e)
+		}
+	}
+	srv.Kill(t)
+	for i := before; i < before+down; i++ {
+		code, e := post(i)
+		if code != http.StatusServiceUnavailable || e.Error.Code != "unavailable" || !strings.Contains(e.Error.Message, "store unavailable") {
+			t.Fatalf("d%d with Redis down: %d %+v, want 503 unavailable", i, code, e)
+		}
+	}
+	var e errorBody
+	if code := call(t, h, "POST", "/v1/search", `{"text":"anything at all"}`, &e); code != http.StatusServiceUnavailable || e.Error.Code != "unavailable" {
+		t.Errorf("search with Redis down: %d %+v, want 503 unavailable", code, e)
+	}
+	if code := call(t, h, "GET", "/readyz", "", &e); code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz with Redis down: %d, want 503", code)
+	}
+	srv.Restart(t)
+	// The client reconnects by itself; a few requests may still meet
+	// connections broken by the kill.
+	recovered := false
+	for i := before + down; i < before+down+20 && !recovered; i++ {
+		code, _ := post(i)
+		recovered = code == http.StatusCreated
+	}
+	if !recovered {
+		t.Fatal("no document stored in 20 requests after Redis came back")
+	}
+	if code := call(t, h, "GET", "/readyz", "", nil); code != http.StatusOK {
+		t.Errorf("/readyz after Redis came back: %d, want 200", code)
+	}
+}

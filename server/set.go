@@ -1,0 +1,103 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/index"
+)
+
+// Set is the set of stored documents that new documents are matched against
+// under the rule, in priority (sequence) order. Every implementation decides
+// with the batch dedup's code: candidates (fingerprints within
+// Rule.QueryK, or the same token-sequence hash) in sequence order, kept by
+// dedup.Rule.Match. Two implementations:
+//
+//   - keptSet: a dedup.Kept in memory, in front of a Store (BoltStore,
+//     MemStore). The Server serialises its writes and makes them durable in
+//     the Store.
+//   - RedisStore: Redis (or a Redis Cluster) is both the set and the store,
+//     shared by several servers; every call goes to Redis, so a document
+//     acknowledged by one server is matched by all the others.
+//
+// Implementations are safe for concurrent use.
+type Set interface {
+	// Match returns the first stored document, in priority order, that f
+	// duplicates.
+	Match(ctx context.Context, f *dedup.Features) (dedup.KeptMatch, bool, error)
+	// MatchAll returns the stored documents f duplicates, in priority order,
+	// at most limit of them when limit > 0.
+	MatchAll(ctx context.Context, f *dedup.Features, limit int) ([]dedup.KeptMatch, error)
+	// AddIfNew adds r, last in priority, unless r duplicates a stored
+	// document, atomically: of two near-identical documents added at once,
+	// exactly one is added. It returns the match that kept r out. An id
+	// already stored is an error wrapping ErrExists.
+	AddIfNew(ctx context.Context, r Record) (dedup.KeptMatch, bool, error)
+	// Add adds r, last in priority.
+	Add(ctx context.Context, r Record) error
+	// Remove removes id and reports whether it was there.
+	Remove(ctx context.Context, id string) (bool, error)
+	// Get returns the record of id (its Features at least: keptSet knows
+	// no Seq or Meta), or an error wrapping ErrNotFound.
+	Get(ctx context.Context, id string) (Record, error)
+	// Len returns the number of stored documents.
+	Len(ctx context.Context) (int, error)
+}
+
+// SharedStore is a Store that is also the Set the service matches against,
+// shared by several services (RedisStore): the Server keeps no Kept of its
+// own in front of it, and every write goes through the Set.
+type SharedStore interface {
+	Store
+	Set
+	// QueryFingerprint returns the stored fingerprints within k bits of fp
+	// (k <= the rule's QueryK), nearest first, at most limit when limit > 0.
+	QueryFingerprint(ctx context.Context, fp uint64, k, limit int) ([]index.Match, error)
+	// Ping reports whether the store answers (for /readyz).
+	Ping(ctx context.Context) error
+}
+
+// keptSet is the Set of a Server over an unshared Store: a dedup.Kept.
+// Records' Seq and Meta are the Server's business (the Store keeps them).
+type keptSet struct{ k *dedup.Kept }
+
+var _ Set = keptSet{}
+
+func (s keptSet) Match(_ context.Context, f *dedup.Features) (dedup.KeptMatch, bool, error) {
+	return s.k.Match(f)
+}
+
+func (s keptSet) MatchAll(_ context.Context, f *dedup.Features, limit int) ([]dedup.KeptMatch, error) {
+	return s.k.MatchAll(f, limit)
+}
+
+func (s keptSet) AddIfNew(_ context.Context, r Record) (dedup.KeptMatch, bool, error) {
+	m, dup, err := s.k.AddIfNew(r.ID, r.Features)
+	return m, dup, existsError(err)
+}
+
+func (s keptSet) Add(_ context.Context, r Record) error {
+	return existsError(s.k.Add(r.ID, r.Features))
+}
+
+// existsError adds ErrExists to Kept's error for an id already present.
+func existsError(err error) error {
+	if errors.Is(err, index.ErrDuplicateID) {
+		return fmt.Errorf("%w: %w", ErrExists, err)
+	}
+	return err
+}
+
+func (s keptSet) Remove(_ context.Context, id string) (bool, error) { return s.k.Remove(id), nil }
+
+func (s keptSet) Get(_ context.Context, id string) (Record, error) {
+	f, ok := s.k.Get(id)
+	if !ok {
+		return Record{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	return Record{ID: id, Features: f}, nil
+}
+
+func (s keptSet) Len(context.Context) (int, error) { return s.k.Len(), nil }

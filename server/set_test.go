@@ -1,0 +1,130 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/neardup/neardup/dedup"
+)
+
+// testSet runs the behaviour every Set must have against the sets open
+// returns (empty, deciding under opt).
+func testSet(t *testing.T, open func(t *testing.T, opt dedup.Options) Set) {
+	ctx := context.Background()
+	ex, err := dedup.NewExtractor(dedup.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := func(id, text string) Record { return Record{ID: id, Features: ex.Extract(text)} }
+	a := randomText(1, 60)
+	nearA := a + " and one more word"
+	b := randomText(2, 60)
+
+	t.Run("MatchAddRemove", func(t *testing.T) {
+		s := open(t, dedup.Options{})
+		if n, err := s.Len(ctx); err != nil || n != 0 {
+			t.Fatalf("Len of an empty set = %d, %v", n, err)
+		}
+		ra := rec("a", a)
+		if _, dup, err := s.AddIfNew(ctx, ra); err != nil || dup {
+			t.Fatalf("AddIfNew(a) into an empty set: dup %v, %v", dup, err)
+		}
+		if err := s.Add(ctx, rec("a2", a)); err != nil {
+			t.Fatalf("Add(a2, same text): %v", err)
+		}
+		if err := s.Add(ctx, rec("b", b)); err != nil {
+			t.Fatalf("Add(b): %v", err)
+		}
+		if _, _, err := s.AddIfNew(ctx, rec("a", randomText(3, 60))); !errors.Is(err, ErrExists) {
+			t.Errorf("AddIfNew(existing id a, new text) error = %v, want ErrExists", err)
+		}
+		f := ex.Extract(nearA)
+		m, ok, err := s.Match(ctx, &f)
+		if err != nil || !ok || m.ID != "a" {
+			t.Fatalf("Match(near a) = %+v, %v, %v; want a, the first stored", m, ok, err)
+		}
+		ms, err := s.MatchAll(ctx, &f, 0)
+		if err != nil || len(ms) != 2 || ms[0].ID != "a" || ms[1].ID != "a2" || ms[0].Seq >= ms[1].Seq {
+			t.Fatalf("MatchAll(near a) = %+v, %v; want a then a2", ms, err)
+		}
+		if m, dup, err := s.AddIfNew(ctx, rec("c", nearA)); err != nil || !dup || m.ID != "a" {
+			t.Fatalf("AddIfNew(c, near a) = %+v, %v, %v; want declined for a", m, dup, err)
+		}
+		if _, err := s.Get(ctx, "c"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Get(declined c) error = %v, want ErrNotFound", err)
+		}
+		if r, err := s.Get(ctx, "b"); err != nil || r.Features.FP != ex.Extract(b).FP {
+			t.Errorf("Get(b) = %+v, %v", r, err)
+		}
+		if ok, err := s.Remove(ctx, "a"); err != nil || !ok {
+			t.Fatalf("Remove(a) = %v, %v", ok, err)
+		}
+		if ok, err := s.Remove(ctx, "a"); err != nil || ok {
+			t.Errorf("second Remove(a) = %v, %v; want false", ok, err)
+		}
+		if m, ok, err := s.Match(ctx, &f); err != nil || !ok || m.ID != "a2" {
+			t.Errorf("Match(near a) after removing a = %+v, %v, %v; want a2", m, ok, err)
+		}
+		if n, err := s.Len(ctx); err != nil || n != 2 {
+			t.Errorf("Len = %d, %v; want 2", n, err)
+		}
+	})
+
+	t.Run("ExactWithoutFingerprint", func(t *testing.T) {
+		s := open(t, dedup.Options{})
+		if _, dup, err := s.AddIfNew(ctx, rec("p", "!!! ???")); err != nil || dup {
+			t.Fatalf("AddIfNew(punctuation): %v %v", dup, err)
+		}
+		f := ex.Extract("!!! ???")
+		if m, ok, err := s.Match(ctx, &f); err != nil || !ok || m.ID != "p" || !m.Exact {
+			t.Errorf("Match(same punctuation) = %+v, %v, %v; want p, exact", m, ok, err)
+		}
+	})
+
+	t.Run("AddIfNewRace", func(t *testing.T) {
+		s := open(t, dedup.Options{})
+		const rounds, writers = 20, 4
+		for round := range rounds {
+			base := randomText(uint64(100+round), 50)
+			recs := make([]Record, writers)
+			for i := range recs {
+				recs[i] = rec(fmt.Sprintf("r%d-%d", round, i), base+fmt.Sprintf(" x%d", i))
+			}
+			var wg sync.WaitGroup
+			var added atomic.Int32
+			for i := range writers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if _, dup, err := s.AddIfNew(ctx, recs[i]); err != nil {
+						t.Error(err)
+					} else if !dup {
+						added.Add(1)
+					}
+				}()
+			}
+			wg.Wait()
+			if n := added.Load(); n != 1 {
+				t.Fatalf("round %d: %d of %d near-identical documents added, want 1", round, n, writers)
+			}
+		}
+	})
+}
+
+func TestKeptSet(t *testing.T) {
+	testSet(t, func(t *testing.T, opt dedup.Options) Set {
+		rule, err := dedup.NewRule(opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := dedup.NewKept(rule, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return keptSet{k}
+	})
+}
