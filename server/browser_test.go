@@ -35,6 +35,9 @@ func chromium(t *testing.T) string {
 // TestPageCompare drives the web page in headless Chromium: it types two
 // Chinese texts, clicks Compare and checks the distance shown is the API's.
 func TestPageCompare(t *testing.T) {
+	if raceEnabled {
+		t.Skip("race detector: the browser test runs without it")
+	}
 	bin := chromium(t)
 	s := newTestServer(t, nil, Options{})
 	ts := httptest.NewServer(s.Handler())

@@ -26,6 +26,9 @@ import (
 // shared stores, one Redis and a Redis Cluster, where every decision is taken
 // against Redis.
 func TestOnlineEqualsBatch(t *testing.T) {
+	if raceEnabled {
+		t.Skip("race detector: the run without it asserts the verdicts")
+	}
 	for _, backend := range testBackends {
 		t.Run(backend.name, func(t *testing.T) {
 			addr := backend.start(t)
