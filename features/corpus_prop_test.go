@@ -69,6 +69,9 @@ func TestCorpusOneWordEdit(t *testing.T) {
 // fingerprints must be far apart: no pair within 3 bits, and distances
 // spread around 32 as for independent random fingerprints.
 func TestCorpusUnrelated(t *testing.T) {
+	if raceEnabled {
+		t.Skip("race detector: the run without it asserts this")
+	}
 	docs := readCorpus(t, "en_prose")
 	for _, name := range []string{"default", "en-words", "shingles", "ngrams"} {
 		p, _ := Lookup(name)

@@ -279,6 +279,9 @@ func TestShinglesProfile(t *testing.T) {
 }
 
 func TestDefaultRoutesHan(t *testing.T) {
+	if raceEnabled {
+		t.Skip("race detector: the run without it asserts this")
+	}
 	tests := []struct {
 		text string
 		han  bool
