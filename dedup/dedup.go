@@ -152,9 +152,7 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	var lsh *minhash.LSH
 	if opt.Method == MethodMinHash {
 		r.hasher = minhash.New(opt.Perms, 1)
-		if opt.Bands == 0 {
-			r.opt.Bands, r.opt.Rows = minhash.BandsRows(candidateThreshold(opt), opt.Perms)
-		}
+		r.opt.Bands, r.opt.Rows = opt.LSHShape()
 		lsh = minhash.NewLSH(r.opt.Bands, r.opt.Rows)
 	}
 
@@ -334,6 +332,17 @@ func (r *runner) countKeptInIndex() int {
 		}
 	}
 	return n
+}
+
+// LSHShape returns the bands and rows of the LSH that Run uses with
+// MethodMinHash for these options (after defaults): Bands and Rows when set,
+// else minhash.BandsRows at the candidate threshold. Another runner of the
+// rule (the Beam pipeline) bands signatures with it to find the same pairs.
+func (o *Options) LSHShape() (bands, rows int) {
+	if o.Bands != 0 {
+		return o.Bands, o.Rows
+	}
+	return minhash.BandsRows(candidateThreshold(*o), o.Perms)
 }
 
 // candidateThreshold is the Jaccard similarity MinHash-LSH bands and rows are
