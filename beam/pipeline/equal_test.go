@@ -1,0 +1,121 @@
+package pipeline_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/neardup/neardup/beam/pipeline"
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/dedup"
+
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+)
+
+func TestMain(m *testing.M) { ptest.MainWithDefault(m, "prism") }
+
+// runBoth runs dedup.Run and the pipeline over inputs with the same rule and
+// returns each one's output, duplicates and clusters files.
+func runBoth(t testing.TB, inputs []string, opt pipeline.Options) (batch, beamOut [3]string) {
+	t.Helper()
+	dir := t.TempDir()
+	names := [3]string{"kept.jsonl", "dups.jsonl", "clusters.jsonl"}
+	path := func(who string, i int) string { return filepath.Join(dir, who+"-"+names[i]) }
+
+	dopt := opt.DedupOptions()
+	dopt.Corpus = corpus.Options{IDField: opt.IDField, TextField: opt.TextField, SkipBad: opt.SkipBad}
+	dopt.Output, dopt.Duplicates, dopt.Clusters = path("batch", 0), path("batch", 1), path("batch", 2)
+	if _, err := dedup.Run(context.Background(), inputs, dopt); err != nil {
+		t.Fatalf("dedup.Run: %v", err)
+	}
+
+	opt.Inputs = inputs
+	opt.Output, opt.Duplicates, opt.Clusters = path("beam", 0), path("beam", 1), path("beam", 2)
+	p, s := beam.NewPipelineWithRoot()
+	if _, err := pipeline.Dedup(s, opt); err != nil {
+		t.Fatalf("pipeline.Dedup: %v", err)
+	}
+	if err := ptest.Run(p); err != nil {
+		t.Fatalf("pipeline run: %v", err)
+	}
+	for i := range names {
+		batch[i] = readFile(t, path("batch", i))
+		beamOut[i] = readFile(t, path("beam", i))
+	}
+	return batch, beamOut
+}
+
+func readFile(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// assertSame fails unless the pipeline's three files equal the batch's byte
+// for byte: the same kept lines in the same order, the same removals naming
+// the same kept documents with the same measures, the same clusters.
+func assertSame(t testing.TB, batch, got [3]string) {
+	t.Helper()
+	what := [3]string{"kept documents", "duplicates", "clusters"}
+	for i := range what {
+		if batch[i] == got[i] {
+			continue
+		}
+		b, g := strings.Split(batch[i], "\n"), strings.Split(got[i], "\n")
+		t.Errorf("%s differ: batch %d lines, pipeline %d lines", what[i], len(b)-1, len(g)-1)
+		for j := 0; j < max(len(b), len(g)); j++ {
+			var bl, gl string
+			if j < len(b) {
+				bl = b[j]
+			}
+			if j < len(g) {
+				gl = g[j]
+			}
+			if bl != gl {
+				t.Errorf("first difference at line %d:\n batch:    %.300s\n pipeline: %.300s", j+1, bl, gl)
+				break
+			}
+		}
+	}
+}
+
+func writeFile(t testing.TB, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const smallCorpus = `{"id":"a","text":"the quick brown fox jumps over the lazy dog near the river bank today"}
+{"id":"b","text":"The quick brown fox jumps over the lazy dog near the river bank today!"}
+{"id":"c","text":"completely different words about databases and distributed systems here"}
+{"id":"d","text":"the quick brown fox jumps over the lazy dog near the river bank today"}
+{"id":"e","text":"completely different words about databases and distributed systems here too"}
+{"id":"f","text":"..."}
+{"id":"g","text":"..."}
+{"id":"h","text":""}
+`
+
+func TestSmallEqualsBatch(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "small.jsonl", smallCorpus)
+	for _, method := range []string{dedup.MethodSimHash, dedup.MethodMinHash} {
+		t.Run(method, func(t *testing.T) {
+			b, g := runBoth(t, []string{in}, pipeline.Options{Method: method})
+			assertSame(t, b, g)
+			if strings.Count(b[1], "\n") < 3 {
+				t.Errorf("batch removed %d documents, want at least 3 (b, d, g): the test checks nothing", strings.Count(b[1], "\n"))
+			}
+		})
+	}
+}
