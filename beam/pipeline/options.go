@@ -106,10 +106,10 @@ func (o *Options) DedupOptions() dedup.Options { return o.dedupOptions() }
 // ruleConfig is what the workers need to rebuild the rule: plain fields, so
 // that Beam can serialise the DoFns that hold it.
 type ruleConfig struct {
-	Method, Profile                    string
-	K, KShort, ShortTokens             int
-	Threshold                          float64
-	Shingle, Perms, Bands, Rows        int
+	Method, Profile             string
+	K, KShort, ShortTokens      int
+	Threshold                   float64
+	Shingle, Perms, Bands, Rows int
 }
 
 func (o *Options) ruleConfig() ruleConfig {
