@@ -2,6 +2,8 @@ package pipeline_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,5 +119,72 @@ func TestSmallEqualsBatch(t *testing.T) {
 				t.Errorf("batch removed %d documents, want at least 3 (b, d, g): the test checks nothing", strings.Count(b[1], "\n"))
 			}
 		})
+	}
+}
+
+// TestEmptyInput: an empty file gives the batch's empty outputs, files that
+// exist.
+func TestEmptyInput(t *testing.T) {
+	in := writeFile(t, t.TempDir(), "empty.jsonl", "")
+	b, g := runBoth(t, []string{in}, pipeline.Options{})
+	assertSame(t, b, g)
+}
+
+// TestHugeDocument: one document of about 8 MB and a near copy of it
+// among small ones; the huge pair is found and verified as by the batch.
+func TestHugeDocument(t *testing.T) {
+	var sb strings.Builder
+	for i := range 1_000_000 {
+		fmt.Fprintf(&sb, "w%d ", i%50000+i/7)
+	}
+	huge := sb.String()
+	edited := strings.Replace(huge, "w10 ", "changed ", 1)
+	var in strings.Builder
+	for i, text := range []string{"a small text about nothing much at all really", huge, "another small text", edited} {
+		line, _ := json.Marshal(map[string]string{"id": fmt.Sprint("d", i), "text": text})
+		in.Write(append(line, '\n'))
+	}
+	p := writeFile(t, t.TempDir(), "huge.jsonl", in.String())
+	b, g := runBoth(t, []string{p}, pipeline.Options{})
+	assertSame(t, b, g)
+	if !strings.Contains(b[1], `"dup_id":"d3"`) {
+		t.Errorf("batch did not remove the huge near copy: %s", b[1])
+	}
+}
+
+// TestBadLine: a malformed line fails the run with its file and line, or
+// with --skip-bad is skipped, counted, and the rest decided as by the batch.
+func TestBadLine(t *testing.T) {
+	in := writeFile(t, t.TempDir(), "bad.jsonl", `{"id":"z","text":"first"}`+"\n{not json\n"+smallCorpus)
+
+	p, s := beam.NewPipelineWithRoot()
+	if _, err := pipeline.Dedup(s, pipeline.Options{Inputs: []string{in}, Output: in + ".out"}); err != nil {
+		t.Fatal(err)
+	}
+	err := ptest.Run(p)
+	if err == nil || !strings.Contains(err.Error(), "bad.jsonl:2") {
+		t.Errorf("malformed line 2: err %v, want one naming bad.jsonl:2", err)
+	}
+
+	b, g := runBoth(t, []string{in}, pipeline.Options{SkipBad: true})
+	assertSame(t, b, g)
+
+	p, s = beam.NewPipelineWithRoot()
+	if _, err := pipeline.Dedup(s, pipeline.Options{Inputs: []string{in}, SkipBad: true}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ptest.RunWithMetrics(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int64{}
+	for _, c := range res.Metrics().AllMetrics().Counters() {
+		counts[c.Key.Name] += c.Result()
+	}
+	if counts["bad_inputs"] != 1 || counts["documents"] != 9 {
+		t.Errorf("metrics %v, want bad_inputs 1 and documents 9", counts)
+	}
+	if counts["removed"] < 3 || counts["removed"] != counts["verified"] || counts["candidates"] < counts["removed"] {
+		t.Errorf("metrics %v: want removed = verified >= 3, candidates >= removed", counts)
 	}
 }
