@@ -334,6 +334,17 @@ func (r *runner) countKeptInIndex() int {
 	return n
 }
 
+// LSHShape returns the bands and rows of the LSH that Run uses with
+// MethodMinHash for these options (after defaults): Bands and Rows when set,
+// else minhash.BandsRows at the candidate threshold. Another runner of the
+// rule (the Beam pipeline) bands signatures with it to find the same pairs.
+func (o *Options) LSHShape() (bands, rows int) {
+	if o.Bands != 0 {
+		return o.Bands, o.Rows
+	}
+	return minhash.BandsRows(candidateThreshold(*o), o.Perms)
+}
+
 // candidateThreshold is the Jaccard similarity MinHash-LSH bands and rows are
 // chosen for. BandsRows balances false positives against false negatives
 // around its threshold, so pairs just above it are found only about half the

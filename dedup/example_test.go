@@ -38,3 +38,17 @@ func Example() {
 	// {"id":"a","t
 	// {"id":"c","t
 }
+
+// The LSH shape a run with --method minhash uses: 128 permutations banded
+// for the candidate threshold 0.2 below the verification threshold.
+func ExampleOptions_LSHShape() {
+	opt := dedup.Options{Method: dedup.MethodMinHash}
+	opt.EnsureDefaults()
+	bands, rows := opt.LSHShape()
+	fmt.Println(bands, rows)
+	opt.Bands, opt.Rows = 16, 8
+	fmt.Println(opt.LSHShape())
+	// Output:
+	// 18 7
+	// 16 8
+}

@@ -86,10 +86,10 @@ func (o *Options) rule() *Rule {
 	}
 }
 
-// lshBands fills in Bands and Rows for MethodMinHash as Run chooses them.
+// lshBands fills in Bands and Rows for MethodMinHash (LSHShape).
 func (o *Options) lshBands() {
-	if o.Method == MethodMinHash && o.Bands == 0 {
-		o.Bands, o.Rows = minhash.BandsRows(candidateThreshold(*o), o.Perms)
+	if o.Method == MethodMinHash {
+		o.Bands, o.Rows = o.LSHShape()
 	}
 }
 
@@ -210,7 +210,7 @@ func PackPair(x, y int) uint64 {
 // one per goroutine.
 type Extractor struct {
 	method, verify string
-	bands, rows    int
+	lsh            *minhash.LSH // MethodMinHash: the band shape, for Features.Bands
 	profile        *features.Profile
 	hasher         *minhash.Hasher
 	sh             shingler
@@ -230,7 +230,10 @@ func NewExtractor(opt Options) (*Extractor, error) {
 }
 
 func (o *Options) extractor(hasher *minhash.Hasher) (*Extractor, error) {
-	e := &Extractor{method: o.Method, verify: o.Verify, bands: o.Bands, rows: o.Rows, sh: shingler{w: o.Shingle}, tf: map[uint32]uint32{}}
+	e := &Extractor{method: o.Method, verify: o.Verify, sh: shingler{w: o.Shingle}, tf: map[uint32]uint32{}}
+	if o.Method == MethodMinHash && o.Bands > 0 {
+		e.lsh = minhash.NewLSH(o.Bands, o.Rows)
+	}
 	if o.Method == MethodSimHash {
 		p, err := features.Lookup(o.Profile)
 		if err != nil {
@@ -294,8 +297,8 @@ func (e *Extractor) extract(text string, global uint8) (Features, []uint64) {
 			e.set64 = append(e.set64, uint64(h))
 		}
 		f.Sig = e.hasher.Sign(nil, e.set64)
-		if e.bands > 0 && f.Tokens > 0 {
-			f.Bands = minhash.BandKeys(nil, f.Sig, e.bands, e.rows)
+		if e.lsh != nil && f.Tokens > 0 {
+			f.Bands, _ = e.lsh.BandKeys(nil, f.Sig) // Sign returns Perms >= bands·rows values
 		}
 	}
 	return f, terms

@@ -89,21 +89,23 @@ func (l *LSH) Add(id int, sig Signature) error {
 		return fmt.Errorf("%w: %d values, want %d×%d", ErrShape, len(sig), l.bands, l.rows)
 	}
 	l.ids = append(l.ids, id)
-	for b := range l.bands {
-		l.keys = append(l.keys, bandKey(sig[b*l.rows:(b+1)*l.rows]))
-	}
+	l.keys, _ = l.BandKeys(l.keys, sig)
 	return nil
 }
 
-// BandKeys appends to dst the key of each of the bands of sig (bands·rows
-// values): two signatures share a band exactly when they share its key (up to
-// 64-bit collisions), the test LSH.Pairs applies. An online index keeps one
-// hash table per band keyed by these.
-func BandKeys(dst []uint64, sig Signature, bands, rows int) []uint64 {
-	for b := range bands {
-		dst = append(dst, bandKey(sig[b*rows:(b+1)*rows]))
+// BandKeys appends to dst the key of each band of sig, in band order: two
+// signatures collide in band b exactly when their b-th keys are equal, as
+// Pairs sees them. It is for callers that bucket signatures themselves (a
+// distributed join keyed by band); the signature needs at least bands·rows
+// values.
+func (l *LSH) BandKeys(dst []uint64, sig Signature) ([]uint64, error) {
+	if len(sig) < l.bands*l.rows {
+		return dst, fmt.Errorf("%w: %d values, want %d×%d", ErrShape, len(sig), l.bands, l.rows)
 	}
-	return dst
+	for b := range l.bands {
+		dst = append(dst, bandKey(sig[b*l.rows:(b+1)*l.rows]))
+	}
+	return dst, nil
 }
 
 // bandKey hashes one band's rows to a 64-bit key, so a band compares in one

@@ -184,3 +184,51 @@ func TestBandsRowsWeighted(t *testing.T) {
 		t.Errorf("recall-weighted %d×%d gives P(0.8)=%.3f, want more than balanced %d×%d's %.3f", b2, r2, p2, b1, r1, p1)
 	}
 }
+
+// TestBandKeysMatchPairs checks that bucketing signatures by BandKeys finds
+// the pairs Pairs reports: the distributed pipeline relies on it.
+func TestBandKeysMatchPairs(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	h := New(32, 1)
+	l := NewLSH(8, 4)
+	var keys [][]uint64
+	base, _, _ := sets(r, 40, 0)
+	for i := range 30 {
+		set := append([]uint64(nil), base...)
+		for range i % 7 {
+			set[r.IntN(len(set))] = r.Uint64()
+		}
+		sig := h.Sign(nil, set)
+		if err := l.Add(i, sig); err != nil {
+			t.Fatal(err)
+		}
+		k, err := l.BandKeys(nil, sig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	want := map[[2]int]bool{}
+	l.Pairs(func(a, b int) error { want[[2]int{a, b}] = true; return nil })
+	got := map[[2]int]bool{}
+	for a := range keys {
+		for b := a + 1; b < len(keys); b++ {
+			for band := range keys[a] {
+				if keys[a][band] == keys[b][band] {
+					got[[2]int{a, b}] = true
+				}
+			}
+		}
+	}
+	if len(got) != len(want) || len(want) == 0 {
+		t.Fatalf("BandKeys buckets give %d pairs, Pairs %d (want equal, > 0)", len(got), len(want))
+	}
+	for p := range want {
+		if !got[p] {
+			t.Errorf("pair %v from Pairs not found by BandKeys", p)
+		}
+	}
+	if _, err := l.BandKeys(nil, keys[0][:3]); err == nil {
+		t.Error("short signature accepted, want ErrShape")
+	}
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
+	"github.com/neardup/neardup/beam/pipeline"
+	"github.com/neardup/neardup/dedup"
+
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/spark"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
+)
+
+const usage = `usage: neardup-beam dedup [flags] INPUT...
+
+Deduplicates JSONL documents (plain, .gz, .zst; local paths or gs://) with
+the verdicts of "neardup dedup", on an Apache Beam runner (--runner prism
+runs in this process). Flags:
+`
+
+// dedupFlags are the flags of "neardup dedup" that mean the same here.
+type dedupFlags struct {
+	opt pipeline.Options
+}
+
+// register defines the flags on fs, which also holds Beam's (--runner,
+// --endpoint, --project, ...): Beam reads its options from the global flag
+// set, and a worker started by a runner gets only those.
+func (f *dedupFlags) register(fs *flag.FlagSet) {
+	o := &f.opt
+	fs.StringVar(&o.Output, "output", "", "write the kept documents (original lines, input order) to this file")
+	fs.StringVar(&o.Duplicates, "duplicates", "", "write one JSON object per removed document to this file")
+	fs.StringVar(&o.Clusters, "clusters", "", "write one JSON object per kept document with duplicates to this file")
+	fs.StringVar(&o.Method, "method", dedup.DefaultMethod, "candidate method: simhash or minhash")
+	fs.StringVar(&o.Profile, "profile", dedup.DefaultProfile, "features profile for the SimHash fingerprint")
+	fs.IntVar(&o.K, "k", dedup.DefaultK, "Hamming distance for candidate pairs (simhash)")
+	fs.IntVar(&o.KShort, "k-short", 0, "distance for pairs with a short document (default max(12, k))")
+	fs.Float64Var(&o.Threshold, "threshold", dedup.DefaultThreshold, "Jaccard threshold of the verification")
+	fs.IntVar(&o.Shingle, "shingle", dedup.DefaultShingle, "shingle width in tokens")
+	fs.BoolVar(&o.SkipBad, "skip-bad", false, "skip malformed lines (counted in the bad_inputs metric) instead of failing")
+	fs.StringVar(&o.IDField, "id-field", "id", "JSON field holding the document id")
+	fs.StringVar(&o.TextField, "text-field", "text", "JSON field holding the text")
+	fs.StringVar(&o.Format, "format", "auto", "input format: auto, jsonl, text or lines")
+	fs.IntVar(&o.MaxBucket, "max-bucket", pipeline.DefaultMaxBucket, "most entries of one candidate key paired on one worker; larger keys are split")
+	fs.IntVar(&o.Rounds, "cc-rounds", pipeline.DefaultRounds, "large-star/small-star rounds for the connected components")
+}
+
+// run parses "dedup" and its flags from args, or runs as a Beam worker when
+// a runner started this binary as one (beam.Init does not return then).
+func run(ctx context.Context, args []string) error {
+	sub := len(args) > 0 && args[0] == "dedup"
+	if sub {
+		args = args[1:]
+	}
+	var f dedupFlags
+	f.register(flag.CommandLine)
+	flag.CommandLine.Usage = func() {
+		fmt.Fprint(flag.CommandLine.Output(), usage)
+		flag.CommandLine.PrintDefaults()
+	}
+	if err := flag.CommandLine.Parse(args); err != nil {
+		return err
+	}
+	beam.Init()
+	if !sub {
+		flag.CommandLine.Usage()
+		return errors.New("want the subcommand dedup")
+	}
+	f.opt.Inputs = flag.CommandLine.Args()
+	if f.opt.Output == "" && f.opt.Duplicates == "" && f.opt.Clusters == "" {
+		return errors.New("nothing to write: give --output, --duplicates or --clusters")
+	}
+	p, s := beam.NewPipelineWithRoot()
+	if _, err := pipeline.Dedup(s, f.opt); err != nil {
+		return err
+	}
+	res, err := beamx.RunWithMetrics(ctx, p)
+	if err != nil {
+		return err
+	}
+	if res != nil {
+		for _, c := range res.Metrics().AllMetrics().Counters() {
+			if c.Key.Namespace == "neardup" {
+				fmt.Fprintf(os.Stderr, "%s %d\n", c.Key.Name, c.Result())
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,68 @@
+package pipeline_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/neardup/neardup/beam/pipeline"
+	"github.com/neardup/neardup/dedup"
+)
+
+// corpusPath returns the shared corpus name (../shared/corpora beside the
+// repository, or NEARDUP_CORPORA), skipping when it is missing, or failing
+// under CI. It is the root module's internal/testcorpora, which this module
+// cannot import: the repository root is the directory holding beam/go.mod.
+func corpusPath(tb testing.TB, name string) string {
+	tb.Helper()
+	dir := os.Getenv("NEARDUP_CORPORA")
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for d := wd; ; d = filepath.Dir(d) {
+			if _, err := os.Stat(filepath.Join(d, "beam", "go.mod")); err == nil {
+				dir = filepath.Join(filepath.Dir(d), "shared", "corpora")
+				break
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	p := filepath.Join(dir, name+".jsonl.zst")
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") != "" {
+			tb.Fatalf("corpus %s: %v (CI needs ../shared/corpora beside the clone, or NEARDUP_CORPORA)", name, err)
+		}
+		tb.Skipf("corpus %s not available: %v", name, err)
+	}
+	return p
+}
+
+// TestCorporaEqualBatch runs the pipeline on prism over the shared corpora
+// and checks that its kept documents, its removals (each naming the same
+// kept document, with the same measures) and its clusters are dedup.Run's,
+// byte for byte, with both candidate methods.
+func TestCorporaEqualBatch(t *testing.T) {
+	corpora := []string{"en_spdx", "zh_fortunes", "zh_laws"}
+	if !testing.Short() {
+		corpora = append(corpora, "en_prose")
+	}
+	for _, name := range corpora {
+		for _, method := range []string{dedup.MethodSimHash, dedup.MethodMinHash} {
+			t.Run(name+"/"+method, func(t *testing.T) {
+				in := corpusPath(t, name)
+				b, g := runBoth(t, []string{in}, pipeline.Options{Method: method})
+				assertSame(t, b, g)
+				if name != "en_prose" && strings.Count(b[1], "\n") == 0 {
+					t.Errorf("batch removed nothing from %s: the comparison checks little", name)
+				}
+				t.Logf("%s %s: %d kept, %d removed, %d clusters", name, method,
+					strings.Count(b[0], "\n"), strings.Count(b[1], "\n"), strings.Count(b[2], "\n"))
+			})
+		}
+	}
+}

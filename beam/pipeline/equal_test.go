@@ -1,0 +1,190 @@
+package pipeline_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/neardup/neardup/beam/pipeline"
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/dedup"
+
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+)
+
+func TestMain(m *testing.M) { ptest.MainWithDefault(m, "prism") }
+
+// runBoth runs dedup.Run and the pipeline over inputs with the same rule and
+// returns each one's output, duplicates and clusters files.
+func runBoth(t testing.TB, inputs []string, opt pipeline.Options) (batch, beamOut [3]string) {
+	t.Helper()
+	dir := t.TempDir()
+	names := [3]string{"kept.jsonl", "dups.jsonl", "clusters.jsonl"}
+	path := func(who string, i int) string { return filepath.Join(dir, who+"-"+names[i]) }
+
+	dopt := opt.DedupOptions()
+	dopt.Corpus = corpus.Options{IDField: opt.IDField, TextField: opt.TextField, SkipBad: opt.SkipBad}
+	dopt.Output, dopt.Duplicates, dopt.Clusters = path("batch", 0), path("batch", 1), path("batch", 2)
+	if _, err := dedup.Run(context.Background(), inputs, dopt); err != nil {
+		t.Fatalf("dedup.Run: %v", err)
+	}
+
+	opt.Inputs = inputs
+	opt.Output, opt.Duplicates, opt.Clusters = path("beam", 0), path("beam", 1), path("beam", 2)
+	p, s := beam.NewPipelineWithRoot()
+	if _, err := pipeline.Dedup(s, opt); err != nil {
+		t.Fatalf("pipeline.Dedup: %v", err)
+	}
+	if err := ptest.Run(p); err != nil {
+		t.Fatalf("pipeline run: %v", err)
+	}
+	for i := range names {
+		batch[i] = readFile(t, path("batch", i))
+		beamOut[i] = readFile(t, path("beam", i))
+	}
+	return batch, beamOut
+}
+
+func readFile(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// assertSame fails unless the pipeline's three files equal the batch's byte
+// for byte: the same kept lines in the same order, the same removals naming
+// the same kept documents with the same measures, the same clusters.
+func assertSame(t testing.TB, batch, got [3]string) {
+	t.Helper()
+	what := [3]string{"kept documents", "duplicates", "clusters"}
+	for i := range what {
+		if batch[i] == got[i] {
+			continue
+		}
+		b, g := strings.Split(batch[i], "\n"), strings.Split(got[i], "\n")
+		t.Errorf("%s differ: batch %d lines, pipeline %d lines", what[i], len(b)-1, len(g)-1)
+		for j := 0; j < max(len(b), len(g)); j++ {
+			var bl, gl string
+			if j < len(b) {
+				bl = b[j]
+			}
+			if j < len(g) {
+				gl = g[j]
+			}
+			if bl != gl {
+				t.Errorf("first difference at line %d:\n batch:    %.300s\n pipeline: %.300s", j+1, bl, gl)
+				break
+			}
+		}
+	}
+}
+
+func writeFile(t testing.TB, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const smallCorpus = `{"id":"a","text":"the quick brown fox jumps over the lazy dog near the river bank today"}
+{"id":"b","text":"The quick brown fox jumps over the lazy dog near the river bank today!"}
+{"id":"c","text":"completely different words about databases and distributed systems here"}
+{"id":"d","text":"the quick brown fox jumps over the lazy dog near the river bank today"}
+{"id":"e","text":"completely different words about databases and distributed systems here too"}
+{"id":"f","text":"..."}
+{"id":"g","text":"..."}
+{"id":"h","text":""}
+`
+
+func TestSmallEqualsBatch(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "small.jsonl", smallCorpus)
+	for _, method := range []string{dedup.MethodSimHash, dedup.MethodMinHash} {
+		t.Run(method, func(t *testing.T) {
+			b, g := runBoth(t, []string{in}, pipeline.Options{Method: method})
+			assertSame(t, b, g)
+			if strings.Count(b[1], "\n") < 3 {
+				t.Errorf("batch removed %d documents, want at least 3 (b, d, g): the test checks nothing", strings.Count(b[1], "\n"))
+			}
+		})
+	}
+}
+
+// TestEmptyInput: an empty file gives the batch's empty outputs, files that
+// exist.
+func TestEmptyInput(t *testing.T) {
+	in := writeFile(t, t.TempDir(), "empty.jsonl", "")
+	b, g := runBoth(t, []string{in}, pipeline.Options{})
+	assertSame(t, b, g)
+}
+
+// TestHugeDocument: one document of about 8 MB and a near copy of it
+// among small ones; the huge pair is found and verified as by the batch.
+func TestHugeDocument(t *testing.T) {
+	var sb strings.Builder
+	for i := range 1_000_000 {
+		fmt.Fprintf(&sb, "w%d ", i%50000+i/7)
+	}
+	huge := sb.String()
+	edited := strings.Replace(huge, "w10 ", "changed ", 1)
+	var in strings.Builder
+	for i, text := range []string{"a small text about nothing much at all really", huge, "another small text", edited} {
+		line, _ := json.Marshal(map[string]string{"id": fmt.Sprint("d", i), "text": text})
+		in.Write(append(line, '\n'))
+	}
+	p := writeFile(t, t.TempDir(), "huge.jsonl", in.String())
+	b, g := runBoth(t, []string{p}, pipeline.Options{})
+	assertSame(t, b, g)
+	if !strings.Contains(b[1], `"dup_id":"d3"`) {
+		t.Errorf("batch did not remove the huge near copy: %s", b[1])
+	}
+}
+
+// TestBadLine: a malformed line fails the run with its file and line, or
+// with --skip-bad is skipped, counted, and the rest decided as by the batch.
+func TestBadLine(t *testing.T) {
+	in := writeFile(t, t.TempDir(), "bad.jsonl", `{"id":"z","text":"first"}`+"\n{not json\n"+smallCorpus)
+
+	p, s := beam.NewPipelineWithRoot()
+	if _, err := pipeline.Dedup(s, pipeline.Options{Inputs: []string{in}, Output: in + ".out"}); err != nil {
+		t.Fatal(err)
+	}
+	err := ptest.Run(p)
+	if err == nil || !strings.Contains(err.Error(), "bad.jsonl:2") {
+		t.Errorf("malformed line 2: err %v, want one naming bad.jsonl:2", err)
+	}
+
+	b, g := runBoth(t, []string{in}, pipeline.Options{SkipBad: true})
+	assertSame(t, b, g)
+
+	p, s = beam.NewPipelineWithRoot()
+	if _, err := pipeline.Dedup(s, pipeline.Options{Inputs: []string{in}, SkipBad: true}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ptest.RunWithMetrics(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int64{}
+	for _, c := range res.Metrics().AllMetrics().Counters() {
+		counts[c.Key.Name] += c.Result()
+	}
+	if counts["bad_inputs"] != 1 || counts["documents"] != 9 {
+		t.Errorf("metrics %v, want bad_inputs 1 and documents 9", counts)
+	}
+	if counts["removed"] < 3 || counts["removed"] != counts["verified"] || counts["candidates"] < counts["removed"] {
+		t.Errorf("metrics %v: want removed = verified >= 3, candidates >= removed", counts)
+	}
+}
