@@ -77,6 +77,7 @@ func (f *clustersCmd) run(ctx context.Context, args []string, stdin io.Reader, s
 		return err
 	}
 	t0 := time.Now()
+	defer joinGC(args)()
 	in, err := f.readInputs(ctx, args, stdin, stderr)
 	if err != nil {
 		return err

@@ -253,6 +253,7 @@ func (f *pairsCmd) run(ctx context.Context, args []string, stdin io.Reader, stdo
 		return err
 	}
 	t0 := time.Now()
+	defer joinGC(args)()
 	in, err := f.readInputs(ctx, args, stdin, stderr)
 	if err != nil {
 		return err
