@@ -264,7 +264,7 @@ func writeDedupSummary(w io.Writer, s dedup.Summary) {
 		fmt.Fprintf(w, ", %d in the index", s.IndexDuplicates)
 	}
 	fmt.Fprintf(w, "), %d clusters\n", s.Clusters)
-	fmt.Fprintf(w, "  candidates %d: %d verified, %d rejected, %d already clustered", s.Candidates, s.Verified, s.Rejected, s.Skipped)
+	fmt.Fprintf(w, "  candidates %d: %d verified, %d rejected, %d not verified (decided already)", s.Candidates, s.Verified, s.Rejected, s.Skipped)
 	if s.BadInputs > 0 {
 		fmt.Fprintf(w, "; %d bad inputs skipped", s.BadInputs)
 	}
