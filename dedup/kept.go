@@ -134,6 +134,9 @@ func (k *Kept) addLocked(id string, f Features) error {
 
 // insertLocked puts id in the maps, last in priority.
 func (k *Kept) insertLocked(id string, f Features) *keptDoc {
+	// The signature made the band keys; the rule needs only those (and the
+	// signature is Perms·8 bytes, 1 KiB by default, per document).
+	f.Sig = nil
 	d := &keptDoc{id: id, seq: k.seq, f: f}
 	k.seq++
 	k.docs[id] = d
