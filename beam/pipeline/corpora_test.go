@@ -45,11 +45,17 @@ func corpusPath(tb testing.TB, name string) string {
 // TestCorporaEqualBatch runs the pipeline on prism over the shared corpora
 // and checks that its kept documents, its removals (each naming the same
 // kept document, with the same measures) and its clusters are dedup.Run's,
-// byte for byte, with both candidate methods.
+// byte for byte, with both candidate methods. en_gitdocs_dev takes about
+// three minutes per method on prism on two cores, so it runs only with
+// NEARDUP_BIG=1 (as eval's TestReferenceCounts does); BENCHMARKS.md records
+// its run.
 func TestCorporaEqualBatch(t *testing.T) {
 	corpora := []string{"en_spdx", "zh_fortunes", "zh_laws"}
 	if !testing.Short() {
 		corpora = append(corpora, "en_prose")
+	}
+	if os.Getenv("NEARDUP_BIG") != "" {
+		corpora = append(corpora, "en_gitdocs_dev")
 	}
 	for _, name := range corpora {
 		for _, method := range []string{dedup.MethodSimHash, dedup.MethodMinHash} {
