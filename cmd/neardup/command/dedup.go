@@ -10,7 +10,6 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,13 +18,12 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
-	"github.com/neardup/neardup/features"
 )
 
 type dedupCmd struct {
 	in          inputFlags
 	opt         dedup.Options
-	k, kShort   int
+	decision    decisionFlags
 	noVerify    bool
 	jsonSummary bool
 	quiet       bool
@@ -94,15 +92,9 @@ is refused.`,
 	fs := c.Flags()
 	f.in.register(fs)
 	o := &f.opt
-	fs.StringVar(&o.Method, "method", dedup.DefaultMethod, "candidate stage: simhash or minhash")
-	fs.StringVarP(&o.Profile, "profile", "p", dedup.DefaultProfile, "feature profile for SimHash fingerprints ("+strings.Join(features.Names(), ", ")+")")
-	fs.IntVarP(&f.k, "k", "k", dedup.DefaultK, "SimHash candidate distance in bits")
-	fs.IntVar(&f.kShort, "k-short", dedup.DefaultKShort, "SimHash candidate distance for documents under --short-tokens tokens")
-	fs.IntVar(&o.ShortTokens, "short-tokens", dedup.DefaultShortTokens, "token count under which a document is short")
+	f.decision.register(fs, o)
 	fs.StringVar(&o.Verify, "verify", dedup.DefaultVerify, "verification: jaccard (word shingles), cosine (TF-IDF) or none")
 	fs.BoolVar(&f.noVerify, "no-verify", false, "same as --verify none")
-	fs.Float64VarP(&o.Threshold, "threshold", "t", 0, "verification threshold (0: 0.8 for jaccard, 0.9 for cosine); also sets MinHash bands and rows")
-	fs.IntVar(&o.Shingle, "shingle", dedup.DefaultShingle, "shingle width in words for jaccard and minhash")
 	fs.Int64Var(&o.SketchBudget, "sketch-budget", dedup.DefaultSketchBudget, "bytes of shingle sets kept for verification before sampling")
 	fs.IntVar(&o.Perms, "perms", dedup.DefaultPerms, "MinHash permutations")
 	fs.IntVar(&o.Bands, "bands", 0, "MinHash LSH bands (0: from --threshold)")
@@ -146,14 +138,7 @@ func (f *dedupCmd) run(c *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		args = []string{"-"}
 	}
-	// Zero means "default" in the library; on the command line 0 means 0.
-	o.K, o.KShort = f.k, f.kShort
-	if o.K == 0 {
-		o.K = -1
-	}
-	if o.KShort == 0 {
-		o.KShort = -1
-	}
+	f.decision.apply(&o)
 	if f.noVerify {
 		o.Verify = dedup.VerifyNone
 	}

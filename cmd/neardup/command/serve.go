@@ -18,7 +18,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/neardup/neardup/dedup"
-	"github.com/neardup/neardup/features"
 	"github.com/neardup/neardup/server"
 )
 
@@ -27,7 +26,7 @@ type serveCmd struct {
 	token                           string
 	tokenReads                      bool
 	opt                             dedup.Options
-	k, kShort                       int
+	decision                        decisionFlags
 	maxBody                         int64
 	maxBatch                        int
 	readTimeout, writeTimeout, idle time.Duration
@@ -78,13 +77,7 @@ accepting connections, finishes the requests in flight and closes the store.`,
 	fs.StringVar(&f.token, "token", "", "bearer token required for writes and deletes")
 	fs.BoolVar(&f.tokenReads, "token-reads", false, "require --token for reads too")
 	o := &f.opt
-	fs.StringVar(&o.Method, "method", dedup.DefaultMethod, "candidate stage: simhash (Hamming index at k) or minhash (one hash table per LSH band: constant work per request)")
-	fs.StringVarP(&o.Profile, "profile", "p", dedup.DefaultProfile, "feature profile for SimHash fingerprints ("+strings.Join(features.Names(), ", ")+")")
-	fs.IntVarP(&f.k, "k", "k", dedup.DefaultK, "SimHash candidate distance in bits")
-	fs.IntVar(&f.kShort, "k-short", dedup.DefaultKShort, "SimHash candidate distance for documents under --short-tokens tokens")
-	fs.IntVar(&o.ShortTokens, "short-tokens", dedup.DefaultShortTokens, "token count under which a document is short")
-	fs.Float64VarP(&o.Threshold, "threshold", "t", 0, "Jaccard verification threshold (0: 0.8)")
-	fs.IntVar(&o.Shingle, "shingle", dedup.DefaultShingle, "shingle width in words for jaccard")
+	f.decision.register(fs, o)
 	fs.Int64Var(&f.maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body in bytes")
 	fs.IntVar(&f.maxBatch, "max-batch", server.DefaultMaxBatch, "most documents in one batch request")
 	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "HTTP read timeout")
@@ -125,14 +118,7 @@ func (f *serveCmd) run(c *cobra.Command) error {
 	log := slog.New(slog.NewJSONHandler(&lockedWriter{w: c.ErrOrStderr()}, &slog.HandlerOptions{Level: level}))
 
 	o := f.opt
-	// Zero means "default" in the library; on the command line 0 means 0.
-	o.K, o.KShort = f.k, f.kShort
-	if o.K == 0 {
-		o.K = -1
-	}
-	if o.KShort == 0 {
-		o.KShort = -1
-	}
+	f.decision.apply(&o)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	opt := server.Options{Dedup: o, MaxBodyBytes: f.maxBody, MaxBatch: f.maxBatch, Token: f.token,
