@@ -35,8 +35,10 @@ func httpStatus(err error) (int, string) {
 		return http.StatusRequestEntityTooLarge, "body_too_large"
 	case errors.Is(err, errUnauthorized):
 		return http.StatusUnauthorized, "unauthorized"
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, ErrNotFound), errors.Is(err, errNoRoute):
 		return http.StatusNotFound, "not_found"
+	case errors.Is(err, errMethod):
+		return http.StatusMethodNotAllowed, "method_not_allowed"
 	case errors.Is(err, ErrExists):
 		return http.StatusConflict, "already_exists"
 	case errors.Is(err, index.ErrDistance), errors.Is(err, index.ErrBadID):

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"math/bits"
@@ -49,8 +50,50 @@ func (s *Server) Handler() http.Handler {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(s.opt.Registry, promhttp.HandlerOpts{Registry: s.opt.Registry}))
 	}
 	s.registerPage(mux)
-	return s.instrument(mux)
+	return s.instrument(s.routeErrors(mux))
 }
+
+// Errors of requests that match no route.
+var (
+	errNoRoute = errors.New("server: no such route")
+	errMethod  = errors.New("server: method not allowed on this route")
+)
+
+// routeErrors answers requests that match no pattern of mux with the API's
+// JSON error body (404 not_found, or 405 method_not_allowed with the Allow
+// header the mux computes) instead of the mux's plain text.
+func (s *Server) routeErrors(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern != "" {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		// Let the mux decide between 404 and 405 (and set Allow), but keep
+		// its body out.
+		probe := &headerProbe{header: w.Header()}
+		mux.ServeHTTP(probe, r)
+		w.Header().Del("Content-Type")
+		w.Header().Del("X-Content-Type-Options")
+		err := fmt.Errorf("%w: %s %s", errNoRoute, r.Method, r.URL.Path)
+		if probe.status == http.StatusMethodNotAllowed {
+			err = fmt.Errorf("%w: %s %s (allowed: %s)", errMethod, r.Method, r.URL.Path, w.Header().Get("Allow"))
+		}
+		s.respondError(w, r, err)
+	})
+}
+
+// headerProbe is a ResponseWriter that shares the real header map and
+// records the status, discarding the body.
+type headerProbe struct {
+	header http.Header
+	status int
+}
+
+func (p *headerProbe) Header() http.Header { return p.header }
+
+func (p *headerProbe) Write(b []byte) (int, error) { return len(b), nil }
+
+func (p *headerProbe) WriteHeader(code int) { p.status = code }
 
 // statusWriter records the status a handler wrote.
 type statusWriter struct {

@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -273,3 +275,46 @@ type bodyWriter struct {
 func (w *bodyWriter) Header() http.Header         { return w.header }
 func (w *bodyWriter) Write(p []byte) (int, error) { return w.b.Write(p) }
 func (w *bodyWriter) WriteHeader(int)             {}
+
+// TestUnknownRoutes: a path no route serves is a JSON 404, a route asked
+// with another method a JSON 405 with the Allow header, and the page and
+// the API still answer.
+func TestUnknownRoutes(t *testing.T) {
+	s := newTestServer(t, nil, Options{})
+	h := s.Handler()
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		code, allow  string
+	}{
+		{"GET", "/v1/nope", http.StatusNotFound, "not_found", ""},
+		{"POST", "/v2/documents", http.StatusNotFound, "not_found", ""},
+		{"PUT", "/v1/documents/a", http.StatusMethodNotAllowed, "method_not_allowed", "DELETE, GET, HEAD"},
+		{"GET", "/v1/search", http.StatusMethodNotAllowed, "method_not_allowed", "POST"},
+	} {
+		r := httptest.NewRequest(tc.method, tc.path, nil)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		var body errorBody
+		if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil {
+			t.Errorf("%s %s: reply %q is not a JSON error: %v", tc.method, tc.path, w.Body.String(), err)
+			continue
+		}
+		if w.Code != tc.status || body.Error.Code != tc.code || w.Header().Get("Allow") != tc.allow {
+			t.Errorf("%s %s: %d %q Allow %q, want %d %q Allow %q", tc.method, tc.path, w.Code, body.Error.Code,
+				w.Header().Get("Allow"), tc.status, tc.code, tc.allow)
+		}
+		if ct := w.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+			t.Errorf("%s %s: Content-Type %q", tc.method, tc.path, ct)
+		}
+	}
+	if code := call(t, h, "GET", "/healthz", "", nil); code != http.StatusOK {
+		t.Errorf("GET /healthz: %d", code)
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "<html") {
+		t.Errorf("GET /: %d, want the page", w.Code)
+	}
+}
