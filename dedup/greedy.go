@@ -71,7 +71,7 @@ func (r *runner) greedyCandidates(ctx context.Context, lsh *minhash.LSH) error {
 		}
 		return int(order[p])
 	}
-	sortPairs(pairs)
+	SortPairs(pairs)
 
 	// Leads that duplicate a document kept by an earlier run.
 	var removed []bool

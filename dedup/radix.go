@@ -47,6 +47,3 @@ func sortHashes(a, tmp []uint32) []uint32 {
 	}
 	return tmp
 }
-
-// sortPairs sorts packed candidate pairs (PackPair) in ascending order.
-func sortPairs(a []uint64) { slices.Sort(a) }

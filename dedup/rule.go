@@ -3,6 +3,7 @@ package dedup
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/neardup/neardup/features"
 	"github.com/neardup/neardup/measure"
@@ -194,7 +195,7 @@ func (r *Rule) KeepFirst(n int, feat func(i int) Features, pairs []uint64, remov
 }
 
 // SortPairs sorts packed pairs for KeepFirst.
-func SortPairs(pairs []uint64) { sortPairs(pairs) }
+func SortPairs(pairs []uint64) { slices.Sort(pairs) }
 
 // PackPair packs the candidate pair of documents x and y (in any order) for
 // KeepFirst.
