@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"os"
 	"strings"
@@ -32,6 +33,7 @@ type serveCmd struct {
 	readTimeout, writeTimeout, idle time.Duration
 	shutdownTimeout                 time.Duration
 	logLevel                        string
+	debugAddr                       string
 }
 
 func newServeCommand() *cobra.Command {
@@ -85,6 +87,7 @@ accepting connections, finishes the requests in flight and closes the store.`,
 	fs.DurationVar(&f.idle, "idle-timeout", 2*time.Minute, "HTTP keep-alive idle timeout")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 20*time.Second, "time given to requests in flight on SIGTERM")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error (request logs are info)")
+	fs.StringVar(&f.debugAddr, "debug-addr", "", "serve Go's profiles (net/http/pprof) on this separate address, e.g. 127.0.0.1:6060 (off when empty)")
 	return c
 }
 
@@ -164,6 +167,17 @@ func (f *serveCmd) run(c *cobra.Command) error {
 		WriteTimeout: f.writeTimeout, IdleTimeout: f.idle, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
+	if f.debugAddr != "" {
+		dln, err := net.Listen("tcp", f.debugAddr)
+		if err != nil {
+			hs.Close()
+			return errors.Join(fmt.Errorf("--debug-addr: %w", err), srv.Close())
+		}
+		ds := &http.Server{Handler: pprofMux(), ReadHeaderTimeout: f.readTimeout}
+		defer ds.Close()
+		go ds.Serve(dln)
+		log.Info("profiles", "addr", dln.Addr().String())
+	}
 	loadErr := make(chan error, 1)
 	go func() { loadErr <- srv.Load(ctx) }()
 
@@ -191,6 +205,17 @@ func (f *serveCmd) run(c *cobra.Command) error {
 		runErr = nil
 	}
 	return runErr
+}
+
+// pprofMux serves net/http/pprof's handlers, on their usual paths.
+func pprofMux() *http.ServeMux {
+	m := http.NewServeMux()
+	m.HandleFunc("/debug/pprof/", pprof.Index)
+	m.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	m.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	m.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	m.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return m
 }
 
 // redactURL hides a password in a store address before it is logged.
