@@ -2,12 +2,13 @@ package dedup
 
 import (
 	"bufio"
-	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
+	mathbits "math/bits"
 	"slices"
 	"sync"
 
@@ -20,32 +21,64 @@ import (
 var ErrKeptFormat = errors.New("dedup: bad kept-set file")
 
 // Kept is a set of kept documents that new documents are matched against
-// under a Rule: their fingerprints in an index.Index queried at Rule.QueryK,
-// their token-sequence hashes for exact copies, and their verification data
-// (shingle sets), in the order they were added, which is their priority under
+// under a Rule, in the order they were added, which is their priority under
 // the keep-first rule. Incremental runs of Run keep one beside their index
 // snapshot (FORMAT.md); the online service keeps one in memory in front of
 // its store. A new document matched against a Kept gets the verdict Run
 // would give it after the same documents in one run.
 //
+// Candidates. A match must find every kept document the rule accepts, and
+// checking few others is what makes it fast:
+//
+//   - MethodMinHash: the LSH bands are the candidate test, so the candidates
+//     are the documents that share a band key with the new one (one table for
+//     all bands), plus exact copies.
+//   - MethodSimHash with Jaccard verification: a duplicate must pass
+//     verification, J(A, B) >= t. Then |A ∩ B| >= t·|A|, so with every set in
+//     one global order (hash value order: the sets are sorted hash values)
+//     the first |A| - ⌈t·|A|⌉ + 1 hashes of A and of B share at least one
+//     value (the prefix filter of Chaudhuri, Ganti and Kaushik, "A Primitive
+//     Operator for Similarity Joins", 2006; Bayardo et al., "Scaling Up All
+//     Pairs Similarity Search", 2007). Every kept set is indexed by the hashes
+//     of its prefix, and a new document probes with its own: a superset of
+//     the documents that can pass verification, which Rule.Duplicates then
+//     filters exactly (fingerprint distance, then Jaccard). At k = 12 this
+//     replaces a Hamming query that returns thousands of fingerprints at 1M
+//     documents by a few dozen short lists.
+//   - Otherwise (no verification, or a shingle set sampled at a modulus
+//     because the batch that kept it ran out of memory budget, on either
+//     side): the Hamming index at Rule.QueryK.
+//
+// The Hamming index holds every fingerprint (MethodSimHash) whatever finds
+// the candidates: it answers fingerprint queries (Index).
+//
+// Documents live in a slice in the order they were added (a slot is never
+// reused, so slot order is priority order), and the tables hold slots, not
+// pointers, which keeps the garbage collector's work small at millions of
+// documents.
+//
 // Kept is safe for concurrent use: matches share a read lock, Add and Remove
 // take the write lock.
 type Kept struct {
-	rule *Rule
-	x    *index.Index
+	rule   *Rule
+	x      *index.Index // MethodSimHash: every fingerprint
+	prefix bool         // candidates of exact shingle sets by the prefix filter
 
-	mu    sync.RWMutex            // guards the fields below, and orders x's writes with them
-	docs  map[string]*keptDoc     // by id
-	exact map[uint64][]*keptDoc   // by token-sequence hash
-	bands []map[uint64][]*keptDoc // MethodMinHash: by band key, one table per band
-	seq   uint64                  // the next document's sequence number
-	bytes int64                   // sketch bytes held
+	mu    sync.RWMutex      // guards the fields below, and orders x's writes with them
+	ids   map[string]uint32 // slot by id
+	docs  []keptDoc         // by slot, in priority order, removed ones too
+	live  int
+	exact postings // key: the token-sequence hash
+	sets  postings // prefix: the hashes of each set's prefix
+	bands postings // MethodMinHash: band keys, mixed with their band's number
+	wide  int      // documents found only through x (not in sets)
+	bytes int64    // sketch bytes held
 }
 
 type keptDoc struct {
-	id  string
-	seq uint64
-	f   Features
+	id   string
+	f    Features
+	live bool // false once removed
 }
 
 // KeptMatch is a kept document that a new document duplicates.
@@ -58,23 +91,31 @@ type KeptMatch struct {
 }
 
 // NewKept returns an empty set for documents judged by rule, expecting about
-// n of them (the index plans for that many; it keeps working beyond). Under
-// MethodMinHash the candidates come from one hash table per LSH band
-// (Features.Bands) instead of the Hamming index: the same pairs the batch LSH
-// finds, at the cost of a lookup per band.
+// n of them (the tables are sized for that many; they grow beyond).
 func NewKept(rule *Rule, n int) (*Kept, error) {
-	k := &Kept{rule: rule, docs: map[string]*keptDoc{}, exact: map[uint64][]*keptDoc{}}
-	if rule.method == MethodMinHash {
-		k.bands = make([]map[uint64][]*keptDoc, rule.bands)
-		for b := range k.bands {
-			k.bands[b] = map[uint64][]*keptDoc{}
+	n = max(n, 1)
+	k := &Kept{rule: rule, ids: map[string]uint32{}, prefix: rule.method == MethodSimHash && rule.verify == VerifyJaccard}
+	k.exact.init(n)
+	switch {
+	case rule.method == MethodMinHash:
+		k.bands.init(n * rule.bands)
+	case k.prefix:
+		k.sets.init(n * 32)
+	}
+	if rule.method != MethodMinHash {
+		x, err := index.New(index.Options{K: max(rule.QueryK(), 1), ExpectedN: n})
+		if err != nil {
+			return nil, fmt.Errorf("dedup: kept set index: %w", err)
 		}
+		k.x = x
+	} else {
+		// An empty index answers fingerprint queries with nothing.
+		x, err := index.New(index.Options{K: 1, ExpectedN: 1})
+		if err != nil {
+			return nil, fmt.Errorf("dedup: kept set index: %w", err)
+		}
+		k.x = x
 	}
-	x, err := index.New(index.Options{K: max(rule.QueryK(), 1), ExpectedN: max(n, 1)})
-	if err != nil {
-		return nil, fmt.Errorf("dedup: kept set index: %w", err)
-	}
-	k.x = x
 	return k, nil
 }
 
@@ -82,7 +123,7 @@ func NewKept(rule *Rule, n int) (*Kept, error) {
 func (k *Kept) Len() int {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
-	return len(k.docs)
+	return k.live
 }
 
 // SketchBytes returns the bytes of verification data the set holds.
@@ -96,7 +137,7 @@ func (k *Kept) SketchBytes() int64 {
 func (k *Kept) Contains(id string) bool {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
-	_, ok := k.docs[id]
+	_, ok := k.ids[id]
 	return ok
 }
 
@@ -104,11 +145,11 @@ func (k *Kept) Contains(id string) bool {
 func (k *Kept) Get(id string) (Features, bool) {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
-	d, ok := k.docs[id]
+	s, ok := k.ids[id]
 	if !ok {
 		return Features{}, false
 	}
-	return d.f, true
+	return k.docs[s].f, true
 }
 
 // Add adds id, last in priority. An id already present is an error wrapping
@@ -120,10 +161,13 @@ func (k *Kept) Add(id string, f Features) error {
 }
 
 func (k *Kept) addLocked(id string, f Features) error {
-	if _, ok := k.docs[id]; ok {
+	if _, ok := k.ids[id]; ok {
 		return fmt.Errorf("%w %q", index.ErrDuplicateID, id)
 	}
-	if k.bands == nil {
+	if len(k.docs) >= math.MaxUint32 {
+		return fmt.Errorf("dedup: kept set is full (%d documents added)", len(k.docs))
+	}
+	if k.rule.method != MethodMinHash {
 		if err := k.x.Add(id, f.FP); err != nil {
 			return err
 		}
@@ -132,33 +176,55 @@ func (k *Kept) addLocked(id string, f Features) error {
 	return nil
 }
 
-// insertLocked puts id in the maps, last in priority.
-func (k *Kept) insertLocked(id string, f Features) *keptDoc {
+// byPrefix reports whether f's candidates are found by the prefix filter:
+// an exact shingle set under a rule that verifies with Jaccard.
+func (k *Kept) byPrefix(f *Features) bool {
+	return k.prefix && f.Sketch.shift == 0 && len(f.Sketch.h) > 0
+}
+
+// prefixLen is the length of the prefix of an exact set of n hashes at
+// threshold t: n - ⌈t·n⌉ + 1, rounded up (a longer prefix only adds
+// candidates) so that floating point cannot shorten it below the bound.
+func prefixLen(n int, t float64) int {
+	return min(n, max(1, n-int(math.Ceil(t*float64(n)-1e-6))+1))
+}
+
+// insertLocked puts id in the tables, last in priority.
+func (k *Kept) insertLocked(id string, f Features) {
 	// The signature made the band keys; the rule needs only those (and the
 	// signature is Perms·8 bytes, 1 KiB by default, per document).
 	f.Sig = nil
-	d := &keptDoc{id: id, seq: k.seq, f: f}
-	k.seq++
-	k.docs[id] = d
-	k.exact[f.Exact] = append(k.exact[f.Exact], d)
-	if k.bands != nil && len(f.Bands) == len(k.bands) {
-		for b, key := range f.Bands {
-			k.bands[b][key] = append(k.bands[b][key], d)
+	s := uint32(len(k.docs))
+	k.docs = append(k.docs, keptDoc{id: id, f: f, live: true})
+	k.ids[id] = s
+	k.live++
+	k.exact.add(f.Exact, s)
+	switch {
+	case k.rule.method == MethodMinHash:
+		if len(f.Bands) == k.rule.bands {
+			for b, key := range f.Bands {
+				k.bands.add(bandKey(b, key), s)
+			}
 		}
+	case k.byPrefix(&f):
+		for _, h := range f.Sketch.h[:prefixLen(len(f.Sketch.h), k.rule.threshold)] {
+			k.sets.add(uint64(h), s)
+		}
+	case k.wideDoc(&f):
+		k.wide++
 	}
 	k.bytes += int64(4 * len(f.Sketch.h))
-	return d
 }
 
-// deleteFrom removes d from m's list at key.
-func deleteFrom(m map[uint64][]*keptDoc, key uint64, d *keptDoc) {
-	es := slices.DeleteFunc(m[key], func(e *keptDoc) bool { return e == d })
-	if len(es) == 0 {
-		delete(m, key)
-	} else {
-		m[key] = es
-	}
+// wideDoc reports whether the document is found through the Hamming index
+// only: MethodSimHash, not in the prefix tables, and with tokens (a document
+// without tokens matches exact copies only).
+func (k *Kept) wideDoc(f *Features) bool {
+	return k.rule.method != MethodMinHash && !k.byPrefix(f) && f.Tokens > 0
 }
+
+// bandKey is the table key of band b's key.
+func bandKey(b int, key uint64) uint64 { return simhash.Mix64(key, uint64(b)) }
 
 // AddBulk adds the documents ids[i] with features fs[i], in that order, last
 // in priority: the index sorts them at once, which is what start-up wants
@@ -172,7 +238,7 @@ func (k *Kept) AddBulk(ids []string, fs []Features) error {
 	defer k.mu.Unlock()
 	seen := make(map[string]struct{}, len(ids))
 	for _, id := range ids {
-		if _, ok := k.docs[id]; ok {
+		if _, ok := k.ids[id]; ok {
 			return fmt.Errorf("%w %q", index.ErrDuplicateID, id)
 		}
 		if _, ok := seen[id]; ok {
@@ -180,7 +246,10 @@ func (k *Kept) AddBulk(ids []string, fs []Features) error {
 		}
 		seen[id] = struct{}{}
 	}
-	if k.bands == nil {
+	if len(k.docs)+len(ids) > math.MaxUint32 {
+		return fmt.Errorf("dedup: kept set is full (%d documents added)", len(k.docs))
+	}
+	if k.rule.method != MethodMinHash {
 		fps := make([]uint64, len(fs))
 		for i := range fs {
 			fps[i] = fs[i].FP
@@ -189,6 +258,7 @@ func (k *Kept) AddBulk(ids []string, fs []Features) error {
 			return fmt.Errorf("dedup: kept set index: %w", err)
 		}
 	}
+	k.docs = slices.Grow(k.docs, len(ids))
 	for i, id := range ids {
 		k.insertLocked(id, fs[i])
 	}
@@ -203,21 +273,34 @@ func (k *Kept) Remove(id string) bool {
 }
 
 func (k *Kept) removeLocked(id string) bool {
-	d, ok := k.docs[id]
+	s, ok := k.ids[id]
 	if !ok {
 		return false
 	}
-	delete(k.docs, id)
-	deleteFrom(k.exact, d.f.Exact, d)
-	if k.bands != nil && len(d.f.Bands) == len(k.bands) {
-		for b, key := range d.f.Bands {
-			deleteFrom(k.bands[b], key, d)
+	d := &k.docs[s]
+	f := &d.f
+	delete(k.ids, id)
+	k.exact.remove(f.Exact, s)
+	switch {
+	case k.rule.method == MethodMinHash:
+		if len(f.Bands) == k.rule.bands {
+			for b, key := range f.Bands {
+				k.bands.remove(bandKey(b, key), s)
+			}
 		}
+	case k.byPrefix(f):
+		for _, h := range f.Sketch.h[:prefixLen(len(f.Sketch.h), k.rule.threshold)] {
+			k.sets.remove(uint64(h), s)
+		}
+	case k.wideDoc(f):
+		k.wide--
 	}
-	k.bytes -= int64(4 * len(d.f.Sketch.h))
-	if k.bands == nil {
+	k.bytes -= int64(4 * len(f.Sketch.h))
+	if k.rule.method != MethodMinHash {
 		k.x.Remove(id)
 	}
+	*d = keptDoc{} // the slot stays, empty, so that slots keep their order
+	k.live--
 	return true
 }
 
@@ -257,43 +340,148 @@ func (k *Kept) AddIfNew(id string, f Features) (KeptMatch, bool, error) {
 	return KeptMatch{}, false, k.addLocked(id, f)
 }
 
-// matchLocked gathers the candidates (the index at QueryK, the exact map),
-// puts them in priority order and keeps those that Rule.Match accepts.
+// slotPool holds candidate slot buffers between matches.
+var slotPool = sync.Pool{New: func() any { return new([]uint32) }}
+
+// matchLocked gathers the candidates (see Kept), puts them in priority order
+// and keeps those that Rule.Duplicates accepts.
 func (k *Kept) matchLocked(f *Features, limit int) ([]KeptMatch, error) {
-	var cands []*keptDoc
+	bp := slotPool.Get().(*[]uint32)
+	defer slotPool.Put(bp)
+	cands := k.exact.find((*bp)[:0], f.Exact)
 	switch {
-	case k.bands != nil:
-		if len(f.Bands) == len(k.bands) {
+	case k.rule.method == MethodMinHash:
+		if len(f.Bands) == k.rule.bands {
 			for b, key := range f.Bands {
-				cands = append(cands, k.bands[b][key]...)
+				n := len(cands)
+				cands = k.bands.find(cands, bandKey(b, key))
+				// The table keeps part of the key: keep only real collisions.
+				cands = append(cands[:n], slices.DeleteFunc(cands[n:], func(s uint32) bool {
+					ks := k.docs[s].f.Bands
+					return len(ks) != len(f.Bands) || ks[b] != key
+				})...)
+			}
+		}
+	case k.byPrefix(f):
+		for _, h := range f.Sketch.h[:prefixLen(len(f.Sketch.h), k.rule.threshold)] {
+			cands = k.sets.find(cands, uint64(h))
+		}
+		if k.wide > 0 {
+			var err error
+			if cands, err = k.queryIndex(cands, f, true); err != nil {
+				return nil, err
 			}
 		}
 	case !f.noFP():
-		hits, err := k.x.Query(f.FP, k.rule.QueryK(), 0)
-		if err != nil {
+		var err error
+		if cands, err = k.queryIndex(cands, f, false); err != nil {
 			return nil, err
 		}
-		for _, h := range hits {
-			if d, ok := k.docs[h.ID]; ok {
-				cands = append(cands, d)
-			}
-		}
 	}
-	cands = append(cands, k.exact[f.Exact]...)
-	slices.SortFunc(cands, func(a, b *keptDoc) int { return cmp.Compare(a.seq, b.seq) })
+	*bp = cands
+	slices.Sort(cands)
 	cands = slices.Compact(cands)
 	var out []KeptMatch
-	for _, d := range cands {
-		if !k.rule.Duplicates(&d.f, f) {
+	for _, s := range cands {
+		d := &k.docs[s]
+		if !d.live || !k.rule.Duplicates(&d.f, f) {
 			continue
 		}
-		out = append(out, KeptMatch{ID: d.id, Seq: d.seq, Distance: simhash.Distance(d.f.FP, f.FP),
+		out = append(out, KeptMatch{ID: d.id, Seq: uint64(s), Distance: simhash.Distance(d.f.FP, f.FP),
 			Score: k.rule.Score(&d.f, f), Exact: d.f.Exact == f.Exact})
 		if limit > 0 && len(out) >= limit {
 			break
 		}
 	}
 	return out, nil
+}
+
+// queryIndex appends the slots of the fingerprints within QueryK of f's,
+// only those of wide documents when onlyWide is set.
+func (k *Kept) queryIndex(cands []uint32, f *Features, onlyWide bool) ([]uint32, error) {
+	hits, err := k.x.Query(f.FP, k.rule.QueryK(), 0)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range hits {
+		if s, ok := k.ids[h.ID]; ok && (!onlyWide || k.wideDoc(&k.docs[s].f)) {
+			cands = append(cands, s)
+		}
+	}
+	return cands, nil
+}
+
+// postings maps 64-bit keys to document slots: a hash table of buckets, each
+// a short slice of (the top 32 bits of the mixed key, slot). The bucket is
+// the top bits of the mixed key, so an entry holds what growing needs. A
+// lookup may return slots of other keys that share those 32 bits (about one
+// entry in 2^(32-b) of a bucket of a table of 2^b buckets); callers check
+// what they need to.
+type postings struct {
+	buckets [][]posting
+	bits    uint8 // the table has 1<<bits buckets
+	n       int
+}
+
+type posting struct{ key, slot uint32 }
+
+// perBucket is the average bucket length at which the table doubles.
+const perBucket = 16
+
+func (p *postings) init(n int) {
+	p.bits = uint8(min(30, max(4, mathbits.Len(uint(n/(perBucket/2))))))
+	p.buckets = make([][]posting, 1<<p.bits)
+}
+
+func (p *postings) add(key uint64, slot uint32) {
+	if p.n >= perBucket*len(p.buckets) && p.bits < 30 {
+		p.grow()
+	}
+	h := uint32(simhash.Mix64(key, 0) >> 32)
+	b := &p.buckets[h>>(32-p.bits)]
+	*b = append(*b, posting{h, slot})
+	p.n++
+}
+
+func (p *postings) find(dst []uint32, key uint64) []uint32 {
+	h := uint32(simhash.Mix64(key, 0) >> 32)
+	for _, e := range p.buckets[h>>(32-p.bits)] {
+		if e.key == h {
+			dst = append(dst, e.slot)
+		}
+	}
+	return dst
+}
+
+func (p *postings) remove(key uint64, slot uint32) {
+	h := uint32(simhash.Mix64(key, 0) >> 32)
+	b := &p.buckets[h>>(32-p.bits)]
+	for i, e := range *b {
+		if e.key == h && e.slot == slot {
+			last := len(*b) - 1
+			(*b)[i] = (*b)[last]
+			*b = (*b)[:last]
+			if last == 0 {
+				*b = nil
+			}
+			p.n--
+			return
+		}
+	}
+}
+
+// grow doubles the buckets: an entry's new bucket is the next bit of its key
+// below the old bucket's bits.
+func (p *postings) grow() {
+	old := p.buckets
+	p.bits++
+	p.buckets = make([][]posting, 1<<p.bits)
+	for _, b := range old {
+		for _, e := range b {
+			j := e.key >> (32 - p.bits)
+			p.buckets[j] = append(p.buckets[j], e)
+		}
+	}
 }
 
 // Index returns the set's fingerprint index (for saving it as a snapshot that
@@ -318,12 +506,13 @@ func keptSettings(o *Options) string {
 // WriteTo writes the set in priority order.
 func (k *Kept) writeTo(w io.Writer, settings string) error {
 	k.mu.RLock()
-	docs := make([]*keptDoc, 0, len(k.docs))
+	docs := make([]keptDoc, 0, k.live)
 	for _, d := range k.docs {
-		docs = append(docs, d)
+		if d.live {
+			docs = append(docs, d)
+		}
 	}
 	k.mu.RUnlock()
-	slices.SortFunc(docs, func(a, b *keptDoc) int { return cmp.Compare(a.seq, b.seq) })
 
 	crc := crc32.New(castagnoli)
 	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<20)

@@ -1,9 +1,11 @@
 package command
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -11,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -118,7 +121,9 @@ func (f *serveCmd) run(c *cobra.Command) error {
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return usagef("--log-level: %v", err)
 	}
-	log := slog.New(slog.NewJSONHandler(&lockedWriter{w: c.ErrOrStderr()}, &slog.HandlerOptions{Level: level}))
+	logw := newFlushingWriter(c.ErrOrStderr(), 200*time.Millisecond)
+	defer logw.Close()
+	log := slog.New(slog.NewJSONHandler(logw, &slog.HandlerOptions{Level: level}))
 
 	o := f.opt
 	f.decision.apply(&o)
@@ -205,6 +210,51 @@ func (f *serveCmd) run(c *cobra.Command) error {
 		runErr = nil
 	}
 	return runErr
+}
+
+// flushingWriter buffers the log and writes it out every interval, when the
+// buffer fills, and on Close: a request log line is then not a system call of
+// its own on the request's path.
+type flushingWriter struct {
+	mu   sync.Mutex
+	w    *bufio.Writer // guarded by mu
+	stop chan struct{}
+	done chan struct{}
+}
+
+func newFlushingWriter(w io.Writer, every time.Duration) *flushingWriter {
+	f := &flushingWriter{w: bufio.NewWriterSize(w, 64<<10), stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(f.done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				f.mu.Lock()
+				f.w.Flush()
+				f.mu.Unlock()
+			case <-f.stop:
+				return
+			}
+		}
+	}()
+	return f
+}
+
+func (f *flushingWriter) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.w.Write(p)
+}
+
+// Close stops the flushing and writes out what is buffered.
+func (f *flushingWriter) Close() error {
+	close(f.stop)
+	<-f.done
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.w.Flush()
 }
 
 // pprofMux serves net/http/pprof's handlers, on their usual paths.
