@@ -340,15 +340,21 @@ func (k *Kept) AddIfNew(id string, f Features) (KeptMatch, bool, error) {
 	return KeptMatch{}, false, k.addLocked(id, f)
 }
 
-// slotPool holds candidate slot buffers between matches.
-var slotPool = sync.Pool{New: func() any { return new([]uint32) }}
+// matchScratch is a match's working memory, reused between matches.
+type matchScratch struct {
+	cands []uint32 // candidate slots, with repeats
+	seen  []uint32 // open-addressing set of slot+1
+	out   []uint32 // distinct candidates that the rule accepts
+}
 
-// matchLocked gathers the candidates (see Kept), puts them in priority order
-// and keeps those that Rule.Duplicates accepts.
+var scratchPool = sync.Pool{New: func() any { return new(matchScratch) }}
+
+// matchLocked gathers the candidates (see Kept), keeps the distinct ones
+// that Rule.Duplicates accepts and returns them in priority order.
 func (k *Kept) matchLocked(f *Features, limit int) ([]KeptMatch, error) {
-	bp := slotPool.Get().(*[]uint32)
-	defer slotPool.Put(bp)
-	cands := k.exact.find((*bp)[:0], f.Exact)
+	sc := scratchPool.Get().(*matchScratch)
+	defer scratchPool.Put(sc)
+	cands := k.exact.find(sc.cands[:0], f.Exact)
 	switch {
 	case k.rule.method == MethodMinHash:
 		if len(f.Bands) == k.rule.bands {
@@ -378,22 +384,48 @@ func (k *Kept) matchLocked(f *Features, limit int) ([]KeptMatch, error) {
 			return nil, err
 		}
 	}
-	*bp = cands
-	slices.Sort(cands)
-	cands = slices.Compact(cands)
-	var out []KeptMatch
+	sc.cands = cands
+	// A document is often a candidate through several prefix hashes or
+	// bands: test each once (a hash set of the slots), then order the few
+	// that pass.
+	size := 16
+	for size < 2*len(cands) {
+		size *= 2
+	}
+	if cap(sc.seen) < size {
+		sc.seen = make([]uint32, size)
+	}
+	seen := sc.seen[:size]
+	clear(seen)
+	out := sc.out[:0]
 	for _, s := range cands {
-		d := &k.docs[s]
-		if !d.live || !k.rule.Duplicates(&d.f, f) {
+		i := uint32(simhash.Mix64(uint64(s), 0)) & uint32(size-1)
+		for seen[i] != 0 && seen[i] != s+1 {
+			i = (i + 1) & uint32(size-1)
+		}
+		if seen[i] != 0 {
 			continue
 		}
-		out = append(out, KeptMatch{ID: d.id, Seq: uint64(s), Distance: simhash.Distance(d.f.FP, f.FP),
-			Score: k.rule.Score(&d.f, f), Exact: d.f.Exact == f.Exact})
-		if limit > 0 && len(out) >= limit {
-			break
+		seen[i] = s + 1
+		if d := &k.docs[s]; d.live && k.rule.Duplicates(&d.f, f) {
+			out = append(out, s)
 		}
 	}
-	return out, nil
+	slices.Sort(out)
+	sc.out = out
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	var ms []KeptMatch
+	if len(out) > 0 {
+		ms = make([]KeptMatch, 0, len(out))
+	}
+	for _, s := range out {
+		d := &k.docs[s]
+		ms = append(ms, KeptMatch{ID: d.id, Seq: uint64(s), Distance: simhash.Distance(d.f.FP, f.FP),
+			Score: k.rule.Score(&d.f, f), Exact: d.f.Exact == f.Exact})
+	}
+	return ms, nil
 }
 
 // queryIndex appends the slots of the fingerprints within QueryK of f's,

@@ -2,18 +2,24 @@ package dedup_test
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/testcorpora"
 )
 
 // BenchmarkKeptMatch measures one Kept.Match (the online service's decision)
-// against n stored documents of 170 random words (about 1 KB), per candidate
-// method and k. n defaults to 100,000 (NEARDUP_BENCH_N).
+// against n stored documents of about 1 KB, per candidate method and k: 170
+// random words ("random"), or, as cmd/neardup-load makes them, windows of
+// en_prose with one word in 20 replaced ("prose": at 1M documents every word
+// of the corpus is in about 70 of them, so many share shingles). n defaults
+// to 100,000 (NEARDUP_BENCH_N).
 func BenchmarkKeptMatch(b *testing.B) {
 	n := 100000
 	if s := os.Getenv("NEARDUP_BENCH_N"); s != "" {
@@ -22,8 +28,10 @@ func BenchmarkKeptMatch(b *testing.B) {
 	for _, tc := range []struct {
 		method string
 		k      int
-	}{{dedup.MethodSimHash, 3}, {dedup.MethodSimHash, 6}, {dedup.MethodSimHash, dedup.DefaultK}, {dedup.MethodMinHash, 0}} {
-		b.Run(fmt.Sprintf("%s/k=%d/n=%d", tc.method, tc.k, n), func(b *testing.B) {
+		text   string
+	}{{dedup.MethodSimHash, 3, "random"}, {dedup.MethodSimHash, 6, "random"}, {dedup.MethodSimHash, dedup.DefaultK, "random"},
+		{dedup.MethodMinHash, 0, "random"}, {dedup.MethodSimHash, dedup.DefaultK, "prose"}, {dedup.MethodMinHash, 0, "prose"}} {
+		b.Run(fmt.Sprintf("%s/k=%d/%s/n=%d", tc.method, tc.k, tc.text, n), func(b *testing.B) {
 			opt := dedup.Options{Method: tc.method, K: tc.k, KShort: tc.k}
 			rule, err := dedup.NewRule(opt)
 			if err != nil {
@@ -37,6 +45,22 @@ func BenchmarkKeptMatch(b *testing.B) {
 					w[i] = "w" + strconv.Itoa(rng.IntN(20000))
 				}
 				return strings.Join(w, " ")
+			}
+			if tc.text == "prose" {
+				words := proseWords(b)
+				text = func() string {
+					i := rng.IntN(len(words) - 400)
+					var sb strings.Builder
+					for j := i; sb.Len() < 1024; j++ {
+						w := words[j]
+						if rng.IntN(20) == 0 {
+							w = words[rng.IntN(len(words))]
+						}
+						sb.WriteString(w)
+						sb.WriteByte(' ')
+					}
+					return sb.String()
+				}
 			}
 			ids := make([]string, n)
 			fs := make([]dedup.Features, n)
@@ -59,5 +83,25 @@ func BenchmarkKeptMatch(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// proseWords returns the words of en_prose, in order.
+func proseWords(b *testing.B) []string {
+	r, err := corpus.Open([]string{testcorpora.Path(b, "en_prose")}, corpus.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	var words []string
+	for {
+		d, err := r.Next()
+		if err == io.EOF {
+			return words
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		words = append(words, strings.Fields(d.Text)...)
 	}
 }

@@ -1,6 +1,8 @@
 // Command neardup-load measures a running "neardup serve" on the loopback
-// interface: it preloads -n documents of about 1 KB (windows of real English
-// prose with random word edits) through /v1/documents:batch, then sends
+// interface: it preloads -n documents of about 1 KB of English (-workload:
+// new text from a word-pair model of real prose with one document in ten an
+// edited copy of a recent one, or windows of the prose itself with random
+// word edits) through /v1/documents:batch, then sends
 // add_if_new and search requests from -c goroutines for -d each and prints
 // requests/s with p50/p99 latency and the server's bytes per document.
 //
@@ -39,6 +41,7 @@ func main() {
 	d := flag.Duration("d", 10*time.Second, "duration of each measured phase (at most 5m)")
 	batch := flag.Int("batch", 500, "documents per preload batch request")
 	pool := flag.Int("texts", 20000, "distinct request texts made before the measured phases")
+	workload := flag.String("workload", "markov", "markov: new text from a word-pair model of the prose, one document in ten an edited copy (1 word in 100 replaced) of a recent one; windows: windows of the prose itself with one word in 20 replaced (at 1M documents each word is in ~70 of them)")
 	flag.Parse()
 	u, err := url.Parse(*base)
 	if err != nil {
@@ -54,6 +57,15 @@ func main() {
 	}
 	words := readWords(flag.Arg(0))
 	log.Printf("%d words of prose", len(words))
+	var src func(r *rand.Rand) string
+	switch *workload {
+	case "windows":
+		src = func(r *rand.Rand) string { return doc(r, words) }
+	case "markov":
+		src = newMarkov(words).doc
+	default:
+		log.Fatalf("-workload %q: want markov or windows", *workload)
+	}
 	tr := &http.Transport{MaxIdleConnsPerHost: *c * 2}
 	client := &http.Client{Transport: tr, Timeout: time.Minute}
 
@@ -65,7 +77,7 @@ func main() {
 	for i := 0; i < *n; i += *batch {
 		docs := make([]map[string]string, 0, *batch)
 		for j := i; j < min(i+*batch, *n); j++ {
-			docs = append(docs, map[string]string{"id": fmt.Sprint("pre-", j), "text": doc(r, words)})
+			docs = append(docs, map[string]string{"id": fmt.Sprint("pre-", j), "text": src(r)})
 		}
 		post(client, *base+"/v1/documents:batch", map[string]any{"mode": "add_if_new", "documents": docs})
 		if i%(*batch*200) == 0 {
@@ -80,7 +92,7 @@ func main() {
 	// more than the system calls, and the figures are the server's.
 	texts := make([][]byte, *pool)
 	for i := range texts {
-		texts[i], _ = json.Marshal(doc(r, words))
+		texts[i], _ = json.Marshal(src(r))
 	}
 	log.Printf("%d request texts ready", len(texts))
 	phase(u.Host, *c, *d, "add_if_new", "/v1/documents", func(g, n int, b []byte) []byte {
@@ -134,6 +146,80 @@ func doc(r *rand.Rand, words []string) string {
 		b.WriteByte(' ')
 	}
 	return b.String()
+}
+
+// markov makes new English-like text: each word follows the one before as
+// some word pair of the prose does (a bigram chain), so word and phrase
+// frequencies are the prose's while documents are new. One document in ten is
+// an edited copy (one word in 100 replaced: Jaccard about 0.9) of one of the
+// last 10,000 made: the near-duplicates a service exists to catch.
+type markov struct {
+	vocab  []string
+	next   []int32 // successors of word w: next[start[w]:start[w+1]]
+	start  []int32
+	recent []string
+	n      int
+}
+
+func newMarkov(words []string) *markov {
+	id := map[string]int32{}
+	var vocab []string
+	seq := make([]int32, len(words))
+	for i, w := range words {
+		v, ok := id[w]
+		if !ok {
+			v = int32(len(vocab))
+			id[w] = v
+			vocab = append(vocab, w)
+		}
+		seq[i] = v
+	}
+	start := make([]int32, len(vocab)+1)
+	for i := 0; i+1 < len(seq); i++ {
+		start[seq[i]+1]++
+	}
+	for i := range vocab {
+		start[i+1] += start[i]
+	}
+	next := make([]int32, len(seq))
+	fill := slices.Clone(start)
+	for i := 0; i+1 < len(seq); i++ {
+		next[fill[seq[i]]] = seq[i+1]
+		fill[seq[i]]++
+	}
+	return &markov{vocab: vocab, next: next, start: start, recent: make([]string, 0, 10000)}
+}
+
+func (m *markov) doc(r *rand.Rand) string {
+	var b strings.Builder
+	if len(m.recent) > 100 && r.IntN(10) == 0 {
+		for _, w := range strings.Fields(m.recent[r.IntN(len(m.recent))]) {
+			if r.IntN(100) == 0 {
+				w = m.vocab[r.IntN(len(m.vocab))]
+			}
+			b.WriteString(w)
+			b.WriteByte(' ')
+		}
+		return b.String()
+	}
+	w := int32(r.IntN(len(m.vocab)))
+	for b.Len() < 1024 {
+		b.WriteString(m.vocab[w])
+		b.WriteByte(' ')
+		if lo, hi := m.start[w], m.start[w+1]; hi > lo {
+			w = m.next[lo+int32(r.IntN(int(hi-lo)))]
+		} else {
+			w = int32(r.IntN(len(m.vocab)))
+		}
+	}
+	t := b.String()
+	if len(m.recent) < cap(m.recent) {
+		m.recent = append(m.recent, t)
+	} else {
+		m.recent[m.n%len(m.recent)] = t
+	}
+	m.n++
+	return t
 }
 
 func post(c *http.Client, u string, v any) int {
