@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/bits"
 	"net/http"
@@ -14,7 +13,6 @@ import (
 	"runtime"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -157,28 +155,6 @@ func (s *Server) guard(write bool, h http.HandlerFunc) http.HandlerFunc {
 
 func (s *Server) read(h http.HandlerFunc) http.HandlerFunc  { return s.guard(false, h) }
 func (s *Server) write(h http.HandlerFunc) http.HandlerFunc { return s.guard(true, h) }
-
-// decode reads exactly one JSON value into v: the body is bounded, must be
-// valid UTF-8 (encoding/json would replace bad bytes silently), must name
-// only known fields, and must end after the value.
-func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opt.MaxBodyBytes))
-	if err != nil {
-		return err
-	}
-	if !utf8.Valid(data) {
-		return badRequest("invalid_utf8", "the body is not valid UTF-8")
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return badRequest("invalid_json", "%v", err)
-	}
-	if err := dec.Decode(&struct{}{}); err != io.EOF {
-		return badRequest("invalid_json", "data after the JSON value")
-	}
-	return nil
-}
 
 type docRequest struct {
 	ID   string          `json:"id"`

@@ -1,0 +1,329 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+)
+
+// Request bodies. decode is strict (see Server.decode) and most requests
+// are one flat object of a few strings around a kilobyte of text, which
+// encoding/json scans a byte at a time through its state machine. fastDecode
+// reads exactly that shape — an object of known lower-case member names
+// whose values are strings (with the escapes \" \\ \/ \b \f \n \r \t),
+// non-negative integers or null — and gives up on anything else: nested
+// values, \u escapes, numbers with fractions or exponents, repeated or
+// unknown names, any malformed input. encoding/json then decodes the body
+// and writes the error messages, so the two agree on everything fastDecode
+// accepts (FuzzFastDecode checks it) and fastDecode decides nothing else.
+
+// fastTarget is a request type that fastDecode can fill: set stores one
+// member and reports whether the name and the kind of value are its own.
+type fastTarget interface {
+	fastSet(name []byte, v fastValue) bool
+}
+
+// fastValue is one member's value: a string, a non-negative integer, or null.
+type fastValue struct {
+	kind byte // 's', 'n' or '0' (null)
+	s    string
+	n    int
+}
+
+func (q *docRequest) fastSet(name []byte, v fastValue) bool {
+	switch string(name) {
+	case "id":
+		return setString(&q.ID, v)
+	case "text":
+		return setStringPtr(&q.Text, v)
+	case "mode":
+		return setString(&q.Mode, v)
+	}
+	return false // meta is an object: encoding/json's business
+}
+
+func (q *searchRequest) fastSet(name []byte, v fastValue) bool {
+	switch string(name) {
+	case "text":
+		return setStringPtr(&q.Text, v)
+	case "fingerprint":
+		return setString(&q.Fingerprint, v)
+	case "k":
+		switch v.kind {
+		case 'n':
+			q.K = &v.n
+			return true
+		case '0':
+			q.K = nil
+			return true
+		}
+	case "limit":
+		switch v.kind {
+		case 'n':
+			q.Limit = v.n
+			return true
+		case '0':
+			return true
+		}
+	}
+	return false
+}
+
+func setString(dst *string, v fastValue) bool {
+	switch v.kind {
+	case 's':
+		*dst = v.s
+		return true
+	case '0':
+		return true // encoding/json leaves a string unchanged on null
+	}
+	return false
+}
+
+func setStringPtr(dst **string, v fastValue) bool {
+	switch v.kind {
+	case 's':
+		s := v.s
+		*dst = &s
+		return true
+	case '0':
+		*dst = nil
+		return true
+	}
+	return false
+}
+
+// fastDecode fills t from data when data is the simple shape (see above) and
+// reports whether it did; on false t may be partly filled and the caller
+// must decode into a fresh value.
+func fastDecode(data []byte, t fastTarget) bool {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	i = skipSpace(data, i+1)
+	var seen [8][]byte // member names, to give up on a repeated one
+	nseen := 0
+	if i < len(data) && data[i] == '}' {
+		return skipSpace(data, i+1) == len(data)
+	}
+	for {
+		if i >= len(data) || data[i] != '"' {
+			return false
+		}
+		name, next, ok := scanString(data, i+1)
+		if !ok || name == nil {
+			return false // an escaped name: rare, let encoding/json match it
+		}
+		for _, s := range seen[:nseen] {
+			if bytes.Equal(s, name) {
+				return false
+			}
+		}
+		if nseen == len(seen) {
+			return false
+		}
+		seen[nseen] = name
+		nseen++
+		i = skipSpace(data, next)
+		if i >= len(data) || data[i] != ':' {
+			return false
+		}
+		i = skipSpace(data, i+1)
+		if i >= len(data) {
+			return false
+		}
+		var v fastValue
+		switch c := data[i]; {
+		case c == '"':
+			raw, next, ok := scanString(data, i+1)
+			if !ok {
+				return false
+			}
+			if raw != nil {
+				v = fastValue{kind: 's', s: string(raw)}
+			} else if v.s, ok = unescape(data[i+1 : next-1]); !ok {
+				return false
+			} else {
+				v.kind = 's'
+			}
+			i = next
+		case c >= '0' && c <= '9':
+			j := i
+			for j < len(data) && data[j] >= '0' && data[j] <= '9' {
+				j++
+			}
+			if j < len(data) && (data[j] == '.' || data[j] == 'e' || data[j] == 'E') || (data[i] == '0' && j > i+1) {
+				return false
+			}
+			n, err := strconv.Atoi(string(data[i:j]))
+			if err != nil {
+				return false
+			}
+			v, i = fastValue{kind: 'n', n: n}, j
+		case c == 'n':
+			if !bytes.HasPrefix(data[i:], []byte("null")) {
+				return false
+			}
+			v, i = fastValue{kind: '0'}, i+4
+		default:
+			return false
+		}
+		if !t.fastSet(name, v) {
+			return false
+		}
+		i = skipSpace(data, i)
+		if i >= len(data) {
+			return false
+		}
+		switch data[i] {
+		case ',':
+			i = skipSpace(data, i+1)
+		case '}':
+			return skipSpace(data, i+1) == len(data)
+		default:
+			return false
+		}
+	}
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) {
+		switch data[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// scanString scans the string whose opening quote is at i-1. It returns the
+// raw bytes when there is no escape (nil when there is one: unescape them),
+// the index after the closing quote, and false for a malformed string (a
+// control character, an unterminated string, a \u escape).
+func scanString(data []byte, i int) (raw []byte, next int, ok bool) {
+	start, escaped := i, false
+	for i < len(data) {
+		switch c := data[i]; {
+		case c == '"':
+			if escaped {
+				return nil, i + 1, true
+			}
+			return data[start:i], i + 1, true
+		case c == '\\':
+			if i+1 >= len(data) {
+				return nil, 0, false
+			}
+			switch data[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			default:
+				return nil, 0, false // \u and invalid escapes
+			}
+			escaped = true
+			i += 2
+		case c < 0x20:
+			return nil, 0, false
+		default:
+			i++
+		}
+	}
+	return nil, 0, false
+}
+
+// unescape decodes the escapes scanString accepted.
+func unescape(s []byte) (string, bool) {
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' {
+			b = append(b, c)
+			continue
+		}
+		i++
+		switch s[i] {
+		case '"', '\\', '/':
+			b = append(b, s[i])
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		default:
+			return "", false
+		}
+	}
+	return string(b), true
+}
+
+// bodyPool holds request body buffers.
+var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// decode reads exactly one JSON value into v: the body is bounded, must be
+// valid UTF-8 (encoding/json would replace bad bytes silently), must name
+// only known fields, and must end after the value.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
+	buf := bodyPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= 1<<20 {
+			bodyPool.Put(buf)
+		}
+	}()
+	if n := r.ContentLength; n > 0 && n <= s.opt.MaxBodyBytes {
+		buf.Grow(int(n) + 1)
+	}
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.opt.MaxBodyBytes)); err != nil {
+		return err
+	}
+	data := buf.Bytes()
+	if !utf8.Valid(data) {
+		return badRequest("invalid_utf8", "the body is not valid UTF-8")
+	}
+	if t, ok := v.(fastTarget); ok {
+		if fastDecode(data, t) {
+			return nil
+		}
+		if err := resetTarget(v); err != nil {
+			return err
+		}
+	}
+	return strictDecode(data, v)
+}
+
+// resetTarget zeroes a request value that fastDecode may have partly filled.
+func resetTarget(v any) error {
+	switch q := v.(type) {
+	case *docRequest:
+		*q = docRequest{}
+	case *searchRequest:
+		*q = searchRequest{}
+	default:
+		return errors.New("server: decode: unknown request type")
+	}
+	return nil
+}
+
+// strictDecode is encoding/json with unknown fields and trailing data refused.
+func strictDecode(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return badRequest("invalid_json", "%v", err)
+	}
+	if err := dec.Decode(&struct{}{}); err != io.EOF {
+		return badRequest("invalid_json", "data after the JSON value")
+	}
+	return nil
+}
