@@ -22,7 +22,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -83,16 +82,24 @@ func main() {
 		texts[i], _ = json.Marshal(doc(r, words))
 	}
 	log.Printf("%d request texts ready", len(texts))
-	phase(u.Host, *c, *d, "add_if_new", "/v1/documents", func(g, n int, b []byte) []byte {
-		b = fmt.Appendf(b, `{"id":"load-%d-%d-%d","mode":"add_if_new","text":`, run, g, n)
-		b = append(b, texts[(g*7919+n)%len(texts)]...)
-		return append(b, '}')
-	})
-	phase(u.Host, *c, *d, "search", "/v1/search", func(g, n int, b []byte) []byte {
-		b = append(b, `{"text":`...)
-		b = append(b, texts[(g*104729+n*31)%len(texts)]...)
-		return append(b, '}')
-	})
+	phase(u.Host, *c, *d, "add_if_new", func(g int) func(n int) []byte {
+		var body, req []byte
+		return func(n int) []byte {
+			body = fmt.Appendf(body[:0], `{"id":"load-%d-%d-%d","mode":"add_if_new","text":`, run, g, n)
+			body = append(body, texts[(g*7919+n)%len(texts)]...)
+			req = postRequest(req[:0], u.Host, "/v1/documents", append(body, '}'))
+			return req
+		}
+	}).print()
+	phase(u.Host, *c, *d, "search", func(g int) func(n int) []byte {
+		var body, req []byte
+		return func(n int) []byte {
+			body = append(body[:0], `{"text":`...)
+			body = append(body, texts[(g*104729+n*31)%len(texts)]...)
+			req = postRequest(req[:0], u.Host, "/v1/search", append(body, '}'))
+			return req
+		}
+	}).print()
 	resp, err := client.Get(*base + "/v1/stats")
 	if err != nil {
 		log.Fatal(err)
@@ -150,17 +157,51 @@ func post(c *http.Client, u string, v any) int {
 	return resp.StatusCode
 }
 
-// phase runs conc clients for d, each on its own connection, posting the
-// bodies body(client, n, buf) makes to path, and prints requests/s and
-// latency percentiles.
-func phase(host string, conc int, d time.Duration, name, path string, body func(g, n int, b []byte) []byte) {
+// postRequest appends to b an HTTP/1.1 POST of body to path.
+func postRequest(b []byte, host, path string, body []byte) []byte {
+	b = fmt.Appendf(b, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", path, host, len(body))
+	return append(b, body...)
+}
+
+// result is one measured phase.
+type result struct {
+	name   string
+	conc   int
+	d      time.Duration
+	lat    []time.Duration // sorted
+	codes  map[int]int
+	failed int64
+}
+
+func (r result) rate() float64 { return float64(len(r.lat)) / r.d.Seconds() }
+
+func (r result) quantile(q float64) time.Duration {
+	return r.lat[min(len(r.lat)-1, int(float64(len(r.lat))*q))]
+}
+
+// print writes the phase's line, and stops the run if any request failed.
+func (r result) print() {
+	if len(r.lat) == 0 {
+		log.Fatalf("%s: no requests", r.name)
+	}
+	fmt.Printf("%-10s %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  (%d requests, %d clients, statuses %v)\n", r.name,
+		r.rate(), ms(r.quantile(0.5)), ms(r.quantile(0.99)), len(r.lat), r.conc, r.codes)
+	if r.failed > 0 {
+		log.Fatalf("%s: %d requests failed", r.name, r.failed)
+	}
+}
+
+// phase runs conc clients for d, each on its own keep-alive connection to
+// host, sending the raw HTTP/1.1 requests that newClient(client)(n) returns
+// one after the other, and collects the latencies and statuses.
+func phase(host string, conc int, d time.Duration, name string, newClient func(g int) func(n int) []byte) result {
 	var mu sync.Mutex
-	var lat []time.Duration
-	codes := map[int]int{}
+	res := result{name: name, conc: conc, d: d, codes: map[int]int{}}
 	var failed atomic.Int64
 	deadline := time.Now().Add(d)
 	var wg sync.WaitGroup
 	for g := range conc {
+		next := newClient(g)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -172,11 +213,8 @@ func phase(host string, conc int, d time.Duration, name, path string, body func(
 			br := bufio.NewReaderSize(conn, 16<<10)
 			var my []time.Duration
 			myCodes := map[int]int{}
-			var req, b []byte
 			for n := 0; time.Now().Before(deadline); n++ {
-				b = body(g, n, b[:0])
-				req = fmt.Appendf(req[:0], "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", path, host, len(b))
-				req = append(req, b...)
+				req := next(n)
 				t0 := time.Now()
 				if _, err := conn.Write(req); err != nil {
 					log.Fatal(err)
@@ -197,24 +235,17 @@ func phase(host string, conc int, d time.Duration, name, path string, body func(
 				}
 			}
 			mu.Lock()
-			lat = append(lat, my...)
+			res.lat = append(res.lat, my...)
 			for k, v := range myCodes {
-				codes[k] += v
+				res.codes[k] += v
 			}
 			mu.Unlock()
 		}()
 	}
 	wg.Wait()
-	slices.Sort(lat)
-	if len(lat) == 0 {
-		fmt.Fprintf(os.Stderr, "%s: no requests\n", name)
-		return
-	}
-	fmt.Printf("%-10s %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  (%d requests, %d clients, statuses %v)\n", name,
-		float64(len(lat))/d.Seconds(), ms(lat[len(lat)/2]), ms(lat[len(lat)*99/100]), len(lat), conc, codes)
-	if f := failed.Load(); f > 0 {
-		log.Fatalf("%s: %d requests failed", name, f)
-	}
+	slices.Sort(res.lat)
+	res.failed = failed.Load()
+	return res
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
