@@ -7,6 +7,24 @@
 //	neardup serve --addr 127.0.0.1:8080 --data /tmp/nd &
 //	neardup-load -url http://127.0.0.1:8080 -n 100000 -d 10s ../shared/corpora/en_prose.jsonl.zst
 //
+// With -mode fp it compares fingerprint search (POST /v1/search with a
+// fingerprint and -k, unverified) against a peer that answers the same
+// question, go-simstore's simd (GET /search?sig=HEX, k = 3, no text). The
+// service cannot store a bare fingerprint, so both hold the fingerprints of
+// the same preloaded documents: the first run preloads the service and
+// writes the fingerprints it stored to -fps in simd's input format ("ID HEX"
+// per line, ID the number in the document id "pre-ID"); simd loads that file
+// at start; the second run reads the file, checks that both answer the first
+// queries alike, and then measures the two in turn, -rounds times each, with
+// the same clients, duration and queries (stored fingerprints with 0 to k
+// random bits flipped), and prints each process's VmRSS per stored
+// fingerprint when given its PID:
+//
+//	neardup-load -mode fp -url http://127.0.0.1:8080 -n 1000000 -fps /tmp/fps.txt ../shared/corpora/en_prose.jsonl.zst
+//	simd -p 8081 -f /tmp/fps.txt -size 3 -vptree=false &
+//	neardup-load -mode fp -url http://127.0.0.1:8080 -peer http://127.0.0.1:8081 -fps /tmp/fps.txt \
+//		-c 64 -d 8s -rounds 3 -pid-a $(pgrep -f 'neardup serve') -pid-b $(pgrep simd)
+//
 // It refuses any address that is not loopback, and stops after -d per phase.
 package main
 
@@ -31,82 +49,148 @@ import (
 	"github.com/neardup/neardup/corpus"
 )
 
+// config holds the flags.
+type config struct {
+	base   string
+	host   string // of base
+	n      int
+	c      int
+	d      time.Duration
+	batch  int
+	pool   int
+	client *http.Client
+
+	// -mode fp
+	fps            string
+	peer, peerHost string
+	k              int
+	rounds         int
+	pidA, pidB     int
+}
+
 func main() {
-	base := flag.String("url", "http://127.0.0.1:8080", "the service (loopback only)")
-	n := flag.Int("n", 100000, "documents to preload (at most 10,000,000)")
-	c := flag.Int("c", 16, "concurrent clients")
-	d := flag.Duration("d", 10*time.Second, "duration of each measured phase (at most 5m)")
-	batch := flag.Int("batch", 500, "documents per preload batch request")
-	pool := flag.Int("texts", 20000, "distinct request texts made before the measured phases")
+	var cfg config
+	mode := flag.String("mode", "text", "text: add_if_new and search by text; fp: fingerprint search against -peer")
+	flag.StringVar(&cfg.base, "url", "http://127.0.0.1:8080", "the service (loopback only)")
+	flag.IntVar(&cfg.n, "n", 100000, "documents to preload (at most 10,000,000)")
+	flag.IntVar(&cfg.c, "c", 16, "concurrent clients")
+	flag.DurationVar(&cfg.d, "d", 10*time.Second, "duration of each measured phase (at most 5m)")
+	flag.IntVar(&cfg.batch, "batch", 500, "documents per preload batch request")
+	flag.IntVar(&cfg.pool, "texts", 20000, "distinct request texts (or fingerprints with -mode fp) made before the measured phases")
+	flag.StringVar(&cfg.fps, "fps", "", "-mode fp: fingerprint file, written by the preload when absent, read otherwise")
+	flag.StringVar(&cfg.peer, "peer", "", "-mode fp: go-simstore simd to compare with (loopback only); without it the run stops after the preload")
+	flag.IntVar(&cfg.k, "k", 3, "-mode fp: Hamming distance of the searches (simd answers k = 3 with -size 3)")
+	flag.IntVar(&cfg.rounds, "rounds", 3, "-mode fp: measured phases per system, alternating")
+	flag.IntVar(&cfg.pidA, "pid-a", 0, "-mode fp: PID of the service, for its VmRSS")
+	flag.IntVar(&cfg.pidB, "pid-b", 0, "-mode fp: PID of the peer, for its VmRSS")
 	flag.Parse()
-	u, err := url.Parse(*base)
+	cfg.host = loopbackHost(cfg.base)
+	cfg.n = min(cfg.n, 10_000_000)
+	cfg.d = min(cfg.d, 5*time.Minute)
+	cfg.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.c * 2}, Timeout: time.Minute}
+	switch *mode {
+	case "text":
+		if flag.NArg() != 1 {
+			log.Fatal("usage: neardup-load [flags] en_prose.jsonl.zst")
+		}
+		runText(&cfg, flag.Arg(0))
+	case "fp":
+		if cfg.fps == "" || flag.NArg() > 1 {
+			log.Fatal("usage: neardup-load -mode fp -fps FILE [-peer URL] [flags] [en_prose.jsonl.zst]")
+		}
+		if cfg.peer != "" {
+			cfg.peerHost = loopbackHost(cfg.peer)
+		}
+		runFP(&cfg, flag.Arg(0))
+	default:
+		log.Fatalf("-mode %q: want text or fp", *mode)
+	}
+}
+
+// loopbackHost returns the host:port of rawURL, and stops the run when it
+// is not a loopback address.
+func loopbackHost(rawURL string) string {
+	u, err := url.Parse(rawURL)
 	if err != nil {
 		log.Fatal(err)
 	}
 	if ip := net.ParseIP(u.Hostname()); (ip == nil || !ip.IsLoopback()) && u.Hostname() != "localhost" {
 		log.Fatalf("%s is not a loopback address", u.Hostname())
 	}
-	*n = min(*n, 10_000_000)
-	*d = min(*d, 5*time.Minute)
-	if flag.NArg() != 1 {
-		log.Fatal("usage: neardup-load [flags] en_prose.jsonl.zst")
-	}
-	words := readWords(flag.Arg(0))
-	log.Printf("%d words of prose", len(words))
-	tr := &http.Transport{MaxIdleConnsPerHost: *c * 2}
-	client := &http.Client{Transport: tr, Timeout: time.Minute}
+	return u.Host
+}
 
-	// Preload with a fixed seed, so a rerun on the same data directory adds
-	// nothing new.
+// preloadItem is the part of a batch reply's item the preload reads.
+type preloadItem struct {
+	Status      int    `json:"status"`
+	Fingerprint string `json:"fingerprint"`
+	Stored      bool   `json:"stored"`
+}
+
+// preload adds cfg.n documents "pre-0", "pre-1", ... in batches with
+// add_if_new, texts drawn from r, and passes each reply item to each (nil:
+// none). The seed is fixed, so a rerun on the same data directory adds
+// nothing new (each item is then a 409).
+func preload(cfg *config, r *rand.Rand, words []string, each func(j int, it preloadItem)) {
 	t0 := time.Now()
-	r := rand.New(rand.NewPCG(1, 1))
-	run := time.Now().UnixNano()
-	for i := 0; i < *n; i += *batch {
-		docs := make([]map[string]string, 0, *batch)
-		for j := i; j < min(i+*batch, *n); j++ {
+	for i := 0; i < cfg.n; i += cfg.batch {
+		docs := make([]map[string]string, 0, cfg.batch)
+		for j := i; j < min(i+cfg.batch, cfg.n); j++ {
 			docs = append(docs, map[string]string{"id": fmt.Sprint("pre-", j), "text": doc(r, words)})
 		}
-		post(client, *base+"/v1/documents:batch", map[string]any{"mode": "add_if_new", "documents": docs})
-		if i%(*batch*200) == 0 {
+		var reply struct{ Results []preloadItem }
+		post(cfg.client, cfg.base+"/v1/documents:batch", map[string]any{"mode": "add_if_new", "documents": docs}, &reply)
+		if each != nil {
+			if len(reply.Results) != len(docs) {
+				log.Fatalf("batch at %d: %d replies for %d documents", i, len(reply.Results), len(docs))
+			}
+			for k, it := range reply.Results {
+				each(i+k, it)
+			}
+		}
+		if i%(cfg.batch*200) == 0 {
 			log.Printf("preloaded %d", i)
 		}
 	}
-	log.Printf("preloaded %d documents in %v", *n, time.Since(t0).Round(time.Millisecond))
+	log.Printf("preloaded %d documents in %v", cfg.n, time.Since(t0).Round(time.Millisecond))
+}
+
+// runText preloads the service and measures add_if_new and search by text.
+func runText(cfg *config, prose string) {
+	words := readWords(prose)
+	log.Printf("%d words of prose", len(words))
+	r := rand.New(rand.NewPCG(1, 1))
+	run := time.Now().UnixNano()
+	preload(cfg, r, words, nil)
 
 	// The measured phases send bodies made before the clock starts, over
 	// one raw keep-alive connection per client (wrk's way): the client's own
 	// CPU, which shares the machine's cores with the server, is then little
 	// more than the system calls, and the figures are the server's.
-	texts := make([][]byte, *pool)
+	texts := make([][]byte, cfg.pool)
 	for i := range texts {
 		texts[i], _ = json.Marshal(doc(r, words))
 	}
 	log.Printf("%d request texts ready", len(texts))
-	phase(u.Host, *c, *d, "add_if_new", func(g int) func(n int) []byte {
+	phase(cfg.host, cfg.c, cfg.d, "add_if_new", func(g int) func(n int) []byte {
 		var body, req []byte
 		return func(n int) []byte {
 			body = fmt.Appendf(body[:0], `{"id":"load-%d-%d-%d","mode":"add_if_new","text":`, run, g, n)
 			body = append(body, texts[(g*7919+n)%len(texts)]...)
-			req = postRequest(req[:0], u.Host, "/v1/documents", append(body, '}'))
+			req = postRequest(req[:0], cfg.host, "/v1/documents", append(body, '}'))
 			return req
 		}
 	}).print()
-	phase(u.Host, *c, *d, "search", func(g int) func(n int) []byte {
+	phase(cfg.host, cfg.c, cfg.d, "search", func(g int) func(n int) []byte {
 		var body, req []byte
 		return func(n int) []byte {
 			body = append(body[:0], `{"text":`...)
 			body = append(body, texts[(g*104729+n*31)%len(texts)]...)
-			req = postRequest(req[:0], u.Host, "/v1/search", append(body, '}'))
+			req = postRequest(req[:0], cfg.host, "/v1/search", append(body, '}'))
 			return req
 		}
 	}).print()
-	resp, err := client.Get(*base + "/v1/stats")
-	if err != nil {
-		log.Fatal(err)
-	}
-	stats, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	fmt.Printf("stats: %s", stats)
+	fmt.Printf("stats: %s", get(cfg.client, cfg.base+"/v1/stats"))
 }
 
 func readWords(path string) []string {
@@ -143,18 +227,43 @@ func doc(r *rand.Rand, words []string) string {
 	return b.String()
 }
 
-func post(c *http.Client, u string, v any) int {
+// post sends v as JSON to u and decodes the reply into out (nil: dropped).
+func post(c *http.Client, u string, v, out any) int {
 	body, _ := json.Marshal(v)
 	resp, err := c.Post(u, "application/json", bytes.NewReader(body))
 	if err != nil {
 		log.Fatal(err)
 	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	defer resp.Body.Close()
 	if resp.StatusCode >= 300 && resp.StatusCode != http.StatusConflict {
 		log.Fatalf("%s: status %d", u, resp.StatusCode)
 	}
+	if out == nil {
+		io.Copy(io.Discard, resp.Body)
+	} else if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		log.Fatalf("%s: %v", u, err)
+	}
 	return resp.StatusCode
+}
+
+// get returns the body of u, or nil when it answers 404.
+func get(c *http.Client, u string) []byte {
+	resp, err := c.Get(u)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if resp.StatusCode == http.StatusNotFound {
+		return nil
+	}
+	if resp.StatusCode != http.StatusOK {
+		log.Fatalf("%s: status %d: %s", u, resp.StatusCode, b)
+	}
+	return b
 }
 
 // postRequest appends to b an HTTP/1.1 POST of body to path.

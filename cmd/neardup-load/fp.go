@@ -1,0 +1,279 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log"
+	"math/bits"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// stored is one fingerprint the service holds, under the id "pre-<id>".
+type stored struct {
+	id int
+	fp uint64
+}
+
+// runFP is -mode fp: preload and write cfg.fps when it is absent, then,
+// given a peer, compare fingerprint search on the service and on the peer.
+func runFP(cfg *config, prose string) {
+	fps, err := readFingerprints(cfg.fps)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if prose == "" {
+			log.Fatalf("%s is absent: give the prose file to preload the service", cfg.fps)
+		}
+		fps = preloadFingerprints(cfg, prose)
+		if err := writeFingerprints(cfg.fps, fps); err != nil {
+			log.Fatal(err)
+		}
+		log.Printf("wrote the %d stored fingerprints to %s", len(fps), cfg.fps)
+	case err != nil:
+		log.Fatal(err)
+	default:
+		log.Printf("read %d fingerprints from %s (no preload)", len(fps), cfg.fps)
+	}
+	if cfg.peer == "" {
+		log.Printf("no -peer: start simd -f %s -size 3 -vptree=false, then run again with -peer", cfg.fps)
+		return
+	}
+	if len(fps) == 0 {
+		log.Fatal("no fingerprints")
+	}
+
+	qs := queries(fps, cfg.k, cfg.pool, rand.New(rand.NewPCG(2, 2)))
+	agree(cfg, fps, qs[:min(len(qs), 200)])
+
+	// Requests made before the clock starts, the same queries in the same
+	// order for both; neardup's limit is its largest so that it, like simd,
+	// returns every match.
+	reqA := make([][]byte, len(qs))
+	reqB := make([][]byte, len(qs))
+	for i, q := range qs {
+		reqA[i] = postRequest(nil, cfg.host, "/v1/search", fmt.Appendf(nil, `{"fingerprint":"%016x","k":%d,"limit":1000}`, q, cfg.k))
+		reqB[i] = fmt.Appendf(nil, "GET /search?sig=%016x HTTP/1.1\r\nHost: %s\r\n\r\n", q, cfg.peerHost)
+	}
+	premade := func(reqs [][]byte) func(g int) func(n int) []byte {
+		return func(g int) func(n int) []byte {
+			return func(n int) []byte { return reqs[(g*7919+n)%len(reqs)] }
+		}
+	}
+	var as, bs []result
+	for round := range cfg.rounds {
+		a := phase(cfg.host, cfg.c, cfg.d, fmt.Sprint("neardup/", round+1), premade(reqA))
+		a.print()
+		b := phase(cfg.peerHost, cfg.c, cfg.d, fmt.Sprint("simd/", round+1), premade(reqB))
+		b.print()
+		fmt.Printf("round %d: simd/neardup %.2fx req/s\n", round+1, b.rate()/a.rate())
+		as, bs = append(as, a), append(bs, b)
+	}
+	ra, rb := median(as, result.rate), median(bs, result.rate)
+	pa, pb := median(as, p99), median(bs, p99)
+	fmt.Printf("median of %d rounds, %d stored, k = %d, %d clients, %v each: neardup %.0f req/s p99 %.2f ms; simd %.0f req/s p99 %.2f ms; simd/neardup %.2fx\n",
+		cfg.rounds, len(fps), cfg.k, cfg.c, cfg.d, ra, pa, rb, pb, rb/ra)
+	for _, p := range []struct {
+		name string
+		pid  int
+	}{{"neardup", cfg.pidA}, {"simd", cfg.pidB}} {
+		if p.pid == 0 {
+			continue
+		}
+		rss, err := vmRSS(p.pid)
+		if err != nil {
+			log.Print(err)
+			continue
+		}
+		fmt.Printf("%s (pid %d) VmRSS %.1f MB: %.0f bytes per stored fingerprint\n", p.name, p.pid, float64(rss)/1e6, float64(rss)/float64(len(fps)))
+	}
+	fmt.Printf("stats: %s", get(cfg.client, cfg.base+"/v1/stats"))
+}
+
+// preloadFingerprints preloads the service as -mode text does and returns
+// the fingerprints of the documents it holds: those it stored now (201) and,
+// on a rerun, those it already had (409, read back by id); the ones it
+// declined as near-duplicates (200) are not there.
+func preloadFingerprints(cfg *config, prose string) []stored {
+	words := readWords(prose)
+	log.Printf("%d words of prose", len(words))
+	var fps []stored
+	var declined int
+	preload(cfg, rand.New(rand.NewPCG(1, 1)), words, func(j int, it preloadItem) {
+		hex := it.Fingerprint
+		switch it.Status {
+		case 201:
+		case 200:
+			declined++
+			return
+		case 409:
+			var doc struct{ Fingerprint string }
+			b := get(cfg.client, fmt.Sprintf("%s/v1/documents/pre-%d", cfg.base, j))
+			if b == nil {
+				return
+			}
+			if err := json.Unmarshal(b, &doc); err != nil {
+				log.Fatalf("pre-%d: %v", j, err)
+			}
+			hex = doc.Fingerprint
+		default:
+			log.Fatalf("pre-%d: status %d", j, it.Status)
+		}
+		fp, err := strconv.ParseUint(hex, 16, 64)
+		if err != nil {
+			log.Fatalf("pre-%d: fingerprint %q: %v", j, hex, err)
+		}
+		fps = append(fps, stored{j, fp})
+	})
+	log.Printf("%d documents held, %d declined as near-duplicates", len(fps), declined)
+	return fps
+}
+
+// writeFingerprints writes fps in simd's input format, "ID HEX" per line,
+// through a temporary file renamed into place.
+func writeFingerprints(path string, fps []stored) error {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	for _, s := range fps {
+		fmt.Fprintf(w, "%d %016x\n", s.id, s.fp)
+	}
+	err = errors.Join(w.Flush(), f.Close())
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
+}
+
+// readFingerprints reads what writeFingerprints wrote.
+func readFingerprints(path string) ([]stored, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return parseFingerprints(f, path)
+}
+
+func parseFingerprints(r io.Reader, name string) ([]stored, error) {
+	var fps []stored
+	sc := bufio.NewScanner(r)
+	for line := 1; sc.Scan(); line++ {
+		f := strings.Fields(sc.Text())
+		if len(f) != 2 {
+			return nil, fmt.Errorf("%s:%d: want ID HEX", name, line)
+		}
+		id, err := strconv.Atoi(f[0])
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		fp, err := strconv.ParseUint(f[1], 16, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		fps = append(fps, stored{id, fp})
+	}
+	return fps, sc.Err()
+}
+
+// queries returns n fingerprints, each a stored one with 0 to k distinct
+// random bits flipped, so that every query has at least one match.
+func queries(fps []stored, k, n int, r *rand.Rand) []uint64 {
+	qs := make([]uint64, n)
+	for i := range qs {
+		q := fps[r.IntN(len(fps))].fp
+		for _, b := range r.Perm(64)[:r.IntN(k+1)] {
+			q ^= 1 << b
+		}
+		qs[i] = q
+	}
+	return qs
+}
+
+// agree asks both systems the queries qs and checks their answers against a
+// scan of fps: a comparison of speeds means little if the answers differ.
+func agree(cfg *config, fps []stored, qs []uint64) {
+	var okA, okB, hits, shown int
+	for _, q := range qs {
+		var want []int
+		for _, s := range fps {
+			if bits.OnesCount64(s.fp^q) <= cfg.k {
+				want = append(want, s.id)
+			}
+		}
+		slices.Sort(want)
+		hits += len(want)
+
+		var a struct{ Results []struct{ ID string } }
+		post(cfg.client, cfg.base+"/v1/search", map[string]any{"fingerprint": fmt.Sprintf("%016x", q), "k": cfg.k, "limit": 1000}, &a)
+		var gotA []int
+		for _, h := range a.Results {
+			id, err := strconv.Atoi(strings.TrimPrefix(h.ID, "pre-"))
+			if err != nil {
+				log.Fatalf("neardup answered id %q", h.ID)
+			}
+			gotA = append(gotA, id)
+		}
+		slices.Sort(gotA)
+
+		var gotB []int
+		if err := json.Unmarshal(get(cfg.client, fmt.Sprintf("%s/search?sig=%016x", cfg.peer, q)), &gotB); err != nil {
+			log.Fatalf("simd: %v", err)
+		}
+		slices.Sort(gotB)
+
+		if slices.Equal(gotA, want) {
+			okA++
+		} else if shown < 5 {
+			shown++
+			log.Printf("neardup, %016x: got %v, want %v", q, gotA, want)
+		}
+		if slices.Equal(gotB, want) {
+			okB++
+		} else if shown < 5 {
+			shown++
+			log.Printf("simd, %016x: got %v, want %v", q, gotB, want)
+		}
+	}
+	log.Printf("answers equal to a scan of the %d fingerprints on %d queries (%d matches): neardup %d, simd %d",
+		len(fps), len(qs), hits, okA, okB)
+}
+
+func p99(r result) float64 { return ms(r.quantile(0.99)) }
+
+// median returns the median of f over rs.
+func median(rs []result, f func(result) float64) float64 {
+	v := make([]float64, len(rs))
+	for i, r := range rs {
+		v[i] = f(r)
+	}
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+// vmRSS returns the resident set size of process pid in bytes.
+func vmRSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("pid %d: no VmRSS", pid)
+}
