@@ -87,12 +87,14 @@ func runFP(cfg *config, prose string) {
 		if p.pid == 0 {
 			continue
 		}
-		rss, err := vmRSS(p.pid)
+		rss, anon, err := memory(p.pid)
 		if err != nil {
 			log.Print(err)
 			continue
 		}
-		fmt.Printf("%s (pid %d) VmRSS %.1f MB: %.0f bytes per stored fingerprint\n", p.name, p.pid, float64(rss)/1e6, float64(rss)/float64(len(fps)))
+		n := float64(len(fps))
+		fmt.Printf("%s (pid %d) VmRSS %.1f MB, %.0f bytes per stored fingerprint; RssAnon %.1f MB, %.0f bytes per stored fingerprint\n",
+			p.name, p.pid, float64(rss)/1e6, float64(rss)/n, float64(anon)/1e6, float64(anon)/n)
 	}
 	fmt.Printf("stats: %s", get(cfg.client, cfg.base+"/v1/stats"))
 }
@@ -263,17 +265,27 @@ func median(rs []result, f func(result) float64) float64 {
 	return v[len(v)/2]
 }
 
-// vmRSS returns the resident set size of process pid in bytes.
-func vmRSS(pid int) (int64, error) {
+// memory returns the resident set size of process pid and its anonymous
+// part (heap and stacks, without mapped files such as bbolt's), in bytes.
+func memory(pid int) (rss, anon int64, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10, err
+	for _, f := range []struct {
+		key string
+		v   *int64
+	}{{"VmRSS:", &rss}, {"RssAnon:", &anon}} {
+		i := strings.Index(string(b), "\n"+f.key)
+		if i < 0 {
+			return 0, 0, fmt.Errorf("pid %d: no %s", pid, f.key)
 		}
+		line, _, _ := strings.Cut(string(b[i+1+len(f.key):]), "\n")
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(line), " kB"), 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("pid %d: %s %w", pid, f.key, err)
+		}
+		*f.v = kb << 10
 	}
-	return 0, fmt.Errorf("pid %d: no VmRSS", pid)
+	return rss, anon, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"math/bits"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -58,5 +59,15 @@ func TestLoadQueriesWithinK(t *testing.T) {
 		if again := queries(fps, k, 1000, rand.New(rand.NewPCG(2, 2))); !slices.Equal(qs, again) {
 			t.Errorf("k %d: same seed, different queries", k)
 		}
+	}
+}
+
+func TestLoadMemory(t *testing.T) {
+	rss, anon, err := memory(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rss <= 0 || anon <= 0 || anon > rss {
+		t.Errorf("VmRSS %d, RssAnon %d", rss, anon)
 	}
 }

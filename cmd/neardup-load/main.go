@@ -12,18 +12,18 @@
 // question, go-simstore's simd (GET /search?sig=HEX, k = 3, no text). The
 // service cannot store a bare fingerprint, so both hold the fingerprints of
 // the same preloaded documents: the first run preloads the service and
-// writes the fingerprints it stored to -fps in simd's input format ("ID HEX"
+// writes the fingerprints it holds to -fps in simd's input format ("ID HEX"
 // per line, ID the number in the document id "pre-ID"); simd loads that file
-// at start; the second run reads the file, checks that both answer the first
-// queries alike, and then measures the two in turn, -rounds times each, with
-// the same clients, duration and queries (stored fingerprints with 0 to k
-// random bits flipped), and prints each process's VmRSS per stored
-// fingerprint when given its PID:
+// at start; the second run reads the file, checks both systems' answers to
+// the first 200 queries against a scan, then measures the two in turn,
+// -rounds times each, with the same clients, duration and pre-made queries
+// (stored fingerprints with 0 to k random bits flipped), and prints each
+// process's VmRSS and RssAnon per stored fingerprint when given its PID:
 //
 //	neardup-load -mode fp -url http://127.0.0.1:8080 -n 1000000 -fps /tmp/fps.txt ../shared/corpora/en_prose.jsonl.zst
 //	simd -p 8081 -f /tmp/fps.txt -size 3 -vptree=false &
 //	neardup-load -mode fp -url http://127.0.0.1:8080 -peer http://127.0.0.1:8081 -fps /tmp/fps.txt \
-//		-c 64 -d 8s -rounds 3 -pid-a $(pgrep -f 'neardup serve') -pid-b $(pgrep simd)
+//		-c 64 -d 8s -rounds 3 -pid-a NEARDUP_PID -pid-b SIMD_PID
 //
 // It refuses any address that is not loopback, and stops after -d per phase.
 package main
