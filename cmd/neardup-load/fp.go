@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 )
 
 // stored is one fingerprint the service holds, under the id "pre-<id>".
@@ -29,9 +31,6 @@ func runFP(cfg *config, prose string) {
 	fps, err := readFingerprints(cfg.fps)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if prose == "" {
-			log.Fatalf("%s is absent: give the prose file to preload the service", cfg.fps)
-		}
 		fps = preloadFingerprints(cfg, prose)
 		if err := writeFingerprints(cfg.fps, fps); err != nil {
 			log.Fatal(err)
@@ -99,42 +98,83 @@ func runFP(cfg *config, prose string) {
 	fmt.Printf("stats: %s", get(cfg.client, cfg.base+"/v1/stats"))
 }
 
-// preloadFingerprints preloads the service as -mode text does and returns
-// the fingerprints of the documents it holds: those it stored now (201) and,
-// on a rerun, those it already had (409, read back by id); the ones it
-// declined as near-duplicates (200) are not there.
+// preloadFingerprints returns the fingerprints of the documents pre-0 ..
+// pre-(n-1) the service holds. When it holds pre-0 already (an earlier
+// preload), it reads them back by id, which is much faster than deciding on
+// every document again; otherwise it preloads as -mode text does and keeps
+// the fingerprints of the documents stored, not of those declined as
+// near-duplicates.
 func preloadFingerprints(cfg *config, prose string) []stored {
+	if get(cfg.client, cfg.base+"/v1/documents/pre-0") != nil {
+		return readBack(cfg)
+	}
+	if prose == "" {
+		log.Fatalf("%s is absent and the service does not hold pre-0: give the prose file to preload it", cfg.fps)
+	}
 	words := readWords(prose)
 	log.Printf("%d words of prose", len(words))
 	var fps []stored
 	var declined int
 	preload(cfg, rand.New(rand.NewPCG(1, 1)), words, func(j int, it preloadItem) {
-		hex := it.Fingerprint
-		switch it.Status {
-		case 201:
-		case 200:
+		switch {
+		case it.Status == 201:
+		case it.Status == 200 && len(it.Duplicates) > 0 && it.Duplicates[0].ID == fmt.Sprint("pre-", j):
+			// Held before this run: its own near-duplicate.
+		case it.Status == 200:
 			declined++
 			return
-		case 409:
-			var doc struct{ Fingerprint string }
-			b := get(cfg.client, fmt.Sprintf("%s/v1/documents/pre-%d", cfg.base, j))
-			if b == nil {
-				return
-			}
-			if err := json.Unmarshal(b, &doc); err != nil {
-				log.Fatalf("pre-%d: %v", j, err)
-			}
-			hex = doc.Fingerprint
 		default:
 			log.Fatalf("pre-%d: status %d", j, it.Status)
 		}
-		fp, err := strconv.ParseUint(hex, 16, 64)
+		fp, err := strconv.ParseUint(it.Fingerprint, 16, 64)
 		if err != nil {
-			log.Fatalf("pre-%d: fingerprint %q: %v", j, hex, err)
+			log.Fatalf("pre-%d: fingerprint %q: %v", j, it.Fingerprint, err)
 		}
 		fps = append(fps, stored{j, fp})
 	})
 	log.Printf("%d documents held, %d declined as near-duplicates", len(fps), declined)
+	return fps
+}
+
+// readBack reads the fingerprints of pre-0 .. pre-(n-1) with GET
+// /v1/documents/{id} from 8 clients; an id the service does not hold is
+// skipped.
+func readBack(cfg *config) []stored {
+	t0 := time.Now()
+	const workers = 8
+	held := make([]uint64, cfg.n)
+	ok := make([]bool, cfg.n)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := w; j < cfg.n; j += workers {
+				b := get(cfg.client, fmt.Sprintf("%s/v1/documents/pre-%d", cfg.base, j))
+				if b == nil {
+					continue
+				}
+				var doc struct{ Fingerprint string }
+				if err := json.Unmarshal(b, &doc); err != nil {
+					log.Fatalf("pre-%d: %v", j, err)
+				}
+				fp, err := strconv.ParseUint(doc.Fingerprint, 16, 64)
+				if err != nil {
+					log.Fatalf("pre-%d: fingerprint %q: %v", j, doc.Fingerprint, err)
+				}
+				held[j], ok[j] = fp, true
+			}
+		}()
+	}
+	wg.Wait()
+	var fps []stored
+	for j := range held {
+		if ok[j] {
+			fps = append(fps, stored{j, held[j]})
+		}
+	}
+	log.Printf("the service already holds pre-0: read back %d of pre-0 .. pre-%d in %v (no preload)",
+		len(fps), cfg.n-1, time.Since(t0).Round(time.Millisecond))
 	return fps
 }
 

@@ -11,7 +11,8 @@
 // fingerprint and -k, unverified) against a peer that answers the same
 // question, go-simstore's simd (GET /search?sig=HEX, k = 3, no text). The
 // service cannot store a bare fingerprint, so both hold the fingerprints of
-// the same preloaded documents: the first run preloads the service and
+// the same preloaded documents: the first run preloads the service (or,
+// when it holds pre-0 already, reads pre-0 .. pre-(n-1) back by id) and
 // writes the fingerprints it holds to -fps in simd's input format ("ID HEX"
 // per line, ID the number in the document id "pre-ID"); simd loads that file
 // at start; the second run reads the file, checks both systems' answers to
@@ -124,13 +125,15 @@ func loopbackHost(rawURL string) string {
 type preloadItem struct {
 	Status      int    `json:"status"`
 	Fingerprint string `json:"fingerprint"`
-	Stored      bool   `json:"stored"`
+	Duplicates  []struct {
+		ID string `json:"id"`
+	} `json:"duplicates"`
 }
 
 // preload adds cfg.n documents "pre-0", "pre-1", ... in batches with
 // add_if_new, texts drawn from r, and passes each reply item to each (nil:
 // none). The seed is fixed, so a rerun on the same data directory adds
-// nothing new (each item is then a 409).
+// nothing new: a document held already is its own near-duplicate (200).
 func preload(cfg *config, r *rand.Rand, words []string, each func(j int, it preloadItem)) {
 	t0 := time.Now()
 	for i := 0; i < cfg.n; i += cfg.batch {
