@@ -9,6 +9,25 @@
 //	neardup serve --addr 127.0.0.1:8080 --data /tmp/nd &
 //	neardup-load -url http://127.0.0.1:8080 -n 100000 -d 10s ../shared/corpora/en_prose.jsonl.zst
 //
+// With -mode fp it compares fingerprint search (POST /v1/search with a
+// fingerprint and -k, unverified) against a peer that answers the same
+// question, go-simstore's simd (GET /search?sig=HEX, k = 3, no text). The
+// service cannot store a bare fingerprint, so both hold the fingerprints of
+// the same preloaded documents: the first run preloads the service (or,
+// when it holds pre-0 already, reads pre-0 .. pre-(n-1) back by id) and
+// writes the fingerprints it holds to -fps in simd's input format ("ID HEX"
+// per line, ID the number in the document id "pre-ID"); simd loads that file
+// at start; the second run reads the file, checks both systems' answers to
+// the first 200 queries against a scan, then measures the two in turn,
+// -rounds times each, with the same clients, duration and pre-made queries
+// (stored fingerprints with 0 to k random bits flipped), and prints each
+// process's VmRSS and RssAnon per stored fingerprint when given its PID:
+//
+//	neardup-load -mode fp -url http://127.0.0.1:8080 -n 1000000 -fps /tmp/fps.txt ../shared/corpora/en_prose.jsonl.zst
+//	simd -p 8081 -f /tmp/fps.txt -size 3 -vptree=false &
+//	neardup-load -mode fp -url http://127.0.0.1:8080 -peer http://127.0.0.1:8081 -fps /tmp/fps.txt \
+//		-c 64 -d 8s -rounds 3 -pid-a NEARDUP_PID -pid-b SIMD_PID
+//
 // It refuses any address that is not loopback, and stops after -d per phase.
 package main
 
@@ -24,7 +43,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -34,84 +52,167 @@ import (
 	"github.com/neardup/neardup/corpus"
 )
 
+// config holds the flags.
+type config struct {
+	base   string
+	host   string // of base
+	n      int
+	c      int
+	d      time.Duration
+	batch  int
+	pool   int
+	client *http.Client
+	// workload makes the documents' texts (-workload).
+	workload string
+
+	// -mode fp
+	fps            string
+	peer, peerHost string
+	k              int
+	rounds         int
+	pidA, pidB     int
+}
+
 func main() {
-	base := flag.String("url", "http://127.0.0.1:8080", "the service (loopback only)")
-	n := flag.Int("n", 100000, "documents to preload (at most 10,000,000)")
-	c := flag.Int("c", 16, "concurrent clients")
-	d := flag.Duration("d", 10*time.Second, "duration of each measured phase (at most 5m)")
-	batch := flag.Int("batch", 500, "documents per preload batch request")
-	pool := flag.Int("texts", 20000, "distinct request texts made before the measured phases")
-	workload := flag.String("workload", "markov", "markov: new text from a word-pair model of the prose, one document in ten an edited copy (1 word in 100 replaced) of a recent one; windows: windows of the prose itself with one word in 20 replaced (at 1M documents each word is in ~70 of them)")
+	var cfg config
+	mode := flag.String("mode", "text", "text: add_if_new and search by text; fp: fingerprint search against -peer")
+	flag.StringVar(&cfg.base, "url", "http://127.0.0.1:8080", "the service (loopback only)")
+	flag.IntVar(&cfg.n, "n", 100000, "documents to preload (at most 10,000,000)")
+	flag.IntVar(&cfg.c, "c", 16, "concurrent clients")
+	flag.DurationVar(&cfg.d, "d", 10*time.Second, "duration of each measured phase (at most 5m)")
+	flag.IntVar(&cfg.batch, "batch", 500, "documents per preload batch request")
+	flag.IntVar(&cfg.pool, "texts", 20000, "distinct request texts (or fingerprints with -mode fp) made before the measured phases")
+	flag.StringVar(&cfg.workload, "workload", "markov", "markov: new text from a word-pair model of the prose, one document in ten an edited copy (1 word in 100 replaced) of a recent one; windows: windows of the prose itself with one word in 20 replaced (at 1M documents each word is in ~70 of them)")
+	flag.StringVar(&cfg.fps, "fps", "", "-mode fp: fingerprint file, written by the preload when absent, read otherwise")
+	flag.StringVar(&cfg.peer, "peer", "", "-mode fp: go-simstore simd to compare with (loopback only); without it the run stops after the preload")
+	flag.IntVar(&cfg.k, "k", 3, "-mode fp: Hamming distance of the searches (simd answers k = 3 with -size 3)")
+	flag.IntVar(&cfg.rounds, "rounds", 3, "-mode fp: measured phases per system, alternating")
+	flag.IntVar(&cfg.pidA, "pid-a", 0, "-mode fp: PID of the service, for its VmRSS")
+	flag.IntVar(&cfg.pidB, "pid-b", 0, "-mode fp: PID of the peer, for its VmRSS")
 	flag.Parse()
-	u, err := url.Parse(*base)
+	cfg.host = loopbackHost(cfg.base)
+	cfg.n = min(cfg.n, 10_000_000)
+	cfg.d = min(cfg.d, 5*time.Minute)
+	cfg.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.c * 2}, Timeout: time.Minute}
+	switch *mode {
+	case "text":
+		if flag.NArg() != 1 {
+			log.Fatal("usage: neardup-load [flags] en_prose.jsonl.zst")
+		}
+		runText(&cfg, flag.Arg(0))
+	case "fp":
+		if cfg.fps == "" || flag.NArg() > 1 {
+			log.Fatal("usage: neardup-load -mode fp -fps FILE [-peer URL] [flags] [en_prose.jsonl.zst]")
+		}
+		if cfg.peer != "" {
+			cfg.peerHost = loopbackHost(cfg.peer)
+		}
+		runFP(&cfg, flag.Arg(0))
+	default:
+		log.Fatalf("-mode %q: want text or fp", *mode)
+	}
+}
+
+// loopbackHost returns the host:port of rawURL, and stops the run when it
+// is not a loopback address.
+func loopbackHost(rawURL string) string {
+	u, err := url.Parse(rawURL)
 	if err != nil {
 		log.Fatal(err)
 	}
 	if ip := net.ParseIP(u.Hostname()); (ip == nil || !ip.IsLoopback()) && u.Hostname() != "localhost" {
 		log.Fatalf("%s is not a loopback address", u.Hostname())
 	}
-	*n = min(*n, 10_000_000)
-	*d = min(*d, 5*time.Minute)
-	if flag.NArg() != 1 {
-		log.Fatal("usage: neardup-load [flags] en_prose.jsonl.zst")
-	}
-	words := readWords(flag.Arg(0))
-	log.Printf("%d words of prose", len(words))
-	var src func(r *rand.Rand) string
-	switch *workload {
-	case "windows":
-		src = func(r *rand.Rand) string { return doc(r, words) }
-	case "markov":
-		src = newMarkov(words).doc
-	default:
-		log.Fatalf("-workload %q: want markov or windows", *workload)
-	}
-	tr := &http.Transport{MaxIdleConnsPerHost: *c * 2}
-	client := &http.Client{Transport: tr, Timeout: time.Minute}
+	return u.Host
+}
 
-	// Preload with a fixed seed, so a rerun on the same data directory adds
-	// nothing new.
+// preloadItem is the part of a batch reply's item the preload reads.
+type preloadItem struct {
+	Status      int    `json:"status"`
+	Fingerprint string `json:"fingerprint"`
+	Duplicates  []struct {
+		ID string `json:"id"`
+	} `json:"duplicates"`
+}
+
+// preload adds cfg.n documents "pre-0", "pre-1", ... in batches with
+// add_if_new, texts drawn from r, and passes each reply item to each (nil:
+// none). The seed is fixed, so a rerun on the same data directory adds
+// nothing new: a document held already is its own near-duplicate (200).
+func preload(cfg *config, r *rand.Rand, src func(*rand.Rand) string, each func(j int, it preloadItem)) {
 	t0 := time.Now()
-	r := rand.New(rand.NewPCG(1, 1))
-	run := time.Now().UnixNano()
-	for i := 0; i < *n; i += *batch {
-		docs := make([]map[string]string, 0, *batch)
-		for j := i; j < min(i+*batch, *n); j++ {
+	for i := 0; i < cfg.n; i += cfg.batch {
+		docs := make([]map[string]string, 0, cfg.batch)
+		for j := i; j < min(i+cfg.batch, cfg.n); j++ {
 			docs = append(docs, map[string]string{"id": fmt.Sprint("pre-", j), "text": src(r)})
 		}
-		post(client, *base+"/v1/documents:batch", map[string]any{"mode": "add_if_new", "documents": docs})
-		if i%(*batch*200) == 0 {
+		var reply struct{ Results []preloadItem }
+		post(cfg.client, cfg.base+"/v1/documents:batch", map[string]any{"mode": "add_if_new", "documents": docs}, &reply)
+		if each != nil {
+			if len(reply.Results) != len(docs) {
+				log.Fatalf("batch at %d: %d replies for %d documents", i, len(reply.Results), len(docs))
+			}
+			for k, it := range reply.Results {
+				each(i+k, it)
+			}
+		}
+		if i%(cfg.batch*200) == 0 {
 			log.Printf("preloaded %d", i)
 		}
 	}
-	log.Printf("preloaded %d documents in %v", *n, time.Since(t0).Round(time.Millisecond))
+	log.Printf("preloaded %d documents in %v", cfg.n, time.Since(t0).Round(time.Millisecond))
+}
+
+// runText preloads the service and measures add_if_new and search by text.
+func runText(cfg *config, prose string) {
+	src := textSource(cfg, prose)
+	r := rand.New(rand.NewPCG(1, 1))
+	run := time.Now().UnixNano()
+	preload(cfg, r, src, nil)
 
 	// The measured phases send bodies made before the clock starts, over
 	// one raw keep-alive connection per client (wrk's way): the client's own
 	// CPU, which shares the machine's cores with the server, is then little
 	// more than the system calls, and the figures are the server's.
-	texts := make([][]byte, *pool)
+	texts := make([][]byte, cfg.pool)
 	for i := range texts {
 		texts[i], _ = json.Marshal(src(r))
 	}
 	log.Printf("%d request texts ready", len(texts))
-	phase(u.Host, *c, *d, "add_if_new", "/v1/documents", func(g, n int, b []byte) []byte {
-		b = fmt.Appendf(b, `{"id":"load-%d-%d-%d","mode":"add_if_new","text":`, run, g, n)
-		b = append(b, texts[(g*7919+n)%len(texts)]...)
-		return append(b, '}')
-	})
-	phase(u.Host, *c, *d, "search", "/v1/search", func(g, n int, b []byte) []byte {
-		b = append(b, `{"text":`...)
-		b = append(b, texts[(g*104729+n*31)%len(texts)]...)
-		return append(b, '}')
-	})
-	resp, err := client.Get(*base + "/v1/stats")
-	if err != nil {
-		log.Fatal(err)
+	phase(cfg.host, cfg.c, cfg.d, "add_if_new", func(g int) func(n int) []byte {
+		var body, req []byte
+		return func(n int) []byte {
+			body = fmt.Appendf(body[:0], `{"id":"load-%d-%d-%d","mode":"add_if_new","text":`, run, g, n)
+			body = append(body, texts[(g*7919+n)%len(texts)]...)
+			req = postRequest(req[:0], cfg.host, "/v1/documents", append(body, '}'))
+			return req
+		}
+	}).print()
+	phase(cfg.host, cfg.c, cfg.d, "search", func(g int) func(n int) []byte {
+		var body, req []byte
+		return func(n int) []byte {
+			body = append(body[:0], `{"text":`...)
+			body = append(body, texts[(g*104729+n*31)%len(texts)]...)
+			req = postRequest(req[:0], cfg.host, "/v1/search", append(body, '}'))
+			return req
+		}
+	}).print()
+	fmt.Printf("stats: %s", get(cfg.client, cfg.base+"/v1/stats"))
+}
+
+// textSource returns the maker of documents' texts that -workload names,
+// over the words of the prose file.
+func textSource(cfg *config, prose string) func(*rand.Rand) string {
+	words := readWords(prose)
+	log.Printf("%d words of prose", len(words))
+	switch cfg.workload {
+	case "windows":
+		return func(r *rand.Rand) string { return doc(r, words) }
+	case "markov":
+		return newMarkov(words).doc
 	}
-	stats, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	fmt.Printf("stats: %s", stats)
+	log.Fatalf("-workload %q: want markov or windows", cfg.workload)
+	return nil
 }
 
 func readWords(path string) []string {
@@ -148,6 +249,7 @@ func doc(r *rand.Rand, words []string) string {
 	return b.String()
 }
 
+// post sends v as JSON to u and decodes the reply into out (nil: dropped).
 // markov makes new English-like text: each word follows the one before as
 // some word pair of the prose does (a bigram chain), so word and phrase
 // frequencies are the prose's while documents are new. One document in ten is
@@ -222,31 +324,89 @@ func (m *markov) doc(r *rand.Rand) string {
 	return t
 }
 
-func post(c *http.Client, u string, v any) int {
+func post(c *http.Client, u string, v, out any) int {
 	body, _ := json.Marshal(v)
 	resp, err := c.Post(u, "application/json", bytes.NewReader(body))
 	if err != nil {
 		log.Fatal(err)
 	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	defer resp.Body.Close()
 	if resp.StatusCode >= 300 && resp.StatusCode != http.StatusConflict {
 		log.Fatalf("%s: status %d", u, resp.StatusCode)
+	}
+	if out == nil {
+		io.Copy(io.Discard, resp.Body)
+	} else if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		log.Fatalf("%s: %v", u, err)
 	}
 	return resp.StatusCode
 }
 
-// phase runs conc clients for d, each on its own connection, posting the
-// bodies body(client, n, buf) makes to path, and prints requests/s and
-// latency percentiles.
-func phase(host string, conc int, d time.Duration, name, path string, body func(g, n int, b []byte) []byte) {
+// get returns the body of u, or nil when it answers 404.
+func get(c *http.Client, u string) []byte {
+	resp, err := c.Get(u)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if resp.StatusCode == http.StatusNotFound {
+		return nil
+	}
+	if resp.StatusCode != http.StatusOK {
+		log.Fatalf("%s: status %d: %s", u, resp.StatusCode, b)
+	}
+	return b
+}
+
+// postRequest appends to b an HTTP/1.1 POST of body to path.
+func postRequest(b []byte, host, path string, body []byte) []byte {
+	b = fmt.Appendf(b, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", path, host, len(body))
+	return append(b, body...)
+}
+
+// result is one measured phase.
+type result struct {
+	name   string
+	conc   int
+	d      time.Duration
+	lat    []time.Duration // sorted
+	codes  map[int]int
+	failed int64
+}
+
+func (r result) rate() float64 { return float64(len(r.lat)) / r.d.Seconds() }
+
+func (r result) quantile(q float64) time.Duration {
+	return r.lat[min(len(r.lat)-1, int(float64(len(r.lat))*q))]
+}
+
+// print writes the phase's line, and stops the run if any request failed.
+func (r result) print() {
+	if len(r.lat) == 0 {
+		log.Fatalf("%s: no requests", r.name)
+	}
+	fmt.Printf("%-10s %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  (%d requests, %d clients, statuses %v)\n", r.name,
+		r.rate(), ms(r.quantile(0.5)), ms(r.quantile(0.99)), len(r.lat), r.conc, r.codes)
+	if r.failed > 0 {
+		log.Fatalf("%s: %d requests failed", r.name, r.failed)
+	}
+}
+
+// phase runs conc clients for d, each on its own keep-alive connection to
+// host, sending the raw HTTP/1.1 requests that newClient(client)(n) returns
+// one after the other, and collects the latencies and statuses.
+func phase(host string, conc int, d time.Duration, name string, newClient func(g int) func(n int) []byte) result {
 	var mu sync.Mutex
-	var lat []time.Duration
-	codes := map[int]int{}
+	res := result{name: name, conc: conc, d: d, codes: map[int]int{}}
 	var failed atomic.Int64
 	deadline := time.Now().Add(d)
 	var wg sync.WaitGroup
 	for g := range conc {
+		next := newClient(g)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -258,11 +418,8 @@ func phase(host string, conc int, d time.Duration, name, path string, body func(
 			br := bufio.NewReaderSize(conn, 16<<10)
 			var my []time.Duration
 			myCodes := map[int]int{}
-			var req, b []byte
 			for n := 0; time.Now().Before(deadline); n++ {
-				b = body(g, n, b[:0])
-				req = fmt.Appendf(req[:0], "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", path, host, len(b))
-				req = append(req, b...)
+				req := next(n)
 				t0 := time.Now()
 				if _, err := conn.Write(req); err != nil {
 					log.Fatal(err)
@@ -283,24 +440,17 @@ func phase(host string, conc int, d time.Duration, name, path string, body func(
 				}
 			}
 			mu.Lock()
-			lat = append(lat, my...)
+			res.lat = append(res.lat, my...)
 			for k, v := range myCodes {
-				codes[k] += v
+				res.codes[k] += v
 			}
 			mu.Unlock()
 		}()
 	}
 	wg.Wait()
-	slices.Sort(lat)
-	if len(lat) == 0 {
-		fmt.Fprintf(os.Stderr, "%s: no requests\n", name)
-		return
-	}
-	fmt.Printf("%-10s %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  (%d requests, %d clients, statuses %v)\n", name,
-		float64(len(lat))/d.Seconds(), ms(lat[len(lat)/2]), ms(lat[len(lat)*99/100]), len(lat), conc, codes)
-	if f := failed.Load(); f > 0 {
-		log.Fatalf("%s: %d requests failed", name, f)
-	}
+	slices.Sort(res.lat)
+	res.failed = failed.Load()
+	return res
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
