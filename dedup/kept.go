@@ -172,7 +172,7 @@ func (k *Kept) addLocked(id string, f Features) error {
 			return err
 		}
 	}
-	k.insertLocked(id, f)
+	k.insertLocked(id, f, nil)
 	return nil
 }
 
@@ -189,8 +189,9 @@ func prefixLen(n int, t float64) int {
 	return min(n, max(1, n-int(math.Ceil(t*float64(n)-1e-6))+1))
 }
 
-// insertLocked puts id in the tables, last in priority.
-func (k *Kept) insertLocked(id string, f Features) {
+// insertLocked puts id in the tables, last in priority (or, with b, in b's
+// lists of entries for the tables).
+func (k *Kept) insertLocked(id string, f Features, b *bulk) {
 	// The signature made the band keys; the rule needs only those (and the
 	// signature is Perms·8 bytes, 1 KiB by default, per document).
 	f.Sig = nil
@@ -198,17 +199,17 @@ func (k *Kept) insertLocked(id string, f Features) {
 	k.docs = append(k.docs, keptDoc{id: id, f: f, live: true})
 	k.ids[id] = s
 	k.live++
-	k.exact.add(f.Exact, s)
+	k.put(&k.exact, b, f.Exact, s)
 	switch {
 	case k.rule.method == MethodMinHash:
 		if len(f.Bands) == k.rule.bands {
-			for b, key := range f.Bands {
-				k.bands.add(bandKey(b, key), s)
+			for i, key := range f.Bands {
+				k.put(&k.bands, b, bandKey(i, key), s)
 			}
 		}
 	case k.byPrefix(&f):
 		for _, h := range f.Sketch.h[:prefixLen(len(f.Sketch.h), k.rule.threshold)] {
-			k.sets.add(uint64(h), s)
+			k.put(&k.sets, b, uint64(h), s)
 		}
 	case k.wideDoc(&f):
 		k.wide++
@@ -227,8 +228,9 @@ func (k *Kept) wideDoc(f *Features) bool {
 func bandKey(b int, key uint64) uint64 { return simhash.Mix64(key, uint64(b)) }
 
 // AddBulk adds the documents ids[i] with features fs[i], in that order, last
-// in priority: the index sorts them at once, which is what start-up wants
-// (Add merges as it goes). An id already present, or twice in ids, is an error
+// in priority: the index sorts them at once and the tables are rebuilt in one
+// array each, which is what start-up wants (Add merges as it goes); give it
+// everything at once rather than in slices. An id already present, or twice in ids, is an error
 // wrapping index.ErrDuplicateID, and then nothing is added.
 func (k *Kept) AddBulk(ids []string, fs []Features) error {
 	if len(ids) != len(fs) {
@@ -259,10 +261,37 @@ func (k *Kept) AddBulk(ids []string, fs []Features) error {
 		}
 	}
 	k.docs = slices.Grow(k.docs, len(ids))
+	var b bulk
 	for i, id := range ids {
-		k.insertLocked(id, fs[i])
+		k.insertLocked(id, fs[i], &b)
 	}
+	k.exact.addBulk(b.exact, b.exactSlots)
+	k.sets.addBulk(b.sets, b.setSlots)
+	k.bands.addBulk(b.bands, b.bandSlots)
 	return nil
+}
+
+// bulk collects the table entries of documents added together.
+type bulk struct {
+	exact, sets, bands              []uint64
+	exactSlots, setSlots, bandSlots []uint32
+}
+
+// add adds an entry to the table t (a field of k) now, or to b's list for
+// it when b is not nil.
+func (k *Kept) put(t *postings, b *bulk, key uint64, slot uint32) {
+	if b == nil {
+		t.add(key, slot)
+		return
+	}
+	switch t {
+	case &k.exact:
+		b.exact, b.exactSlots = append(b.exact, key), append(b.exactSlots, slot)
+	case &k.sets:
+		b.sets, b.setSlots = append(b.sets, key), append(b.setSlots, slot)
+	case &k.bands:
+		b.bands, b.bandSlots = append(b.bands, key), append(b.bandSlots, slot)
+	}
 }
 
 // Remove removes id and reports whether it was there.
@@ -500,6 +529,60 @@ func (p *postings) remove(key uint64, slot uint32) {
 			return
 		}
 	}
+}
+
+// addBulk adds the entries (keys[i], slots[i]), rebuilding the table in one
+// array sorted by bucket (a counting sort), each bucket a full slice of it:
+// no bucket grows one append at a time, and a later add to a bucket copies
+// only that bucket out.
+func (p *postings) addBulk(keys []uint64, slots []uint32) {
+	if p.n > 2*len(keys) {
+		// Rebuilding would move more entries than it adds.
+		for i, k := range keys {
+			p.add(k, slots[i])
+		}
+		return
+	}
+	old := p.buckets
+	for p.n+len(keys) >= perBucket*(1<<p.bits) && p.bits < 30 {
+		p.bits++
+	}
+	shift := 32 - p.bits
+	hs := make([]uint32, len(keys))
+	for i, k := range keys {
+		hs[i] = uint32(simhash.Mix64(k, 0) >> 32)
+	}
+	start := make([]int, 1<<p.bits+1)
+	for _, b := range old {
+		for _, e := range b {
+			start[e.key>>shift+1]++
+		}
+	}
+	for _, h := range hs {
+		start[h>>shift+1]++
+	}
+	for i := range 1 << p.bits {
+		start[i+1] += start[i]
+	}
+	all := make([]posting, start[1<<p.bits])
+	fill := slices.Clone(start[:1<<p.bits])
+	for _, b := range old {
+		for _, e := range b {
+			all[fill[e.key>>shift]] = e
+			fill[e.key>>shift]++
+		}
+	}
+	for i, h := range hs {
+		all[fill[h>>shift]] = posting{h, slots[i]}
+		fill[h>>shift]++
+	}
+	p.buckets = make([][]posting, 1<<p.bits)
+	for i := range p.buckets {
+		if lo, hi := start[i], start[i+1]; hi > lo {
+			p.buckets[i] = all[lo:hi:hi]
+		}
+	}
+	p.n += len(keys)
 }
 
 // grow doubles the buckets: an entry's new bucket is the next bit of its key

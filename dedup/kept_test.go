@@ -177,3 +177,46 @@ func shareBand(a, b *Features) bool {
 	}
 	return false
 }
+
+// A set loaded with AddBulk (in one call, and in pieces that take both of
+// its paths: a rebuild with entries already in the table, and adds one by
+// one) answers every match as the set built with Add does.
+func TestKeptAddBulkEqualsAdd(t *testing.T) {
+	texts := keptTexts(t)
+	for _, opt := range []Options{{}, {Method: MethodMinHash}} {
+		rule, _ := NewRule(opt)
+		ex, _ := NewExtractor(opt)
+		ids := make([]string, len(texts))
+		fs := make([]Features, len(texts))
+		for i, text := range texts {
+			ids[i], fs[i] = fmt.Sprint("d", i), ex.Extract(text)
+		}
+		one, _ := NewKept(rule, 1)
+		for i := range ids {
+			if err := one.Add(ids[i], fs[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		whole, _ := NewKept(rule, 1)
+		pieces, _ := NewKept(rule, 1)
+		a, b := len(ids)/3, len(ids)/3+len(ids)/2 // then a rebuild (a < b-a), then adds
+		for _, err := range []error{whole.AddBulk(ids, fs), pieces.AddBulk(ids[:a], fs[:a]),
+			pieces.AddBulk(ids[a:b], fs[a:b]), pieces.AddBulk(ids[b:], fs[b:])} {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := pieces.AddBulk([]string{"d1"}, fs[:1]); err == nil {
+			t.Fatal("AddBulk took an id already present")
+		}
+		for i := range fs {
+			want, _ := one.MatchAll(&fs[i], 0)
+			for name, k := range map[string]*Kept{"whole": whole, "pieces": pieces} {
+				got, _ := k.MatchAll(&fs[i], 0)
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("%s %s: document %d: %v, Add gives %v", opt.Method, name, i, got, want)
+				}
+			}
+		}
+	}
+}

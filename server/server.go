@@ -186,34 +186,22 @@ func (s *Server) Load(ctx context.Context) error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	// Records arrive in sequence order; they go into the index in batches
-	// (Kept.AddBulk sorts each once), which keeps their order.
-	const batch = 1 << 20
+	// Records arrive in sequence order and go into the set in one
+	// Kept.AddBulk, which sorts the index and builds each table at once.
 	var ids []string
 	var fs []dedup.Features
-	flush := func() error {
-		if err := s.kept.AddBulk(ids, fs); err != nil {
-			return fmt.Errorf("server: loading: %w", err)
-		}
-		ids, fs = ids[:0], fs[:0]
-		return nil
-	}
-	n := 0
 	err := s.store.Load(ctx, func(r Record) error {
 		ids = append(ids, r.ID)
 		fs = append(fs, r.Features)
 		s.seq = max(s.seq, r.Seq+1)
-		n++
-		if len(ids) == batch {
-			return flush()
-		}
 		return nil
 	})
-	if err == nil {
-		err = flush()
-	}
 	if err != nil {
 		return err
+	}
+	n := len(ids)
+	if err := s.kept.AddBulk(ids, fs); err != nil {
+		return fmt.Errorf("server: loading: %w", err)
 	}
 	s.ready.Store(true)
 	s.log.Info("index loaded", "documents", n, "seconds", time.Since(t0).Seconds())
