@@ -52,6 +52,14 @@ var ErrKeptFormat = errors.New("dedup: bad kept-set file")
 // The Hamming index holds every fingerprint (MethodSimHash) whatever finds
 // the candidates: it answers fingerprint queries (Index).
 //
+// Fingerprint-only documents (AddFingerprints; Features.FingerprintOnly) have
+// no shingle set and no token-sequence hash, so they are in neither the
+// prefix tables nor the exact table: they are "wide" documents, found only
+// through the Hamming index at Rule.QueryK and accepted within Rule.PairK
+// (see the rule's notes in rule.go). Their matches are unverified
+// (KeptMatch.Unverified). MethodMinHash, which has no fingerprints, refuses
+// them.
+//
 // Documents live in a slice in the order they were added (a slot is never
 // reused, so slot order is priority order), and the tables hold slots, not
 // pointers, which keeps the garbage collector's work small at millions of
@@ -64,15 +72,16 @@ type Kept struct {
 	x      *index.Index // MethodSimHash: every fingerprint
 	prefix bool         // candidates of exact shingle sets by the prefix filter
 
-	mu    sync.RWMutex      // guards the fields below, and orders x's writes with them
-	ids   map[string]uint32 // slot by id
-	docs  []keptDoc         // by slot, in priority order, removed ones too
-	live  int
-	exact postings // key: the token-sequence hash
-	sets  postings // prefix: the hashes of each set's prefix
-	bands postings // MethodMinHash: band keys, mixed with their band's number
-	wide  int      // documents found only through x (not in sets)
-	bytes int64    // sketch bytes held
+	mu     sync.RWMutex      // guards the fields below, and orders x's writes with them
+	ids    map[string]uint32 // slot by id
+	docs   []keptDoc         // by slot, in priority order, removed ones too
+	live   int
+	exact  postings // key: the token-sequence hash
+	sets   postings // prefix: the hashes of each set's prefix
+	bands  postings // MethodMinHash: band keys, mixed with their band's number
+	wide   int      // documents found only through x (not in sets)
+	fpOnly int      // fingerprint-only documents (counted in wide too)
+	bytes  int64    // sketch bytes held
 }
 
 type keptDoc struct {
@@ -86,9 +95,17 @@ type KeptMatch struct {
 	ID       string
 	Seq      uint64  // its position in the order of addition
 	Distance int     // Hamming distance of the fingerprints
-	Score    float64 // the verification measure (Jaccard), NaN without verification
+	Score    float64 // the verification measure (Jaccard), NaN without verification or when Unverified
 	Exact    bool    // same token sequence
+	// Unverified is set when either document is fingerprint-only: the match
+	// rests on the fingerprint distance alone (Rule.Verified).
+	Unverified bool
 }
+
+// errFingerprintOnly is the error of adding a fingerprint-only document under
+// MethodMinHash.
+var errFingerprintOnly = fmt.Errorf("%w: fingerprint-only documents need method %s (%s has no fingerprints)",
+	ErrOptions, MethodSimHash, MethodMinHash)
 
 // NewKept returns an empty set for documents judged by rule, expecting about
 // n of them (the tables are sized for that many; they grow beyond).
@@ -133,6 +150,14 @@ func (k *Kept) SketchBytes() int64 {
 	return k.bytes
 }
 
+// FingerprintOnlyLen returns the number of fingerprint-only documents in the
+// set.
+func (k *Kept) FingerprintOnlyLen() int {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	return k.fpOnly
+}
+
 // Contains reports whether id is in the set.
 func (k *Kept) Contains(id string) bool {
 	k.mu.RLock()
@@ -167,6 +192,9 @@ func (k *Kept) addLocked(id string, f Features) error {
 	if len(k.docs) >= math.MaxUint32 {
 		return fmt.Errorf("dedup: kept set is full (%d documents added)", len(k.docs))
 	}
+	if f.FingerprintOnly && k.rule.method == MethodMinHash {
+		return errFingerprintOnly
+	}
 	if k.rule.method != MethodMinHash {
 		if err := k.x.Add(id, f.FP); err != nil {
 			return err
@@ -199,7 +227,11 @@ func (k *Kept) insertLocked(id string, f Features, b *bulk) {
 	k.docs = append(k.docs, keptDoc{id: id, f: f, live: true})
 	k.ids[id] = s
 	k.live++
-	k.put(&k.exact, b, f.Exact, s)
+	if f.FingerprintOnly {
+		k.fpOnly++
+	} else {
+		k.put(&k.exact, b, f.Exact, s)
+	}
 	switch {
 	case k.rule.method == MethodMinHash:
 		if len(f.Bands) == k.rule.bands {
@@ -219,9 +251,9 @@ func (k *Kept) insertLocked(id string, f Features, b *bulk) {
 
 // wideDoc reports whether the document is found through the Hamming index
 // only: MethodSimHash, not in the prefix tables, and with tokens (a document
-// without tokens matches exact copies only).
+// without tokens matches exact copies only) or fingerprint-only.
 func (k *Kept) wideDoc(f *Features) bool {
-	return k.rule.method != MethodMinHash && !k.byPrefix(f) && f.Tokens > 0
+	return k.rule.method != MethodMinHash && !k.byPrefix(f) && (f.Tokens > 0 || f.FingerprintOnly)
 }
 
 // bandKey is the table key of band b's key.
@@ -250,6 +282,9 @@ func (k *Kept) AddBulk(ids []string, fs []Features) error {
 	}
 	if len(k.docs)+len(ids) > math.MaxUint32 {
 		return fmt.Errorf("dedup: kept set is full (%d documents added)", len(k.docs))
+	}
+	if k.rule.method == MethodMinHash && slices.ContainsFunc(fs, func(f Features) bool { return f.FingerprintOnly }) {
+		return errFingerprintOnly
 	}
 	if k.rule.method != MethodMinHash {
 		fps := make([]uint64, len(fs))
@@ -294,6 +329,26 @@ func (k *Kept) put(t *postings, b *bulk, key uint64, slot uint32) {
 	}
 }
 
+// AddFingerprints adds the fingerprint-only documents ids[i] with
+// fingerprints fps[i], in that order, last in priority, as AddBulk does: only
+// their fingerprints are known (the ids and fingerprints of an index
+// snapshot, say), so they match on fingerprint distance alone and their
+// matches are unverified (see Kept and Rule). Under MethodMinHash it is an
+// error wrapping ErrOptions.
+func (k *Kept) AddFingerprints(ids []string, fps []uint64) error {
+	if len(ids) != len(fps) {
+		return fmt.Errorf("dedup: AddFingerprints: %d ids, %d fingerprints", len(ids), len(fps))
+	}
+	if k.rule.method == MethodMinHash {
+		return errFingerprintOnly
+	}
+	fs := make([]Features, len(fps))
+	for i, fp := range fps {
+		fs[i] = Features{FP: fp, FingerprintOnly: true}
+	}
+	return k.AddBulk(ids, fs)
+}
+
 // Remove removes id and reports whether it was there.
 func (k *Kept) Remove(id string) bool {
 	k.mu.Lock()
@@ -309,7 +364,11 @@ func (k *Kept) removeLocked(id string) bool {
 	d := &k.docs[s]
 	f := &d.f
 	delete(k.ids, id)
-	k.exact.remove(f.Exact, s)
+	if f.FingerprintOnly {
+		k.fpOnly--
+	} else {
+		k.exact.remove(f.Exact, s)
+	}
 	switch {
 	case k.rule.method == MethodMinHash:
 		if len(f.Bands) == k.rule.bands {
@@ -451,8 +510,9 @@ func (k *Kept) matchLocked(f *Features, limit int) ([]KeptMatch, error) {
 	}
 	for _, s := range out {
 		d := &k.docs[s]
+		verified := k.rule.Verified(&d.f, f)
 		ms = append(ms, KeptMatch{ID: d.id, Seq: uint64(s), Distance: simhash.Distance(d.f.FP, f.FP),
-			Score: k.rule.Score(&d.f, f), Exact: d.f.Exact == f.Exact})
+			Score: k.rule.Score(&d.f, f), Exact: verified && d.f.Exact == f.Exact, Unverified: !verified})
 	}
 	return ms, nil
 }
@@ -621,6 +681,10 @@ func keptSettings(o *Options) string {
 // WriteTo writes the set in priority order.
 func (k *Kept) writeTo(w io.Writer, settings string) error {
 	k.mu.RLock()
+	if k.fpOnly > 0 {
+		k.mu.RUnlock()
+		return fmt.Errorf("dedup: the kept set holds %d fingerprint-only documents, which a kept-set file cannot record", k.fpOnly)
+	}
 	docs := make([]keptDoc, 0, k.live)
 	for _, d := range k.docs {
 		if d.live {

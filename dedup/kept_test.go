@@ -1,8 +1,12 @@
 package dedup
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -218,5 +222,201 @@ func TestKeptAddBulkEqualsAdd(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// spdxTexts returns the texts of the en_spdx corpus of at least minWords
+// words, at most n of them.
+func spdxTexts(t *testing.T, n, minWords int) []string {
+	t.Helper()
+	r, err := corpus.Open([]string{testcorpora.Path(t, "en_spdx")}, corpus.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var texts []string
+	for len(texts) < n {
+		d, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(strings.Fields(d.Text)) >= minWords {
+			texts = append(texts, d.Text)
+		}
+	}
+	return texts
+}
+
+// nearCopy replaces one word in the middle of text.
+func nearCopy(text string) string {
+	w := strings.Fields(text)
+	w[len(w)/2] = "zyxwvut"
+	return strings.Join(w, " ")
+}
+
+// TestKeptFingerprintOnly adds the fingerprints of real texts as
+// fingerprint-only documents, beside ordinary ones, and checks that a
+// document matches exactly the fingerprint-only documents within Rule.PairK
+// (found through the Hamming index, since they are in no prefix table), that
+// those matches are unverified with a NaN score, and that removing one works.
+func TestKeptFingerprintOnly(t *testing.T) {
+	texts := spdxTexts(t, 300, 150)
+	if len(texts) < 100 {
+		t.Fatalf("%d texts of 150 words or more in en_spdx, want 100", len(texts))
+	}
+	rule, err := NewRule(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, _ := NewExtractor(Options{})
+	kept, err := NewKept(rule, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, len(texts))
+	fps := make([]uint64, len(texts))
+	for i, text := range texts {
+		ids[i], fps[i] = fmt.Sprintf("snap-%d", i), ex.Extract(text).FP
+	}
+	// One ordinary document first (so the prefix tables are not empty), then
+	// the fingerprint-only ones.
+	if err := kept.Add("plain", ex.Extract("the quick brown fox jumps over the lazy dog near the river bank today")); err != nil {
+		t.Fatal(err)
+	}
+	if err := kept.AddFingerprints(ids, fps); err != nil {
+		t.Fatal(err)
+	}
+	if got := kept.FingerprintOnlyLen(); got != len(ids) {
+		t.Fatalf("FingerprintOnlyLen = %d, want %d", got, len(ids))
+	}
+	if err := kept.AddFingerprints([]string{"snap-0"}, []uint64{1}); err == nil {
+		t.Fatal("AddFingerprints of an id already present: no error")
+	}
+
+	// brute returns the fingerprint-only documents f is a candidate of.
+	brute := func(f *Features) map[string]bool {
+		want := map[string]bool{}
+		for i, fp := range fps {
+			g := Features{FP: fp, FingerprintOnly: true}
+			if simhash64Distance(fp, f.FP) <= rule.PairK(&g, f) {
+				want[ids[i]] = true
+			}
+		}
+		return want
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	for i := 0; i < len(texts); i += 7 {
+		for _, q := range []string{nearCopy(texts[i]), texts[i], randomWords(rng, 200)} {
+			f := ex.Extract(q)
+			ms, err := kept.MatchAll(&f, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]bool{}
+			for _, m := range ms {
+				if !m.Unverified || !math.IsNaN(m.Score) || m.Exact {
+					t.Fatalf("match %+v against a fingerprint-only document: want Unverified, NaN score, not Exact", m)
+				}
+				got[m.ID] = true
+			}
+			if want := brute(&f); !maps.Equal(got, want) {
+				t.Fatalf("query %d: matched %v, want the fingerprint-only documents within PairK %v", i, got, want)
+			}
+		}
+		f := ex.Extract(nearCopy(texts[i]))
+		if ms, _ := kept.MatchAll(&f, 0); !slices.ContainsFunc(ms, func(m KeptMatch) bool { return m.ID == ids[i] }) {
+			t.Fatalf("a near-copy of text %d (distance %d) does not match %s: %+v", i, simhash64Distance(f.FP, fps[i]), ids[i], ms)
+		}
+		if ms, _ := kept.MatchAll(ptr(ex.Extract(randomWords(rng, 200))), 0); len(ms) != 0 {
+			t.Fatalf("an unrelated text matches %+v", ms)
+		}
+	}
+
+	// The ordinary document is still verified.
+	f := ex.Extract("The quick brown fox jumps over the lazy dog near the river bank, today!")
+	if m, ok, _ := kept.Match(&f); !ok || m.ID != "plain" || m.Unverified || math.IsNaN(m.Score) {
+		t.Fatalf("match of the ordinary document: %+v, %v", m, ok)
+	}
+
+	// add_if_new is declined by a fingerprint-only document.
+	if m, dup, err := kept.AddIfNew("new", ex.Extract(nearCopy(texts[0]))); err != nil || !dup || !m.Unverified {
+		t.Fatalf("AddIfNew of a near-copy of %s: %+v, dup %v, %v; want an unverified match", ids[0], m, dup, err)
+	}
+
+	// Removing one.
+	if !kept.Remove(ids[0]) || kept.FingerprintOnlyLen() != len(ids)-1 {
+		t.Fatalf("Remove(%s): FingerprintOnlyLen = %d, want %d", ids[0], kept.FingerprintOnlyLen(), len(ids)-1)
+	}
+	f = ex.Extract(nearCopy(texts[0]))
+	if ms, _ := kept.MatchAll(&f, 0); slices.ContainsFunc(ms, func(m KeptMatch) bool { return m.ID == ids[0] }) {
+		t.Fatalf("removed %s still matches: %+v", ids[0], ms)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func simhash64Distance(a, b uint64) int { return bits.OnesCount64(a ^ b) }
+
+func randomWords(rng *rand.Rand, n int) string {
+	var b strings.Builder
+	for range n {
+		fmt.Fprintf(&b, "w%x ", rng.IntN(1<<24))
+	}
+	return b.String()
+}
+
+// TestFingerprintOnlyRule checks the rule's reading of a fingerprint-only
+// document: taken to be as long as the other document (KShort against a
+// short one, K against a long one, K between two), never an exact copy,
+// nothing to verify; and MethodMinHash refuses them.
+func TestFingerprintOnlyRule(t *testing.T) {
+	rule, err := NewRule(Options{K: 3, KShort: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fo := &Features{FP: 0, FingerprintOnly: true}
+	short := &Features{FP: 0xff, Tokens: 10, Exact: 1}
+	long := &Features{FP: 0xff, Tokens: 1000, Exact: 1}
+	for _, tc := range []struct {
+		name string
+		a, b *Features
+		want int
+	}{
+		{"short", fo, short, 8},
+		{"short-reversed", short, fo, 8},
+		{"long", fo, long, 3},
+		{"both", fo, &Features{FP: 1, FingerprintOnly: true}, 3},
+	} {
+		if got := rule.PairK(tc.a, tc.b); got != tc.want {
+			t.Errorf("%s: PairK = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	if !rule.Near(fo, short) || rule.Near(fo, long) {
+		t.Errorf("Near at distance 8: short %v (want true), long %v (want false)", rule.Near(fo, short), rule.Near(fo, long))
+	}
+	if rule.Near(&Features{FingerprintOnly: true, FP: 0xff}, &Features{Exact: 0}) {
+		t.Error("a fingerprint-only document is near a document without a fingerprint")
+	}
+	if !rule.Verify(fo, short) || rule.Verified(fo, short) || !math.IsNaN(rule.Score(fo, short)) {
+		t.Errorf("Verify %v (want true), Verified %v (want false), Score %v (want NaN)",
+			rule.Verify(fo, short), rule.Verified(fo, short), rule.Score(fo, short))
+	}
+
+	mr, err := NewRule(Options{Method: MethodMinHash})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk, err := NewKept(mr, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mk.AddFingerprints([]string{"a"}, []uint64{1}); !errors.Is(err, ErrOptions) {
+		t.Errorf("AddFingerprints under minhash: %v, want ErrOptions", err)
+	}
+	if err := mk.Add("a", Features{FP: 1, FingerprintOnly: true}); !errors.Is(err, ErrOptions) {
+		t.Errorf("Add of a fingerprint-only document under minhash: %v, want ErrOptions", err)
 	}
 }

@@ -30,6 +30,17 @@ import (
 //     first such kept document in priority order. So every removed document
 //     names a kept document it was verified against, at or above the
 //     threshold.
+//   - Fingerprint-only documents (Features.FingerprintOnly: only a SimHash
+//     fingerprint is known, as when the online service starts from an index
+//     snapshot) have no verification data. Such a document and another are
+//     candidates when their fingerprints are within Rule.PairK, taking the
+//     fingerprint-only document to be as long as the other one (so K, or
+//     KShort when the other document is short; K when both are
+//     fingerprint-only); exact copies cannot be told (no token-sequence
+//     hash). Verify passes them, since there is nothing to verify with:
+//     Rule.Verified reports false, and the match must be reported as
+//     unverified (KeptMatch.Unverified). MethodMinHash has no fingerprints
+//     and takes no fingerprint-only documents.
 
 // Features is what the rule needs of one document. Extractor computes it.
 type Features struct {
@@ -47,11 +58,17 @@ type Features struct {
 	// NewExtractor's options; nil for a document without tokens, which only
 	// exact copies match).
 	Bands []uint64
+	// FingerprintOnly marks a document of which only FP is known (Exact,
+	// Tokens, Length and the verification data are unknown, and zero): it
+	// matches on fingerprint distance alone and its matches are unverified
+	// (see the rule's notes above). Kept.AddFingerprints makes such
+	// documents. AppendBinary does not record it: they are not stored.
+	FingerprintOnly bool
 }
 
 // noFP reports whether the document has no usable fingerprint: no features
 // and no tokens. Such documents match only exact copies.
-func (f *Features) noFP() bool { return f.FP == 0 && f.Tokens == 0 }
+func (f *Features) noFP() bool { return f.FP == 0 && f.Tokens == 0 && !f.FingerprintOnly }
 
 // Rule decides whether two documents are near-duplicates. It is immutable and
 // safe for concurrent use.
@@ -107,7 +124,19 @@ func (r *Rule) Threshold() float64 { return r.threshold }
 // KShort > K the wider net is cast only between documents that are both under
 // ShortTokens/Threshold + Shingle tokens, the sizes that can still pair with a
 // short document at the threshold, which keeps the second join small.
+//
+// A fingerprint-only document's length is unknown: it is taken to be the
+// other document's, so the pair gets K when the other document is long and
+// KShort when it is short (K when both are fingerprint-only).
 func (r *Rule) PairK(a, b *Features) int {
+	switch {
+	case a.FingerprintOnly && b.FingerprintOnly:
+		return r.k
+	case a.FingerprintOnly:
+		a = b
+	case b.FingerprintOnly:
+		b = a
+	}
 	if a.Tokens >= r.short && b.Tokens >= r.short {
 		return r.k
 	}
@@ -119,6 +148,14 @@ func (r *Rule) PairK(a, b *Features) int {
 
 // Near reports whether a and b are candidates (see the package notes above).
 func (r *Rule) Near(a, b *Features) bool {
+	if a.FingerprintOnly || b.FingerprintOnly {
+		// No token-sequence hash to compare, and no fingerprint under
+		// MethodMinHash.
+		if r.method == MethodMinHash || a.noFP() || b.noFP() {
+			return false
+		}
+		return simhash.Distance(a.FP, b.FP) <= r.PairK(a, b)
+	}
 	if a.Exact == b.Exact {
 		return true
 	}
@@ -133,8 +170,12 @@ func (r *Rule) Near(a, b *Features) bool {
 
 // Verify reports whether candidates a and b pass verification. Equal token
 // sequences always do; documents without tokens only then (their sets are
-// empty and would measure as identical).
+// empty and would measure as identical). A pair with a fingerprint-only
+// document passes: there is nothing to verify it with (Verified is false).
 func (r *Rule) Verify(a, b *Features) bool {
+	if a.FingerprintOnly || b.FingerprintOnly {
+		return true
+	}
 	if a.Exact == b.Exact {
 		return true
 	}
@@ -154,9 +195,16 @@ func (r *Rule) Verify(a, b *Features) bool {
 // pass verification.
 func (r *Rule) Duplicates(a, b *Features) bool { return r.Near(a, b) && r.Verify(a, b) }
 
+// Verified reports whether Verify could test a and b: false when either is
+// fingerprint-only, whose match rests on the fingerprint distance alone.
+func (r *Rule) Verified(a, b *Features) bool { return !a.FingerprintOnly && !b.FingerprintOnly }
+
 // Score is the verification measure of a and b (Jaccard or cosine), NaN
-// without verification.
+// without verification, and NaN when either is fingerprint-only.
 func (r *Rule) Score(a, b *Features) float64 {
+	if !r.Verified(a, b) {
+		return math.NaN()
+	}
 	switch r.verify {
 	case VerifyJaccard:
 		return jaccard(a.Sketch, b.Sketch)

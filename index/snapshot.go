@@ -247,6 +247,56 @@ func LoadFile(path string, opt Options) (*Index, error) {
 // Corrupt or truncated input gives an error wrapping ErrFormat (or
 // ErrVersion), never a panic.
 func Read(r io.Reader, opt Options) (*Index, error) {
+	p, fps, ids, err := decodeSnapshot(r)
+	if err != nil {
+		return nil, err
+	}
+	return build(p, fps, ids, opt)
+}
+
+// ReadItems reads a snapshot's ids and fingerprints without building an
+// index: ids[i] has fingerprint fps[i], in the snapshot's order (ascending
+// fingerprints). It checks the input as Read does, duplicate ids included. It
+// is what a caller that keeps the fingerprints in a structure of its own
+// wants (the online service's start-up from a snapshot).
+func ReadItems(r io.Reader) (ids []string, fps []uint64, err error) {
+	_, fps, store, err := decodeSnapshot(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if dup, ok := store.insertRange(0); !ok {
+		return nil, nil, fmt.Errorf("%w: duplicate id %q", ErrFormat, dup)
+	}
+	ids = make([]string, len(fps))
+	for i := range ids {
+		ids[i] = store.get(uint32(i))
+	}
+	return ids, fps, nil
+}
+
+// ReadItemsFile is ReadItems of the snapshot file at path.
+func ReadItemsFile(path string) (ids []string, fps []uint64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	if ids, fps, err = ReadItems(f); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return ids, fps, nil
+}
+
+// decodeSnapshot reads and checks a snapshot: its plan, its fingerprints in
+// ascending order and their ids (not yet in the hash table).
+func decodeSnapshot(r io.Reader) (Plan, []uint64, idStore, error) {
+	var p Plan
+	var ids idStore
+	fps, err := decodeSnapshotInto(r, &p, &ids)
+	return p, fps, ids, err
+}
+
+func decodeSnapshotInto(r io.Reader, pp *Plan, idsOut *idStore) ([]uint64, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	var hdr [12]byte
 	n, err := io.ReadFull(br, hdr[:])
@@ -265,7 +315,7 @@ func Read(r io.Reader, opt Options) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	var p Plan
+	p := pp
 	k, err := sr.uvarint()
 	if err != nil {
 		return nil, err
@@ -354,7 +404,7 @@ func Read(r io.Reader, opt Options) (*Index, error) {
 	if m != n64 {
 		return nil, fmt.Errorf("%w: %d ids for %d fingerprints", ErrFormat, m, n)
 	}
-	var ids idStore
+	ids := idsOut
 	for range n {
 		l, err := sr.uvarint()
 		if err != nil {
@@ -378,7 +428,12 @@ func Read(r io.Reader, opt Options) (*Index, error) {
 	if err := sr.finish(); err != nil {
 		return nil, err
 	}
+	return fps, nil
+}
 
+// build makes the index of a decoded snapshot.
+func build(p Plan, fps []uint64, ids idStore, opt Options) (*Index, error) {
+	n := len(fps)
 	if opt.Plan == nil && (opt.Layout == "" || opt.Layout == "auto") {
 		opt.Plan = &p
 	}

@@ -219,3 +219,32 @@ func FuzzReadSnapshot(f *testing.F) {
 		x.Query(0, x.K(), 10)
 	})
 }
+
+// TestReadItems reads the ids and fingerprints of the v1 snapshot without an
+// index, in the snapshot's order (ascending fingerprints), and refuses a
+// truncated file.
+func TestReadItems(t *testing.T) {
+	ids, fps, err := ReadItemsFile(filepath.Join("testdata", "v1.snapshot"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]uint64{"alpha": 0x0123456789abcdef, "beta": 0x0123456789abcdee, "gamma": 0xfedcba9876543210,
+		"delta": 0xfedcba9876543211, "epsilon": 0, "日本": 0x0123456789abcdef}
+	if len(ids) != len(want) || len(fps) != len(ids) {
+		t.Fatalf("got %d ids, %d fingerprints; want %d", len(ids), len(fps), len(want))
+	}
+	for i, id := range ids {
+		if fp, ok := want[id]; !ok || fp != fps[i] {
+			t.Errorf("item %d: %q %016x, want %016x (known: %v)", i, id, fps[i], fp, ok)
+		}
+	}
+	if !slices.IsSorted(fps) {
+		t.Errorf("fingerprints %x not in snapshot (ascending) order", fps)
+	}
+
+	x, _ := Build([]string{"a", "b"}, []uint64{1, 2}, Options{})
+	data := snapshotBytes(t, x)
+	if _, _, err := ReadItems(bytes.NewReader(data[:len(data)-3])); !errors.Is(err, ErrFormat) {
+		t.Errorf("truncated: got %v, want ErrFormat", err)
+	}
+}

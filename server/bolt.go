@@ -21,6 +21,8 @@ import (
 //	bucket "docs":  seq (8 bytes, big-endian) -> uvarint len(id), id,
 //	                uvarint len(features), dedup.Features.MarshalBinary, meta JSON (the rest)
 //	bucket "ids":   id -> seq (8 bytes, big-endian)
+//	bucket "snapshot-deleted": id -> fingerprint (8 bytes, big-endian) of a
+//	                deleted document of the start-up snapshot
 const (
 	boltFile    = "neardup.db"
 	boltFormat  = "neardup-serve 1"
@@ -31,6 +33,9 @@ var (
 	bucketMeta = []byte("meta")
 	bucketDocs = []byte("docs")
 	bucketIDs  = []byte("ids")
+	// bucketSnapDel was added after format 1's first release: an older
+	// build ignores it (and would load the deleted snapshot documents).
+	bucketSnapDel = []byte("snapshot-deleted")
 )
 
 // BoltOptions configures OpenBolt. The zero value means the defaults.
@@ -61,12 +66,23 @@ type BoltStore struct {
 	done   chan struct{} // closed when the committer has exited
 }
 
-var _ Store = (*BoltStore)(nil)
+var (
+	_ Store           = (*BoltStore)(nil)
+	_ SnapshotDeletes = (*BoltStore)(nil)
+)
 
+// boltOp is one queued write: put, snapDelete or (when both are nil) delete.
 type boltOp struct {
-	put    *Record // nil for a delete
-	delete string
-	err    chan error
+	put        *Record
+	snapDelete *snapDelete
+	delete     string
+	err        chan error
+}
+
+// snapDelete records the delete of a snapshot document.
+type snapDelete struct {
+	id string
+	fp uint64
 }
 
 // OpenBolt opens (creating it if needed) the store in directory dir.
@@ -92,7 +108,7 @@ func OpenBolt(dir string, opt BoltOptions) (*BoltStore, error) {
 		if err != nil {
 			return err
 		}
-		for _, b := range [][]byte{bucketDocs, bucketIDs} {
+		for _, b := range [][]byte{bucketDocs, bucketIDs, bucketSnapDel} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -218,6 +234,23 @@ func (s *BoltStore) Get(_ context.Context, id string) (Record, error) {
 	return r, err
 }
 
+// PutSnapshotDelete implements SnapshotDeletes, through the group commit.
+func (s *BoltStore) PutSnapshotDelete(ctx context.Context, id string, fp uint64) error {
+	return s.do(ctx, &boltOp{snapDelete: &snapDelete{id: id, fp: fp}})
+}
+
+// LoadSnapshotDeletes implements SnapshotDeletes.
+func (s *BoltStore) LoadSnapshotDeletes(ctx context.Context, fn func(id string, fp uint64) error) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketSnapDel).ForEach(func(k, v []byte) error {
+			if len(v) != 8 {
+				return fmt.Errorf("%w: damaged snapshot delete of %q", ErrStoreFormat, k)
+			}
+			return fn(string(k), binary.BigEndian.Uint64(v))
+		})
+	})
+}
+
 // Put implements Store.
 func (s *BoltStore) Put(ctx context.Context, r Record) error {
 	return s.do(ctx, &boltOp{put: &r})
@@ -277,12 +310,16 @@ func (s *BoltStore) commitLoop() {
 func (s *BoltStore) commit(batch []*boltOp) {
 	errs := make([]error, len(batch))
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		docs, ids := tx.Bucket(bucketDocs), tx.Bucket(bucketIDs)
+		docs, ids, snapDel := tx.Bucket(bucketDocs), tx.Bucket(bucketIDs), tx.Bucket(bucketSnapDel)
 		// Records are keyed by sequence number, so they are appended: full
 		// pages instead of half-full ones after each split.
 		docs.FillPercent = 1
 		for i, op := range batch {
-			errs[i] = applyOp(docs, ids, op)
+			if op.snapDelete != nil {
+				errs[i] = snapDel.Put([]byte(op.snapDelete.id), binary.BigEndian.AppendUint64(nil, op.snapDelete.fp))
+			} else {
+				errs[i] = applyOp(docs, ids, op)
+			}
 			if errs[i] != nil && !errors.Is(errs[i], ErrNotFound) && !errors.Is(errs[i], ErrExists) {
 				return errs[i] // a bbolt failure: the whole transaction is lost
 			}

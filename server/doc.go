@@ -51,9 +51,28 @@
 //	               f = dedup.Features.MarshalBinary (fingerprint, token-sequence hash, counts, shingle set)
 //	               meta = the document's metadata as compact JSON, or nothing
 //	bucket "ids"   id -> seq (8 bytes big-endian)
+//	bucket "snapshot-deleted"  id -> fingerprint (8 bytes big-endian): deleted snapshot documents
 //
 // Keys of "docs" sort in acceptance order, so a cursor scan reloads Kept in
 // priority order; "ids" serves GET and DELETE.
+//
+// # Starting from an index snapshot
+//
+// Options.Snapshot (serve --snapshot) names an index snapshot ('neardup index
+// build --out'); Load adds its ids and fingerprints to Kept first, as
+// fingerprint-only documents (dedup.Kept.AddFingerprints), then the store's
+// documents behind them in priority. They have no verification data: a
+// document matches one when the fingerprints are within the rule's k (K, or
+// KShort when the new document is short), found through Kept's Hamming
+// index, and every such match is reported with "verified": false. New
+// documents go to the store as usual; the snapshot is read, never written,
+// and loaded again at every start. A delete of a snapshot document is
+// recorded durably in the store's "snapshot-deleted" bucket (id and
+// fingerprint), and the next start skips that id while the snapshot gives it
+// the same fingerprint, so it stays deleted. An id found both in the
+// snapshot and in the store stops start-up with an error naming it (the
+// service never lets that happen: the id is taken while the snapshot
+// document lives; only another snapshot file can bring it about).
 //
 // # Shared store: Redis
 //

@@ -206,6 +206,10 @@ type dupJSON struct {
 	Similarity float64  `json:"similarity"`
 	Jaccard    *float64 `json:"jaccard,omitempty"`
 	Exact      bool     `json:"exact,omitempty"`
+	// Verified is false for a match against a fingerprint-only document
+	// (from the start-up snapshot): only the fingerprint distance was
+	// tested.
+	Verified bool `json:"verified"`
 }
 
 type docResponse struct {
@@ -228,7 +232,7 @@ func matchesJSON(ms []dedup.KeptMatch) []dupJSON {
 	out := make([]dupJSON, 0, len(ms))
 	for _, m := range ms {
 		out = append(out, dupJSON{ID: m.ID, Distance: m.Distance, Similarity: simhash.Similarity(m.Distance, 64),
-			Jaccard: finite(m.Score), Exact: m.Exact})
+			Jaccard: finite(m.Score), Exact: m.Exact, Verified: !m.Unverified})
 	}
 	return out
 }
@@ -327,9 +331,13 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) {
 type getResponse struct {
 	ID          string          `json:"id"`
 	Fingerprint string          `json:"fingerprint"`
-	Seq         uint64          `json:"seq"`
-	Tokens      uint32          `json:"tokens"`
+	Seq         *uint64         `json:"seq,omitempty"`    // absent for a fingerprint-only document
+	Tokens      *uint32         `json:"tokens,omitempty"` // absent for a fingerprint-only document
 	Meta        json.RawMessage `json:"meta,omitempty"`
+	// FingerprintOnly marks a document of the start-up snapshot: only its
+	// fingerprint is known, no verification data (Note says so in words).
+	FingerprintOnly bool   `json:"fingerprint_only,omitempty"`
+	Note            string `json:"note,omitempty"`
 }
 
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
@@ -338,8 +346,14 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
 		s.respondError(w, r, err)
 		return
 	}
-	respond(w, http.StatusOK, getResponse{ID: rec.ID, Fingerprint: fpString(rec.Features.FP), Seq: rec.Seq,
-		Tokens: rec.Features.Tokens, Meta: rec.Meta})
+	g := getResponse{ID: rec.ID, Fingerprint: fpString(rec.Features.FP), Meta: rec.Meta}
+	if rec.Features.FingerprintOnly {
+		g.FingerprintOnly = true
+		g.Note = "fingerprint only, from the start-up snapshot: no verification data, so its matches are unverified"
+	} else {
+		g.Seq, g.Tokens = &rec.Seq, &rec.Features.Tokens
+	}
+	respond(w, http.StatusOK, g)
 }
 
 func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
@@ -365,6 +379,7 @@ type searchHit struct {
 	Similarity  float64  `json:"similarity"`
 	Jaccard     *float64 `json:"jaccard,omitempty"`
 	Exact       bool     `json:"exact,omitempty"`
+	Verified    bool     `json:"verified"` // as in dupJSON; false for every fingerprint search hit
 }
 
 type searchResponse struct {
@@ -375,7 +390,8 @@ type searchResponse struct {
 }
 
 // handleSearch: by text, the stored documents the text duplicates under the
-// rule (verified); by fingerprint, the stored fingerprints within k bits,
+// rule (verified, but for fingerprint-only documents: the reply's verified is
+// then false, and so is each such hit's); by fingerprint, the stored fingerprints within k bits,
 // nearest first (nothing to verify without text).
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	var q searchRequest
@@ -394,10 +410,13 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		hits := make([]searchHit, 0, len(ms))
+		all := true
 		for _, d := range matchesJSON(ms) {
-			hits = append(hits, searchHit{ID: d.ID, Distance: d.Distance, Similarity: d.Similarity, Jaccard: d.Jaccard, Exact: d.Exact})
+			hits = append(hits, searchHit{ID: d.ID, Distance: d.Distance, Similarity: d.Similarity, Jaccard: d.Jaccard,
+				Exact: d.Exact, Verified: d.Verified})
+			all = all && d.Verified
 		}
-		respond(w, http.StatusOK, searchResponse{Fingerprint: fpString(fp), Verified: true, Results: hits})
+		respond(w, http.StatusOK, searchResponse{Fingerprint: fpString(fp), Verified: all, Results: hits})
 		return
 	}
 	fp, _ := simhash.Parse(q.Fingerprint) // checked by searchValid
@@ -555,11 +574,14 @@ func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	st := map[string]any{
-		"documents":      n,
-		"ready":          s.Ready(),
-		"sketch_bytes":   sk,
-		"heap_bytes":     ms.HeapAlloc,
-		"uptime_seconds": time.Since(s.start).Seconds(),
+		"documents":    n,
+		"ready":        s.Ready(),
+		"sketch_bytes": sk,
+		// Documents of the start-up snapshot: fingerprints only, no
+		// verification data (counted in documents too).
+		"fingerprint_only_documents": s.FingerprintOnly(),
+		"heap_bytes":                 ms.HeapAlloc,
+		"uptime_seconds":             time.Since(s.start).Seconds(),
 		"settings": map[string]any{"profile": s.opt.Dedup.Profile, "k": max(s.opt.Dedup.K, 0),
 			"k_short": max(s.opt.Dedup.KShort, 0), "short_tokens": s.opt.Dedup.ShortTokens,
 			"threshold": s.opt.Dedup.Threshold, "shingle": s.opt.Dedup.Shingle, "verify": s.opt.Dedup.Verify},

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 )
@@ -13,13 +14,45 @@ import (
 type MemStore struct {
 	mu     sync.Mutex        // guards the fields below
 	byID   map[string]Record // every stored record
+	snap   map[string]uint64 // deleted snapshot documents: id -> fingerprint
 	closed bool
 }
 
-var _ Store = (*MemStore)(nil)
+var (
+	_ Store           = (*MemStore)(nil)
+	_ SnapshotDeletes = (*MemStore)(nil)
+)
 
 // NewMemStore returns an empty in-memory store.
-func NewMemStore() *MemStore { return &MemStore{byID: map[string]Record{}} }
+func NewMemStore() *MemStore { return &MemStore{byID: map[string]Record{}, snap: map[string]uint64{}} }
+
+// PutSnapshotDelete implements SnapshotDeletes.
+func (m *MemStore) PutSnapshotDelete(_ context.Context, id string, fp uint64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	m.snap[id] = fp
+	return nil
+}
+
+// LoadSnapshotDeletes implements SnapshotDeletes.
+func (m *MemStore) LoadSnapshotDeletes(_ context.Context, fn func(id string, fp uint64) error) error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return ErrClosed
+	}
+	snap := maps.Clone(m.snap)
+	m.mu.Unlock()
+	for id, fp := range snap {
+		if err := fn(id, fp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Load implements Store.
 func (m *MemStore) Load(ctx context.Context, fn func(Record) error) error {

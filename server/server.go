@@ -45,6 +45,18 @@ type Options struct {
 	TokenReads bool
 	// ExpectedDocs sizes the index (default 1<<20; it grows beyond).
 	ExpectedDocs int
+	// Snapshot, when set, is the path of an index snapshot ('neardup index
+	// build --out') whose ids and fingerprints Load adds first, before the
+	// store's documents, as fingerprint-only documents (dedup.Kept
+	// AddFingerprints): they have no verification data, so a document
+	// matches one when the fingerprints are within the rule's k and the
+	// match is reported unverified. The snapshot is only read: it is loaded
+	// again at every start. A delete of one of its documents is recorded in
+	// the store (SnapshotDeletes) and skipped at the next start while the
+	// snapshot gives that id the same fingerprint. An id both in the
+	// snapshot and in the store stops Load with an error wrapping ErrExists.
+	// Not with MethodMinHash (no fingerprints) nor over a SharedStore.
+	Snapshot string
 	// Logger receives request and start-up logs; nil means none.
 	Logger *slog.Logger
 	// Registry receives the service's metrics and is served at /metrics;
@@ -79,6 +91,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Dedup.Cluster != dedup.ClusterGreedy || o.Dedup.Keep != dedup.KeepFirst {
 		return fmt.Errorf("%w: the service applies the keep-first rule in arrival order", dedup.ErrOptions)
+	}
+	if o.Snapshot != "" && o.Dedup.Method == dedup.MethodMinHash {
+		return fmt.Errorf("%w: a snapshot holds SimHash fingerprints, which method %s does not use", dedup.ErrOptions, dedup.MethodMinHash)
 	}
 	if o.MaxBodyBytes < 1 || o.MaxBatch < 1 || o.MaxDuplicates < 1 || o.ExpectedDocs < 1 {
 		return fmt.Errorf("%w: body, batch, duplicate and size limits must be positive", dedup.ErrOptions)
@@ -139,6 +154,9 @@ func New(store Store, opt Options) (*Server, error) {
 		shared SharedStore
 	)
 	if sh, ok := store.(SharedStore); ok {
+		if opt.Snapshot != "" {
+			return nil, fmt.Errorf("%w: a snapshot is loaded into the server's own index, which a shared store replaces", dedup.ErrOptions)
+		}
 		shared, set = sh, sh
 	} else {
 		if kept, err = dedup.NewKept(rule, opt.ExpectedDocs); err != nil {
@@ -170,9 +188,10 @@ func New(store Store, opt Options) (*Server, error) {
 	return s, nil
 }
 
-// Load fills the index from the store, in sequence order, and makes the
-// service ready. It logs how long it took. Over a SharedStore there is
-// nothing to load: it checks that the store answers.
+// Load fills the index from the snapshot (Options.Snapshot), then from the
+// store in sequence order, and makes the service ready. It logs how long it
+// took. Over a SharedStore there is nothing to load: it checks that the
+// store answers.
 func (s *Server) Load(ctx context.Context) error {
 	t0 := time.Now()
 	if s.shared != nil {
@@ -186,11 +205,20 @@ func (s *Server) Load(ctx context.Context) error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	nsnap, err := s.loadSnapshotLocked(ctx)
+	if err != nil {
+		return err
+	}
 	// Records arrive in sequence order and go into the set in one
 	// Kept.AddBulk, which sorts the index and builds each table at once.
 	var ids []string
 	var fs []dedup.Features
-	err := s.store.Load(ctx, func(r Record) error {
+	err = s.store.Load(ctx, func(r Record) error {
+		if nsnap > 0 && s.kept.Contains(r.ID) {
+			// Store ids are unique, so this one is a snapshot document's.
+			return fmt.Errorf("%w: id %q is both in the snapshot %s and in the store: rebuild the snapshot without it, or start without --snapshot and delete it from the store",
+				ErrExists, r.ID, s.opt.Snapshot)
+		}
 		ids = append(ids, r.ID)
 		fs = append(fs, r.Features)
 		s.seq = max(s.seq, r.Seq+1)
@@ -204,8 +232,51 @@ func (s *Server) Load(ctx context.Context) error {
 		return fmt.Errorf("server: loading: %w", err)
 	}
 	s.ready.Store(true)
-	s.log.Info("index loaded", "documents", n, "seconds", time.Since(t0).Seconds())
+	s.log.Info("index loaded", "documents", n+nsnap, "snapshot_documents", nsnap, "seconds", time.Since(t0).Seconds())
 	return nil
+}
+
+// loadSnapshotLocked adds the snapshot's documents, but those deleted while
+// it was loaded (SnapshotDeletes), to Kept as fingerprint-only documents, in
+// the snapshot's order (ascending fingerprints). It returns how many.
+func (s *Server) loadSnapshotLocked(ctx context.Context) (int, error) {
+	if s.opt.Snapshot == "" {
+		return 0, nil
+	}
+	t0 := time.Now()
+	ids, fps, err := index.ReadItemsFile(s.opt.Snapshot)
+	if err != nil {
+		return 0, fmt.Errorf("server: snapshot: %w", err)
+	}
+	skipped := 0
+	if sd, ok := s.store.(SnapshotDeletes); ok {
+		deleted := map[string]uint64{}
+		err := sd.LoadSnapshotDeletes(ctx, func(id string, fp uint64) error {
+			deleted[id] = fp
+			return nil
+		})
+		if err != nil {
+			return 0, fmt.Errorf("server: loading the snapshot's deletes: %w", err)
+		}
+		if len(deleted) > 0 {
+			j := 0
+			for i, id := range ids {
+				if fp, ok := deleted[id]; ok && fp == fps[i] {
+					continue
+				}
+				ids[j], fps[j] = id, fps[i]
+				j++
+			}
+			skipped = len(ids) - j
+			ids, fps = ids[:j], fps[:j]
+		}
+	}
+	if err := s.kept.AddFingerprints(ids, fps); err != nil {
+		return 0, fmt.Errorf("server: snapshot %s: %w", s.opt.Snapshot, err)
+	}
+	s.log.Info("snapshot loaded", "path", s.opt.Snapshot, "documents", len(ids), "deleted", skipped,
+		"seconds", time.Since(t0).Seconds())
+	return len(ids), nil
 }
 
 // Ready reports whether Load has completed.
@@ -425,10 +496,24 @@ func (s *Server) Get(ctx context.Context, id string) (Record, error) {
 	if s.shared != nil {
 		return s.shared.Get(ctx, id)
 	}
-	if !s.kept.Contains(id) {
+	f, ok := s.kept.Get(id)
+	if !ok {
 		return Record{}, fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
+	if f.FingerprintOnly {
+		// A snapshot document: the store knows nothing of it.
+		return Record{ID: id, Features: f}, nil
+	}
 	return s.store.Get(ctx, id)
+}
+
+// FingerprintOnly returns the number of fingerprint-only documents (those of
+// the snapshot) in the index.
+func (s *Server) FingerprintOnly() int {
+	if s.kept == nil {
+		return 0
+	}
+	return s.kept.FingerprintOnlyLen()
 }
 
 // Delete removes id from the store, then from the index.
@@ -443,8 +528,12 @@ func (s *Server) Delete(ctx context.Context, id string) error {
 		}
 		return s.sharedError(id, err)
 	}
-	if !s.kept.Contains(id) {
+	f, ok := s.kept.Get(id)
+	if !ok {
 		return fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	if f.FingerprintOnly {
+		return s.deleteSnapshotDoc(ctx, id, f.FP)
 	}
 	s.wmu.Lock()
 	var wait func() error
@@ -462,6 +551,35 @@ func (s *Server) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	s.kept.Remove(id)
+	return nil
+}
+
+// deleteSnapshotDoc records in the store that the snapshot document id is
+// deleted, so that the next start skips it, then removes it from Kept. A
+// store that cannot record it (not a SnapshotDeletes) only loses it until the
+// next start, which the log says.
+func (s *Server) deleteSnapshotDoc(ctx context.Context, id string, fp uint64) error {
+	sd, ok := s.store.(SnapshotDeletes)
+	if !ok {
+		s.log.Warn("snapshot document deleted until the next start: the store cannot record it", "id", id)
+	} else {
+		s.wmu.Lock()
+		var wait func() error
+		if q, ok := s.store.(queuer); ok {
+			wait = q.queue(ctx, &boltOp{snapDelete: &snapDelete{id: id, fp: fp}})
+		} else {
+			err := sd.PutSnapshotDelete(ctx, id, fp)
+			wait = func() error { return err }
+		}
+		s.wmu.Unlock()
+		if err := wait(); err != nil {
+			s.met.storeErrors.Inc()
+			return err
+		}
+	}
+	if !s.kept.Remove(id) {
+		return fmt.Errorf("%w: %q", ErrNotFound, id) // deleted meanwhile
+	}
 	return nil
 }
 

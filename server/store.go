@@ -60,3 +60,16 @@ type Store interface {
 	// Close releases the store; later calls fail with ErrClosed.
 	Close() error
 }
+
+// SnapshotDeletes is a Store that records the deletes of documents of the
+// start-up snapshot (Options.Snapshot), which the store does not hold, so
+// that they stay deleted: Load skips a snapshot document whose id was
+// recorded with the same fingerprint (a rebuilt snapshot that gives the id
+// another fingerprint brings it back). BoltStore and MemStore implement it.
+type SnapshotDeletes interface {
+	// PutSnapshotDelete records that the snapshot document id, with
+	// fingerprint fp, is deleted; it returns once that is durable.
+	PutSnapshotDelete(ctx context.Context, id string, fp uint64) error
+	// LoadSnapshotDeletes calls fn for every recorded delete.
+	LoadSnapshotDeletes(ctx context.Context, fn func(id string, fp uint64) error) error
+}

@@ -142,6 +142,38 @@ func testStore(t *testing.T, open func(t *testing.T) Store, reopen func(t *testi
 		}
 	})
 
+	t.Run("SnapshotDeletes", func(t *testing.T) {
+		s := open(t)
+		sd, ok := s.(SnapshotDeletes)
+		if !ok {
+			s.Close()
+			t.Skipf("%T does not record snapshot deletes", s)
+		}
+		for id, fp := range map[string]uint64{"x": 1, "y": 2} {
+			if err := sd.PutSnapshotDelete(ctx, id, fp); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := sd.PutSnapshotDelete(ctx, "x", 3); err != nil { // the last fingerprint recorded wins
+			t.Fatal(err)
+		}
+		if reopen != nil {
+			s = reopen(t, s)
+			sd = s.(SnapshotDeletes)
+		}
+		defer s.Close()
+		got := map[string]uint64{}
+		if err := sd.LoadSnapshotDeletes(ctx, func(id string, fp uint64) error { got[id] = fp; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if want := map[string]uint64{"x": 3, "y": 2}; !reflect.DeepEqual(got, want) {
+			t.Errorf("snapshot deletes %v, want %v", got, want)
+		}
+		if rs := load(t, s); len(rs) != 0 {
+			t.Errorf("snapshot deletes show up as records: %v", ids(rs))
+		}
+	})
+
 	t.Run("Closed", func(t *testing.T) {
 		s := open(t)
 		if err := s.Close(); err != nil {

@@ -61,7 +61,7 @@ $("search").addEventListener("click", async () => {
   try {
     const r = await api("/v1/search", {text: $("text-s").value});
     $("store-out").textContent = r.results.length
-      ? r.results.map((h) => h.id + "  distance " + h.distance + "  Jaccard " + fmt(h.jaccard)).join("\n")
+      ? r.results.map((h) => h.id + "  distance " + h.distance + (h.verified ? "  Jaccard " + fmt(h.jaccard) : "  unverified (fingerprint only)")).join("\n")
       : "No stored near-duplicate (fingerprint " + r.fingerprint + ").";
   } catch (e) { $("store-out").textContent = e.message; }
 });

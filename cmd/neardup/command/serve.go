@@ -27,6 +27,7 @@ import (
 
 type serveCmd struct {
 	addr, data, store, redisLayout  string
+	snapshot                        string
 	token                           string
 	tokenReads                      bool
 	opt                             dedup.Options
@@ -56,6 +57,17 @@ server/openapi.yaml and the README; a web page at / compares two texts and
 searches the stored documents. /healthz, /readyz and /metrics (Prometheus)
 are served beside it.
 
+--snapshot FILE starts from an index snapshot ('neardup index build --out')
+as well: its ids and fingerprints are loaded first, before the store's
+documents, as fingerprint-only documents. They have no verification data, so
+a new document matches one when the fingerprints are within --k (--k-short
+for a short new document), and every such match is reported with "verified":
+false. The snapshot records no profile: make its fingerprints with serve's
+--profile (64 bits). Writes go to the store; the snapshot is read again at every start. A
+deleted snapshot document is recorded in the store and stays deleted; an id
+both in the snapshot and in the store stops start-up. Not with --method
+minhash (no fingerprints) nor with --store (a shared index).
+
 Every flag can also be set with an environment variable NEARDUP_<FLAG>, upper
 case with '-' as '_' (NEARDUP_ADDR, NEARDUP_DATA, NEARDUP_TOKEN, ...); a flag
 on the command line wins. The first line on stdout is "listening on
@@ -63,6 +75,8 @@ http://HOST:PORT" (useful with --addr 127.0.0.1:0). SIGTERM or SIGINT stops
 accepting connections, finishes the requests in flight and closes the store.`,
 		Example: `  neardup serve --addr 127.0.0.1:8080 --data ./neardup-data
   NEARDUP_TOKEN=secret neardup serve --addr :8080
+  neardup index build --from-text --profile en-words --out seen.ndx archive.jsonl.zst
+  neardup serve --snapshot seen.ndx --data ./neardup-data
   neardup serve --store redis://127.0.0.1:6379/0
   neardup serve --store redis-cluster://10.0.0.1:7000,10.0.0.2:7000,10.0.0.3:7000
   curl -s localhost:8080/v1/documents -d '{"id":"a","text":"hello world","mode":"add_if_new"}'`,
@@ -78,6 +92,7 @@ accepting connections, finishes the requests in flight and closes the store.`,
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on (port 0: any free port)")
 	fs.StringVar(&f.data, "data", "./neardup-data", "directory of the durable store")
 	fs.StringVar(&f.store, "store", "", "shared store instead of --data: redis://host:port/db or redis-cluster://host:port,host:port,...")
+	fs.StringVar(&f.snapshot, "snapshot", "", "index snapshot ('neardup index build --out') whose fingerprints are loaded first, as fingerprint-only documents (matches unverified)")
 	fs.StringVar(&f.redisLayout, "redis-layout", "", "table layout of a new shared index (blocks:K:B; default: planned for 1M documents); every server on one index must agree")
 	fs.StringVar(&f.token, "token", "", "bearer token required for writes and deletes")
 	fs.BoolVar(&f.tokenReads, "token-reads", false, "require --token for reads too")
@@ -130,13 +145,16 @@ func (f *serveCmd) run(c *cobra.Command) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	opt := server.Options{Dedup: o, MaxBodyBytes: f.maxBody, MaxBatch: f.maxBatch, Token: f.token,
-		TokenReads: f.tokenReads, Logger: log, Registry: reg}
+		TokenReads: f.tokenReads, Logger: log, Registry: reg, Snapshot: f.snapshot}
 	opt.EnsureDefaults()
 	if err := opt.Validate(); err != nil {
 		return usagef("%v", err)
 	}
 	if f.tokenReads && f.token == "" {
 		return usagef("--token-reads needs --token")
+	}
+	if f.snapshot != "" && f.store != "" {
+		return usagef("--snapshot loads into the server's own index; a shared --store has none (use --data)")
 	}
 
 	var (
