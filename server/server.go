@@ -405,7 +405,10 @@ func (s *Server) begin(ctx context.Context, d Doc) (res Result, wait func() erro
 	}
 	rec := Record{Seq: s.seq, ID: d.ID, Features: f, Meta: d.Meta}
 	s.seq++
-	return res, s.queuePut(ctx, rec), nil
+	// Decided is written: a client that goes away now must not leave a
+	// document in the set that later documents were judged against but
+	// that the store never got.
+	return res, s.queuePut(context.WithoutCancel(ctx), rec), nil
 }
 
 // addShared decides on d and stores it in the shared store, which
