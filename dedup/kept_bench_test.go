@@ -105,3 +105,47 @@ func proseWords(b *testing.B) []string {
 		words = append(words, strings.Fields(d.Text)...)
 	}
 }
+
+// BenchmarkKeptAddIfNew measures Kept.AddIfNew of new documents (the
+// service's serialised step for add_if_new: match, then insert into the
+// tables and the Hamming index) after n stored random-word documents.
+func BenchmarkKeptAddIfNew(b *testing.B) {
+	n := 100000
+	if s := os.Getenv("NEARDUP_BENCH_N"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	for _, method := range []string{dedup.MethodSimHash, dedup.MethodMinHash} {
+		b.Run(fmt.Sprintf("%s/n=%d", method, n), func(b *testing.B) {
+			opt := dedup.Options{Method: method}
+			rule, _ := dedup.NewRule(opt)
+			ex, _ := dedup.NewExtractor(opt)
+			rng := rand.New(rand.NewPCG(1, 2))
+			text := func() string {
+				w := make([]string, 170)
+				for i := range w {
+					w[i] = "w" + strconv.Itoa(rng.IntN(20000))
+				}
+				return strings.Join(w, " ")
+			}
+			ids := make([]string, n)
+			fs := make([]dedup.Features, n)
+			for i := range n {
+				ids[i], fs[i] = strconv.Itoa(i), ex.Extract(text())
+			}
+			kept, _ := dedup.NewKept(rule, n)
+			if err := kept.AddBulk(ids, fs); err != nil {
+				b.Fatal(err)
+			}
+			qs := make([]dedup.Features, 20000)
+			for i := range qs {
+				qs[i] = ex.Extract(text())
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, _, err := kept.AddIfNew(fmt.Sprint("new-", i), qs[i%len(qs)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
