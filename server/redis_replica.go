@@ -30,6 +30,15 @@ type replica struct {
 	last    streamID   // the last entry applied (zero: none)
 	lastDoc string     // its document id: tells a log that was reset and regrew past last
 	skipped int        // additions of an id present, ignored (REDIS.md: should not happen)
+	// The additions applied since version recentFrom, in order, with the
+	// version each made: an add_if_new whose unlocked match saw version v
+	// >= recentFrom is decided by matching these alone (decide).
+	recent     *dedup.Kept
+	recentVer  map[string]uint64
+	recentFrom uint64
+
+	batch    *dedup.Kept // the committer's: the additions of the batch being decided
+	batchIDs []string
 
 	smu     sync.Mutex // guards running and next
 	running *syncCall  // the sync in flight
@@ -42,8 +51,12 @@ type replica struct {
 	done   chan struct{} // closed when the committer has exited
 }
 
-// maxCommitBatch bounds the writes of one group commit.
-const maxCommitBatch = 512
+// maxCommitBatch bounds the writes of one group commit; maxRecent the
+// additions kept in replica.recent.
+const (
+	maxCommitBatch = 512
+	maxRecent      = 4096
+)
 
 func newReplica(s *RedisStore) *replica {
 	r := &replica{s: s, ops: make(chan *redisOp, 4*maxCommitBatch), quit: make(chan struct{}), done: make(chan struct{})}
@@ -175,17 +188,35 @@ func (r *replica) applyLocked(es []logEntry) {
 		return
 	}
 	k := r.kept.Load()
+	ver := r.version.Load() + 1
+	if r.recent == nil || r.recent.Len() >= maxRecent {
+		r.resetRecentLocked(ver - 1)
+	}
 	for i := range es {
 		e := &es[i]
 		if e.del {
 			k.Remove(e.doc)
+			r.recent.Remove(e.doc)
+			delete(r.recentVer, e.doc)
 		} else if err := k.Add(e.doc, e.f); err != nil {
 			r.skipped++
 			r.s.log.Warn("redis: log entry not applied", "prefix", r.s.p, "id", e.doc, "entry", e.id.String(), "err", err)
+		} else if r.recent.Add(e.doc, e.f) == nil {
+			r.recentVer[e.doc] = ver
 		}
 	}
 	r.last, r.lastDoc = es[len(es)-1].id, es[len(es)-1].doc
-	r.version.Add(1)
+	r.version.Store(ver)
+}
+
+// resetRecentLocked empties recent: from now on it holds the additions
+// after version v.
+func (r *replica) resetRecentLocked(v uint64) {
+	k, err := dedup.NewKept(r.s.rule, maxRecent)
+	if err != nil {
+		panic(err) // the rule's options were checked by NewKept before
+	}
+	r.recent, r.recentVer, r.recentFrom = k, make(map[string]uint64, maxRecent), v
 }
 
 // rebuildLocked reads the whole log, rebuildChunk entries a round trip, into
@@ -261,7 +292,7 @@ func (r *replica) rebuildLocked(ctx context.Context) error {
 	}
 	r.kept.Store(k)
 	r.loaded, r.last, r.lastDoc = true, last.id, last.doc
-	r.version.Add(1)
+	r.resetRecentLocked(r.version.Add(1))
 	r.s.log.Info("redis: replica loaded from the change log", "prefix", r.s.p, "entries", n, "documents", k.Len())
 	return nil
 }
@@ -479,11 +510,18 @@ func (r *replica) decide(ops []*redisOp, seq uint64) (res []opResult, cs []chang
 	k := r.kept.Load()
 	ver := r.version.Load()
 	// The batch's additions, after every document of the replica in
-	// priority: matching k then b is Kept.AddIfNew on their union.
-	b, err := dedup.NewKept(r.s.rule, len(ops))
-	if err != nil {
-		return nil, nil, nil, err
+	// priority: matching k then b is Kept.AddIfNew on their union. One
+	// Kept serves every batch.
+	if r.batch == nil {
+		if r.batch, err = dedup.NewKept(r.s.rule, maxCommitBatch); err != nil {
+			return nil, nil, nil, err
+		}
 	}
+	b := r.batch
+	for _, id := range r.batchIDs {
+		b.Remove(id)
+	}
+	r.batchIDs = r.batchIDs[:0]
 	res = make([]opResult, len(ops))
 	undo = make([]bool, len(ops))
 	for i, op := range ops {
@@ -504,10 +542,7 @@ func (r *replica) decide(ops []*redisOp, seq uint64) (res []opResult, cs []chang
 				dup bool
 				err error
 			)
-			// Its unlocked match saw this very replica: no need to repeat it.
-			if op.ver != ver {
-				m, dup, err = k.Match(&rec.Features)
-			}
+			m, dup, err = r.rematchLocked(k, op, ver)
 			if err == nil && !dup {
 				m, dup, err = b.Match(&rec.Features)
 				undo[i] = dup
@@ -525,6 +560,7 @@ func (r *replica) decide(ops []*redisOp, seq uint64) (res []opResult, cs []chang
 			res[i].err = existsError(err)
 			continue
 		}
+		r.batchIDs = append(r.batchIDs, rec.ID)
 		if op.kind == opPut {
 			seq = max(seq, rec.Seq)
 		} else {
@@ -535,6 +571,28 @@ func (r *replica) decide(ops []*redisOp, seq uint64) (res []opResult, cs []chang
 		undo[i] = true
 	}
 	return res, cs, undo, nil
+}
+
+// rematchLocked matches op's document against the replica k, now at
+// version ver. An unlocked match at version op.ver found nothing in the
+// replica of then; deletions since cannot make a match, so the first match
+// now is the first among the additions since op.ver, which recent holds
+// when op.ver >= recentFrom. Otherwise (or for an op never matched, op.ver
+// 0) k is matched whole.
+func (r *replica) rematchLocked(k *dedup.Kept, op *redisOp, ver uint64) (dedup.KeptMatch, bool, error) {
+	switch {
+	case op.ver == ver:
+		return dedup.KeptMatch{}, false, nil // it saw this very replica
+	case op.ver == 0 || op.ver < r.recentFrom:
+		return k.Match(&op.rec.Features)
+	}
+	ms, err := r.recent.MatchAll(&op.rec.Features, 0)
+	for _, m := range ms {
+		if r.recentVer[m.ID] > op.ver {
+			return m, true, err
+		}
+	}
+	return dedup.KeptMatch{}, false, err
 }
 
 // changeEntries returns the log entries of cs, the last with id.
@@ -583,11 +641,16 @@ func (r *replica) addIfNewBatch(ctx context.Context, recs []Record) ([]dedup.Kep
 	}
 	ops := make([]*redisOp, len(recs))
 	for i, rec := range recs {
-		ops[i] = &redisOp{kind: opAddIfNew, rec: rec}
+		// As addIfNew: a match among committed documents is a decline.
+		ver := r.version.Load()
+		if ms[i], dups[i], errs[i] = r.kept.Load().Match(&rec.Features); errs[i] != nil || dups[i] {
+			continue
+		}
+		ops[i] = &redisOp{kind: opAddIfNew, rec: rec, ver: ver}
 		errs[i] = r.enqueue(ctx, ops[i])
 	}
 	for i, op := range ops {
-		if errs[i] == nil {
+		if op != nil && errs[i] == nil {
 			res := r.wait(ctx, op)
 			ms[i], dups[i], errs[i] = res.m, res.dup, res.err
 		}
