@@ -34,8 +34,8 @@ func TestOnlineEqualsBatch(t *testing.T) {
 		t.Run(backend.name, func(t *testing.T) {
 			addr := backend.start(t)
 			methods := []string{dedup.MethodSimHash}
-			if addr == "" {
-				methods = append(methods, dedup.MethodMinHash) // the Redis stores index fingerprints only
+			if !backend.direct {
+				methods = append(methods, dedup.MethodMinHash) // direct mode reads fingerprint tables only
 			}
 			for _, m := range methods {
 				t.Run(m, func(t *testing.T) { testOnlineEqualsBatch(t, addr, backend.direct, m) })

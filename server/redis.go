@@ -108,6 +108,7 @@ func (o *RedisOptions) EnsureDefaults() {
 type RedisStore struct {
 	c       redis.UniversalClient
 	cluster bool
+	minhash bool // MethodMinHash (replica mode only): no fingerprints, no table entries
 	rule    *dedup.Rule
 	plan    index.Plan
 	masks   []uint64 // per table: the key bits of unpermuted fingerprints
@@ -136,8 +137,8 @@ func OpenRedis(ctx context.Context, addr string, opt RedisOptions) (*RedisStore,
 	if err != nil {
 		return nil, err
 	}
-	if m := opt.Dedup.Method; m != "" && m != dedup.MethodSimHash {
-		return nil, fmt.Errorf("%w: the Redis stores index SimHash fingerprints: use method simhash", dedup.ErrOptions)
+	if m := opt.Dedup.Method; opt.Direct && m != "" && m != dedup.MethodSimHash {
+		return nil, fmt.Errorf("%w: direct mode reads SimHash fingerprint tables: use method simhash, or the replica", dedup.ErrOptions)
 	}
 	plan, err := redisPlan(&opt, rule)
 	if err != nil {
@@ -180,7 +181,7 @@ func OpenRedis(ctx context.Context, addr string, opt RedisOptions) (*RedisStore,
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
 	_, cluster := c.(*redis.ClusterClient)
-	s := &RedisStore{c: c, cluster: cluster, rule: rule, plan: plan, opt: opt, log: opt.Logger, p: opt.Prefix,
+	s := &RedisStore{c: c, cluster: cluster, minhash: opt.Dedup.Method == dedup.MethodMinHash, rule: rule, plan: plan, opt: opt, log: opt.Logger, p: opt.Prefix,
 		nonce: hex.EncodeToString(nonce[:])}
 	// {P} is a hash tag: Redis Cluster hashes only what is between the
 	// braces, so these keys share a slot (and a master), and the scripts

@@ -20,90 +20,100 @@ import (
 // is written, and take turns at random with add_if_new, delete and search.
 // Every answer must be the one a single dedup.Kept gives for the same
 // requests in the same order: what one store acknowledged, the next request
-// to another store sees, deletes included.
+// to another store sees, deletes included. Under MethodMinHash, which direct
+// mode cannot read, two replicas share the index.
 func TestRedisReplicasAgree(t *testing.T) {
 	for _, backend := range testBackends[1:3] {
 		t.Run(backend.name, func(t *testing.T) {
-			ctx := context.Background()
 			addr := backend.start(t)
-			prefix := newPrefix()
-			stores := []*RedisStore{
-				openTestRedis(t, addr, prefix, RedisOptions{}),
-				openTestRedis(t, addr, prefix, RedisOptions{}),
-				openTestRedis(t, addr, prefix, RedisOptions{Direct: true}),
+			for _, method := range []string{dedup.MethodSimHash, dedup.MethodMinHash} {
+				t.Run(method, func(t *testing.T) { testRedisReplicasAgree(t, addr, method) })
 			}
-			for _, s := range stores {
-				if err := s.Sync(ctx); err != nil {
-					t.Fatal(err)
-				}
-			}
-			rule, err := dedup.NewRule(dedup.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			kept, err := dedup.NewKept(rule, 100)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ref := keptSet{kept}
-			ex, err := dedup.NewExtractor(dedup.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			// 25 base texts, each posted in variants that are near-duplicates
-			// of one another.
-			text := func(r *rand.Rand) string {
-				return randomText(uint64(500+r.IntN(25)), 50) + strings.Repeat(" more", r.IntN(3))
-			}
-			r := rand.New(rand.NewPCG(7, 7))
-			var stored []string
-			counts := map[string]int{}
-			for step := range 400 {
-				i := r.IntN(len(stores))
-				s, who := stores[i], fmt.Sprintf("step %d, store %d", step, i)
-				switch op := r.IntN(10); {
-				case op < 5:
-					counts["add_if_new"]++
-					rec := Record{ID: fmt.Sprint("d", step), Features: ex.Extract(text(r))}
-					gm, gdup, gerr := s.AddIfNew(ctx, rec)
-					wm, wdup, werr := ref.AddIfNew(ctx, rec)
-					if gerr != nil || werr != nil || gdup != wdup || gm.ID != wm.ID {
-						t.Fatalf("%s: AddIfNew(%s) = %q %v %v, want %q %v %v", who, rec.ID, gm.ID, gdup, gerr, wm.ID, wdup, werr)
-					}
-					if !wdup {
-						stored = append(stored, rec.ID)
-					}
-				case op < 7:
-					counts["delete"]++
-					id := "never-stored"
-					if len(stored) > 0 && r.IntN(5) > 0 {
-						j := r.IntN(len(stored))
-						id = stored[j]
-						stored = slices.Delete(stored, j, j+1)
-					}
-					got, gerr := s.Remove(ctx, id)
-					want, _ := ref.Remove(ctx, id)
-					if gerr != nil || got != want {
-						t.Fatalf("%s: Remove(%s) = %v %v, want %v", who, id, got, gerr, want)
-					}
-				default:
-					counts["search"]++
-					f := ex.Extract(text(r))
-					got, gerr := s.MatchAll(ctx, &f, 0)
-					want, _ := ref.MatchAll(ctx, &f, 0)
-					if gerr != nil || !slices.Equal(matchIDs(got), matchIDs(want)) {
-						t.Fatalf("%s: MatchAll = %v %v, want %v", who, matchIDs(got), gerr, matchIDs(want))
-					}
-				}
-			}
-			for i, s := range stores {
-				if n, err := s.Len(ctx); err != nil || n != kept.Len() {
-					t.Errorf("store %d: Len = %d %v, want %d", i, n, err, kept.Len())
-				}
-			}
-			t.Logf("%v; %d stored at the end", counts, kept.Len())
 		})
 	}
+}
+
+func testRedisReplicasAgree(t *testing.T, addr, method string) {
+	ctx := context.Background()
+	opt := dedup.Options{Method: method}
+	prefix := newPrefix()
+	stores := []*RedisStore{
+		openTestRedis(t, addr, prefix, RedisOptions{Dedup: opt}),
+		openTestRedis(t, addr, prefix, RedisOptions{Dedup: opt}),
+	}
+	if method == dedup.MethodSimHash {
+		stores = append(stores, openTestRedis(t, addr, prefix, RedisOptions{Dedup: opt, Direct: true}))
+	}
+	for _, s := range stores {
+		if err := s.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rule, err := dedup.NewRule(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := dedup.NewKept(rule, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := keptSet{kept}
+	ex, err := dedup.NewExtractor(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 25 base texts, each posted in variants that are near-duplicates
+	// of one another.
+	text := func(r *rand.Rand) string {
+		return randomText(uint64(500+r.IntN(25)), 50) + strings.Repeat(" more", r.IntN(3))
+	}
+	r := rand.New(rand.NewPCG(7, 7))
+	var stored []string
+	counts := map[string]int{}
+	for step := range 400 {
+		i := r.IntN(len(stores))
+		s, who := stores[i], fmt.Sprintf("step %d, store %d", step, i)
+		switch op := r.IntN(10); {
+		case op < 5:
+			counts["add_if_new"]++
+			rec := Record{ID: fmt.Sprint("d", step), Features: ex.Extract(text(r))}
+			gm, gdup, gerr := s.AddIfNew(ctx, rec)
+			wm, wdup, werr := ref.AddIfNew(ctx, rec)
+			if gerr != nil || werr != nil || gdup != wdup || gm.ID != wm.ID {
+				t.Fatalf("%s: AddIfNew(%s) = %q %v %v, want %q %v %v", who, rec.ID, gm.ID, gdup, gerr, wm.ID, wdup, werr)
+			}
+			if !wdup {
+				stored = append(stored, rec.ID)
+			}
+		case op < 7:
+			counts["delete"]++
+			id := "never-stored"
+			if len(stored) > 0 && r.IntN(5) > 0 {
+				j := r.IntN(len(stored))
+				id = stored[j]
+				stored = slices.Delete(stored, j, j+1)
+			}
+			got, gerr := s.Remove(ctx, id)
+			want, _ := ref.Remove(ctx, id)
+			if gerr != nil || got != want {
+				t.Fatalf("%s: Remove(%s) = %v %v, want %v", who, id, got, gerr, want)
+			}
+		default:
+			counts["search"]++
+			f := ex.Extract(text(r))
+			got, gerr := s.MatchAll(ctx, &f, 0)
+			want, _ := ref.MatchAll(ctx, &f, 0)
+			if gerr != nil || !slices.Equal(matchIDs(got), matchIDs(want)) {
+				t.Fatalf("%s: MatchAll = %v %v, want %v", who, matchIDs(got), gerr, matchIDs(want))
+			}
+		}
+	}
+	for i, s := range stores {
+		if n, err := s.Len(ctx); err != nil || n != kept.Len() {
+			t.Errorf("store %d: Len = %d %v, want %d", i, n, err, kept.Len())
+		}
+	}
+	t.Logf("%v; %d stored at the end", counts, kept.Len())
 }
 
 func matchIDs(ms []dedup.KeptMatch) []string {

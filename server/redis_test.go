@@ -105,6 +105,14 @@ func testRedisStoreMode(t *testing.T, addr string, direct bool) {
 		if !errors.Is(err, ErrStoreFormat) {
 			t.Errorf("OpenRedis with another plan: error %v, want ErrStoreFormat", err)
 		}
+		_, err = OpenRedis(context.Background(), addr, RedisOptions{Prefix: newPrefix(), Direct: direct,
+			Dedup: dedup.Options{Method: dedup.MethodMinHash}})
+		if direct && !errors.Is(err, dedup.ErrOptions) {
+			t.Errorf("OpenRedis direct with method minhash: error %v, want ErrOptions", err)
+		}
+		if !direct && err != nil {
+			t.Errorf("OpenRedis replica with method minhash: %v", err)
+		}
 	})
 }
 

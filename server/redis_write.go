@@ -128,6 +128,9 @@ func (s *RedisStore) commit(ctx context.Context, token string, cs []change) (str
 func (s *RedisStore) indexEntries(ctx context.Context, pipe redis.Pipeliner, r *Record, remove bool) {
 	fp := r.Features.FP
 	for t := range s.masks {
+		if s.minhash {
+			break // MinHash features have no fingerprint: candidates come from the replica's bands
+		}
 		if remove {
 			pipe.ZRem(ctx, s.tableKey(t, fp), member(fp, r.ID))
 		} else {
