@@ -672,8 +672,8 @@ func (r *replica) get(ctx context.Context, id string) (Record, error) {
 	}
 	rec, ok, err := decodeDoc(id, vs)
 	if err != nil || !ok || rec.Features.FP != f.FP || rec.Features.Exact != f.Exact {
-		// A commit that failed half-way on a cluster left the log entry
-		// without its hash: the replica's features, no metadata.
+		// A delete whose log append failed after the hash went: the
+		// replica's features, no metadata (REDIS.md, limits).
 		return Record{ID: id, Features: f}, nil
 	}
 	return rec, nil

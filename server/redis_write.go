@@ -59,9 +59,10 @@ var errLockLost = errors.New("write lock lost")
 // log append succeeds; it returns the id of the last log entry. Index
 // entries of an addition are written before its document hash, and the
 // document hash of a deletion is removed before its entries (the commit
-// point of direct mode, REDIS.md): one pipeline on one Redis, whose
-// connection runs commands in order, and two on a cluster, whose pipelines
-// run on every master at once.
+// point of direct mode, REDIS.md); the log append, which moves the "done"
+// counter direct mode's add_if_new trusts, comes after both. One pipeline
+// on one Redis, whose connection runs commands in order; on a cluster, whose
+// pipelines run on every master at once, three in turn.
 func (s *RedisStore) commit(ctx context.Context, token string, cs []change) (streamID, error) {
 	pipe := s.c.Pipeline()
 	for i := range cs {
@@ -103,6 +104,12 @@ func (s *RedisStore) commit(ctx context.Context, token string, cs []change) (str
 		}
 		args = append(args, "add", r.ID, seq, f)
 		delta++
+	}
+	if s.cluster {
+		if _, err := pipe.Exec(ctx); err != nil {
+			return streamID{}, unavailable(err)
+		}
+		pipe = s.c.Pipeline()
 	}
 	args[0], args[1], args[2] = token, strconv.FormatUint(maxSeq, 10), strconv.Itoa(delta)
 	if s.opt.testBeforeCommit != nil {
