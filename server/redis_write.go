@@ -63,7 +63,18 @@ var errLockLost = errors.New("write lock lost")
 // counter direct mode's add_if_new trusts, comes after both. One pipeline
 // on one Redis, whose connection runs commands in order; on a cluster, whose
 // pipelines run on every master at once, three in turn.
-func (s *RedisStore) commit(ctx context.Context, token string, cs []change) (streamID, error) {
+func (s *RedisStore) commit(ctx context.Context, token string, cs []change) (_ streamID, err error) {
+	defer func() {
+		if err != nil {
+			// A failed commit may have written document hashes, which
+			// direct mode takes as stored: count it as a write, so that
+			// direct-mode add_if_new matches again under the lock. Best
+			// effort, like the old direct path.
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opt.Timeout)
+			_ = s.c.Incr(dctx, s.doneKey).Err()
+			cancel()
+		}
+	}()
 	pipe := s.c.Pipeline()
 	for i := range cs {
 		r := &cs[i].rec
@@ -116,7 +127,7 @@ func (s *RedisStore) commit(ctx context.Context, token string, cs []change) (str
 		s.opt.testBeforeCommit()
 	}
 	app := logAppend.Eval(ctx, pipe, []string{s.lockKey, s.logKey, s.seqKey, s.doneKey, s.countKey}, args...)
-	_, err := pipe.Exec(ctx)
+	_, err = pipe.Exec(ctx)
 	if e := app.Err(); e != nil && strings.HasPrefix(e.Error(), "NOLOCK") {
 		return streamID{}, fmt.Errorf("%w: %w", ErrUnavailable, errLockLost)
 	}
