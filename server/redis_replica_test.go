@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -229,4 +230,51 @@ func TestRedisFailedCommit(t *testing.T) {
 	if r, err := b.Get(ctx, "y"); err != nil || string(r.Meta) != `{"n":1}` {
 		t.Errorf("b.Get(y) = %+v %v", r, err)
 	}
+}
+
+// TestRedisBatch posts one batch mixing add_if_new runs (which a RedisStore
+// decides together), a check and an add in the middle, and a repeated id,
+// and expects per document what the embedded service answers.
+func TestRedisBatch(t *testing.T) {
+	a, b := randomText(21, 50), randomText(22, 50)
+	docs := []map[string]any{
+		{"id": "a", "text": a, "mode": "add_if_new"},
+		{"id": "a2", "text": a + " more", "mode": "add_if_new"},
+		{"id": "b", "text": b, "mode": "add_if_new"},
+		{"id": "q", "text": b + " more", "mode": "check"},
+		{"id": "b2", "text": b + " more more", "mode": "add"},
+		{"id": "b3", "text": b + " more", "mode": "add_if_new"},
+		{"id": "a", "text": randomText(23, 50), "mode": "add_if_new"},
+		{"id": "c", "text": randomText(24, 50), "mode": "add_if_new"},
+	}
+	body := mustJSON(t, map[string]any{"documents": docs})
+	type item struct {
+		Status     int       `json:"status"`
+		Stored     bool      `json:"stored"`
+		Duplicates []dupJSON `json:"duplicates"`
+	}
+	run := func(t *testing.T, store Store) []string {
+		var out struct{ Results []item }
+		h := newTestServer(t, store, Options{}).Handler()
+		if code := call(t, h, "POST", "/v1/documents:batch", body, &out); code != http.StatusOK {
+			t.Fatalf("batch: %d", code)
+		}
+		var got []string
+		for _, it := range out.Results {
+			s := fmt.Sprint(it.Status, it.Stored)
+			for _, d := range it.Duplicates {
+				s += " " + d.ID
+			}
+			got = append(got, s)
+		}
+		return got
+	}
+	want := run(t, NewMemStore())
+	addr := startRedis(t)
+	for _, direct := range []bool{false, true} {
+		if got := run(t, openBackend(t, addr, direct, dedup.Options{})); !slices.Equal(got, want) {
+			t.Errorf("direct=%v: %q, want the embedded service's %q", direct, got, want)
+		}
+	}
+	t.Logf("%q", want)
 }
