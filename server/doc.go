@@ -77,7 +77,10 @@
 // # Shared store: Redis
 //
 // OpenRedis returns a SharedStore: Redis (or a Redis Cluster) is both the
-// store and the Set matched against, shared by every server on it, and the
-// Server keeps no Kept in front of it. The layout, the write lock that makes
-// add_if_new atomic across servers, and why it is safe are in REDIS.md.
+// store and the Set matched against, shared by every server on it. The
+// Server keeps no Kept in front of it; the store keeps its own, a replica
+// that follows a change log in Redis and is brought to the log's head before
+// every request that reads it (or, in direct mode, reads Redis for every
+// match). The layout, the write lock that makes add_if_new atomic across
+// servers, the replica, and why they are safe are in REDIS.md.
 package server

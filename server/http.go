@@ -567,10 +567,7 @@ func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) {
 		s.respondError(w, r, err)
 		return
 	}
-	var sk int64
-	if s.kept != nil {
-		sk = s.kept.SketchBytes()
-	}
+	sk := s.sketchBytes()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	st := map[string]any{

@@ -49,15 +49,22 @@ func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
 			}),
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 				Name: "neardup_index_sketch_bytes", Help: "Bytes of shingle sets held for verification.",
-			}, func() float64 {
-				if s.kept == nil {
-					return 0 // a shared store holds them
-				}
-				return float64(s.kept.SketchBytes())
-			}),
+			}, func() float64 { return float64(s.sketchBytes()) }),
 		)
 	}
 	return m
+}
+
+// sketchBytes returns the bytes of shingle sets held in memory: the Kept's,
+// or a shared store's replica's.
+func (s *Server) sketchBytes() int64 {
+	if s.kept != nil {
+		return s.kept.SketchBytes()
+	}
+	if r, ok := s.shared.(interface{ SketchBytes() int64 }); ok {
+		return r.SketchBytes()
+	}
+	return 0
 }
 
 // observeCommit records a group commit of ops operations.

@@ -24,7 +24,8 @@ import (
 //
 // It runs over the embedded path (a MemStore behind a Kept) and over the
 // shared stores, one Redis and a Redis Cluster, where every decision is taken
-// against Redis.
+// against the replica that follows the change log, or against Redis itself
+// in direct mode.
 func TestOnlineEqualsBatch(t *testing.T) {
 	if raceEnabled {
 		t.Skip("race detector: the run without it asserts the verdicts")
@@ -33,17 +34,17 @@ func TestOnlineEqualsBatch(t *testing.T) {
 		t.Run(backend.name, func(t *testing.T) {
 			addr := backend.start(t)
 			methods := []string{dedup.MethodSimHash}
-			if addr == "" {
-				methods = append(methods, dedup.MethodMinHash) // the Redis stores index fingerprints only
+			if !backend.direct {
+				methods = append(methods, dedup.MethodMinHash) // direct mode reads fingerprint tables only
 			}
 			for _, m := range methods {
-				t.Run(m, func(t *testing.T) { testOnlineEqualsBatch(t, addr, m) })
+				t.Run(m, func(t *testing.T) { testOnlineEqualsBatch(t, addr, backend.direct, m) })
 			}
 		})
 	}
 }
 
-func testOnlineEqualsBatch(t *testing.T, addr, method string) {
+func testOnlineEqualsBatch(t *testing.T, addr string, direct bool, method string) {
 	for _, name := range []string{"en_spdx", "zh_fortunes"} {
 		t.Run(name, func(t *testing.T) {
 			path := testcorpora.Path(t, name)
@@ -61,7 +62,7 @@ func testOnlineEqualsBatch(t *testing.T, addr, method string) {
 				t.Fatalf("the batch run removed nothing from %s: the comparison would prove nothing", name)
 			}
 
-			s := newTestServer(t, openBackend(t, addr, opt), Options{Dedup: opt})
+			s := newTestServer(t, openBackend(t, addr, direct, opt), Options{Dedup: opt})
 			h := s.Handler()
 			r, err := corpus.Open([]string{path}, corpus.Options{})
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"slices"
 	"strconv"
@@ -29,7 +30,7 @@ const (
 	DefaultRedisRetries  = 3
 	DefaultRedisLockTTL  = 5 * time.Second
 	DefaultRedisLockWait = 10 * time.Second
-	redisFormat          = "neardup-redis 1"
+	redisFormat          = "neardup-redis 2"
 )
 
 // RedisOptions configures a RedisStore. The zero value means the defaults,
@@ -59,6 +60,17 @@ type RedisOptions struct {
 	// DefaultRedisLockTTL); LockWait how long a write waits for it (default
 	// DefaultRedisLockWait).
 	LockTTL, LockWait time.Duration
+	// Direct makes every match read Redis (the table keys and document
+	// hashes) instead of a local replica of the index that follows the
+	// change log (default false: the replica; REDIS.md). Servers of both
+	// modes can share one index.
+	Direct bool
+	// Logger receives the replica's rebuilds and anomalies; nil means none.
+	Logger *slog.Logger
+
+	// testBeforeCommit, when set, is called holding the write lock just
+	// before a commit's round trip.
+	testBeforeCommit func()
 }
 
 // EnsureDefaults replaces zero fields by their defaults.
@@ -82,21 +94,35 @@ func (o *RedisOptions) EnsureDefaults() {
 	if o.LockWait == 0 {
 		o.LockWait = DefaultRedisLockWait
 	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
 }
 
 // RedisStore keeps the index in Redis or a Redis Cluster, shared by every
-// server that opens the same address and prefix: it is a SharedStore. The
-// layout and why it is safe are in REDIS.md. It is safe for concurrent use.
+// server that opens the same address and prefix: it is a SharedStore. By
+// default it matches against a local replica of the index that follows the
+// change log kept in Redis; with RedisOptions.Direct every match reads
+// Redis. The layout, both modes and why they are safe are in REDIS.md. It is
+// safe for concurrent use.
 type RedisStore struct {
-	c      redis.UniversalClient
-	rule   *dedup.Rule
-	plan   index.Plan
-	masks  []uint64 // per table: the key bits of unpermuted fingerprints
-	opt    RedisOptions
-	p      string // key prefix
-	closed atomic.Bool
-	nonce  string        // this store's part of lock tokens
-	tokens atomic.Uint64 // the other part
+	c       redis.UniversalClient
+	cluster bool
+	minhash bool // MethodMinHash (replica mode only): no fingerprints, no table entries
+	rule    *dedup.Rule
+	plan    index.Plan
+	masks   []uint64 // per table: the key bits of unpermuted fingerprints
+	opt     RedisOptions
+	log     *slog.Logger
+	p       string   // key prefix
+	rep     *replica // nil in direct mode
+	closed  atomic.Bool
+	nonce   string        // this store's part of lock tokens
+	tokens  atomic.Uint64 // the other part
+
+	// The keys of one hash slot (REDIS.md): the write lock, the change log,
+	// the sequence counter, the count of committed writes, the document count.
+	lockKey, logKey, seqKey, doneKey, countKey string
 }
 
 var _ SharedStore = (*RedisStore)(nil)
@@ -111,8 +137,8 @@ func OpenRedis(ctx context.Context, addr string, opt RedisOptions) (*RedisStore,
 	if err != nil {
 		return nil, err
 	}
-	if m := opt.Dedup.Method; m != "" && m != dedup.MethodSimHash {
-		return nil, fmt.Errorf("%w: the Redis stores index SimHash fingerprints: use method simhash", dedup.ErrOptions)
+	if m := opt.Dedup.Method; opt.Direct && m != "" && m != dedup.MethodSimHash {
+		return nil, fmt.Errorf("%w: direct mode reads SimHash fingerprint tables: use method simhash, or the replica", dedup.ErrOptions)
 	}
 	plan, err := redisPlan(&opt, rule)
 	if err != nil {
@@ -154,12 +180,22 @@ func OpenRedis(ctx context.Context, addr string, opt RedisOptions) (*RedisStore,
 	}
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
-	s := &RedisStore{c: c, rule: rule, plan: plan, opt: opt, p: opt.Prefix, nonce: hex.EncodeToString(nonce[:])}
+	_, cluster := c.(*redis.ClusterClient)
+	s := &RedisStore{c: c, cluster: cluster, minhash: opt.Dedup.Method == dedup.MethodMinHash, rule: rule, plan: plan, opt: opt, log: opt.Logger, p: opt.Prefix,
+		nonce: hex.EncodeToString(nonce[:])}
+	// {P} is a hash tag: Redis Cluster hashes only what is between the
+	// braces, so these keys share a slot (and a master), and the scripts
+	// that touch several of them are legal there.
+	slot := s.p + "{" + s.p + "}"
+	s.lockKey, s.logKey, s.seqKey, s.doneKey, s.countKey = slot+"lock", slot+"log", slot+"seq", slot+"done", slot+"count"
 	for t := range plan.Tables {
 		s.masks = append(s.masks, plan.KeyMask(t))
 	}
 	if err := s.checkMeta(ctx); err != nil {
 		return nil, errors.Join(err, c.Close())
+	}
+	if !opt.Direct {
+		s.rep = newReplica(s)
 	}
 	return s, nil
 }
@@ -265,20 +301,52 @@ func (s *RedisStore) Ping(ctx context.Context) error {
 	return unavailable(s.c.Ping(ctx).Err())
 }
 
+// Sync implements SharedStore: in replica mode it brings the replica to the
+// head of the change log (reading the whole log the first time); in direct
+// mode it checks that Redis answers.
+func (s *RedisStore) Sync(ctx context.Context) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	if s.rep != nil {
+		return s.rep.sync(ctx)
+	}
+	return s.Ping(ctx)
+}
+
+// SketchBytes returns the bytes of shingle sets the replica holds (0 in
+// direct mode, or before the replica is loaded).
+func (s *RedisStore) SketchBytes() int64 {
+	if s.rep == nil {
+		return 0
+	}
+	if k := s.rep.kept.Load(); k != nil {
+		return k.SketchBytes()
+	}
+	return 0
+}
+
 // Close implements Store.
 func (s *RedisStore) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	if s.rep != nil {
+		s.rep.close()
+	}
 	return s.c.Close()
 }
 
-// Len implements Set: the counter kept beside the documents.
+// Len implements Set: the replica's size, or the counter kept beside the
+// documents.
 func (s *RedisStore) Len(ctx context.Context) (int, error) {
 	if err := s.check(); err != nil {
 		return 0, err
 	}
-	n, err := s.c.Get(ctx, s.p+"count").Int()
+	if s.rep != nil {
+		return s.rep.len(ctx)
+	}
+	n, err := s.c.Get(ctx, s.countKey).Int()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
 	}
@@ -289,6 +357,9 @@ func (s *RedisStore) Len(ctx context.Context) (int, error) {
 func (s *RedisStore) Get(ctx context.Context, id string) (Record, error) {
 	if err := s.check(); err != nil {
 		return Record{}, err
+	}
+	if s.rep != nil {
+		return s.rep.get(ctx, id)
 	}
 	vs, err := s.c.HMGet(ctx, s.docKey(id), "seq", "f", "m").Result()
 	if err != nil {
@@ -325,28 +396,23 @@ func decodeDoc(id string, vs []any) (Record, bool, error) {
 	return r, true, nil
 }
 
-// createDoc creates a document hash unless the key exists; a retry of its
-// own earlier success (same seq) counts as created. Returns 1 or 0. It is
-// sent whole (EVAL) because it runs in pipelines, where EVALSHA cannot fall
-// back when a restarted Redis has forgotten it; Redis caches it by its hash.
-var createDoc = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  if redis.call('HGET', KEYS[1], 'seq') == ARGV[1] then return 1 end
-  return 0
-end
-if ARGV[3] == '' then
-  redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'f', ARGV[2])
-else
-  redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'f', ARGV[2], 'm', ARGV[3])
-end
-return 1`)
-
-// Put implements Store. The table and exact entries are written first and
-// the document hash last: the hash is the commit point (REDIS.md).
+// Put implements Store: r is written with its own Seq, under the write
+// lock, and appended to the change log like every write.
 func (s *RedisStore) Put(ctx context.Context, r Record) error {
 	if err := s.check(); err != nil {
 		return err
 	}
+	if s.rep != nil {
+		return s.rep.submit(ctx, &redisOp{kind: opPut, rec: r}).err
+	}
+	return s.locked(ctx, func(ctx context.Context, token string, _ lockRead) error {
+		return s.writeDirect(ctx, token, r)
+	})
+}
+
+// writeDirect writes r (direct mode, holding the lock) unless its id is
+// stored.
+func (s *RedisStore) writeDirect(ctx context.Context, token string, r Record) error {
 	n, err := s.c.Exists(ctx, s.docKey(r.ID)).Result()
 	if err != nil {
 		return unavailable(err)
@@ -354,92 +420,17 @@ func (s *RedisStore) Put(ctx context.Context, r Record) error {
 	if n > 0 {
 		return fmt.Errorf("%w: %q", ErrExists, r.ID)
 	}
-	return s.write(ctx, []Record{r})
+	_, err = s.commit(ctx, token, []change{{rec: r}})
+	return err
 }
 
-// write stores records whose ids are not stored: one pipeline of index
-// entries, then one of document hashes, then the count.
-func (s *RedisStore) write(ctx context.Context, rs []Record) error {
-	pipe := s.c.Pipeline()
-	for i := range rs {
-		r := &rs[i]
-		score := float64(r.Seq)
-		for t := range s.masks {
-			pipe.ZAdd(ctx, s.tableKey(t, r.Features.FP), redis.Z{Score: score, Member: member(r.Features.FP, r.ID)})
-		}
-		pipe.ZAdd(ctx, s.exactKey(r.Features.Exact), redis.Z{Score: score, Member: r.ID})
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return unavailable(err)
-	}
-	pipe = s.c.Pipeline()
-	cmds := make([]*redis.Cmd, len(rs))
-	for i := range rs {
-		r := &rs[i]
-		f, _ := r.Features.MarshalBinary()
-		cmds[i] = createDoc.Eval(ctx, pipe, []string{s.docKey(r.ID)}, strconv.FormatUint(r.Seq, 10), f, []byte(r.Meta))
-	}
-	_, err := pipe.Exec(ctx)
-	created := 0
-	var errs []error
-	for i, c := range cmds {
-		switch v, e := c.Int(); {
-		case e != nil:
-			errs = append(errs, unavailable(e))
-		case v == 0:
-			errs = append(errs, fmt.Errorf("%w: %q", ErrExists, rs[i].ID))
-		default:
-			created++
-		}
-	}
-	if created > 0 {
-		if e := s.c.IncrBy(ctx, s.p+"count", int64(created)).Err(); e != nil {
-			errs = append(errs, unavailable(e))
-		}
-	}
-	if len(errs) == 0 && err != nil && !errors.Is(err, redis.Nil) {
-		errs = append(errs, unavailable(err))
-	}
-	return errors.Join(errs...)
-}
-
-// Delete implements Store: the document hash goes first (the commit point),
-// then its index entries.
+// Delete implements Store.
 func (s *RedisStore) Delete(ctx context.Context, id string) error {
-	if err := s.check(); err != nil {
-		return err
-	}
-	ok, err := s.remove(ctx, id)
+	ok, err := s.Remove(ctx, id)
 	if err == nil && !ok {
 		err = fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
 	return err
-}
-
-func (s *RedisStore) remove(ctx context.Context, id string) (bool, error) {
-	vs, err := s.c.HMGet(ctx, s.docKey(id), "seq", "f").Result()
-	if err != nil {
-		return false, unavailable(err)
-	}
-	r, ok, err := decodeDoc(id, vs)
-	if err != nil || !ok {
-		return false, err
-	}
-	n, err := s.c.Del(ctx, s.docKey(id)).Result()
-	if err != nil || n == 0 {
-		return false, unavailable(err)
-	}
-	pipe := s.c.Pipeline()
-	for t := range s.masks {
-		pipe.ZRem(ctx, s.tableKey(t, r.Features.FP), member(r.Features.FP, id))
-	}
-	pipe.ZRem(ctx, s.exactKey(r.Features.Exact), id)
-	pipe.Decr(ctx, s.p+"count")
-	// The document is gone with its hash (the commit point): should this
-	// pipeline fail, the entries left behind are never matched (REDIS.md),
-	// so the delete has happened either way.
-	_, _ = pipe.Exec(ctx)
-	return true, nil
 }
 
 // Load implements Store: every document hash, in sequence order. On a

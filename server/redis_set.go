@@ -6,10 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-
 	"slices"
-	"strconv"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -18,8 +15,10 @@ import (
 	"github.com/neardup/neardup/simhash"
 )
 
-// The Set side of RedisStore: matching reads Redis, the source of truth, on
-// every call, and decides with the Rule as dedup.Kept does.
+// The Set side of RedisStore. In replica mode every method goes to the
+// replica (redis_replica.go). In direct mode matching reads Redis, the
+// source of truth, on every call, and decides with the Rule as dedup.Kept
+// does.
 
 // lookup returns the ids of the index entries for f: those of the table keys
 // of f's fingerprint within k bits (with their fingerprints), and those of
@@ -120,6 +119,9 @@ func (s *RedisStore) MatchAll(ctx context.Context, f *dedup.Features, limit int)
 	if err := s.check(); err != nil {
 		return nil, err
 	}
+	if s.rep != nil {
+		return s.rep.matchAll(ctx, f, limit)
+	}
 	cands, err := s.candidates(ctx, f)
 	if err != nil {
 		return nil, err
@@ -136,79 +138,88 @@ func (s *RedisStore) Match(ctx context.Context, f *dedup.Features) (dedup.KeptMa
 	return ms[0], true, nil
 }
 
-// AddIfNew implements Set. The match runs first without the lock: a
-// decline needs none (the blocking document was stored when it was read).
-// Under the lock the match is repeated only if a write was committed since
-// the counter "done" was read before it; then the next sequence number and
-// the write. r.Seq is ignored.
+// AddIfNew implements Set. In direct mode the match runs first without the
+// lock: a decline needs none (the blocking document was stored when it was
+// read). Under the lock the match is repeated only if a write was committed
+// since the counter "done" was read before it; then the write, with the
+// next sequence number. r.Seq is ignored.
 func (s *RedisStore) AddIfNew(ctx context.Context, r Record) (m dedup.KeptMatch, dup bool, err error) {
-	done0, err := s.done(ctx)
-	if err != nil {
+	if err := s.check(); err != nil {
 		return m, false, err
+	}
+	if s.rep != nil {
+		return s.rep.addIfNew(ctx, r)
+	}
+	done0, err := s.c.Get(ctx, s.doneKey).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return m, false, unavailable(err)
 	}
 	if m, dup, err = s.Match(ctx, &r.Features); err != nil || dup {
 		return m, dup, err
 	}
-	err = s.locked(ctx, func(ctx context.Context) error {
-		done, err := s.done(ctx)
-		if err != nil {
-			return err
-		}
-		if done != done0 {
+	err = s.locked(ctx, func(ctx context.Context, token string, lr lockRead) error {
+		if lr.done != done0 {
 			if m, dup, err = s.Match(ctx, &r.Features); err != nil || dup {
 				return err
 			}
 		}
-		return s.addLocked(ctx, r)
+		r.Seq = lr.seq + 1
+		return s.writeDirect(ctx, token, r)
 	})
 	return m, dup, err
 }
 
-// done reads the count of committed writes.
-func (s *RedisStore) done(ctx context.Context) (string, error) {
-	v, err := s.c.Get(ctx, s.p+"done").Result()
-	if errors.Is(err, redis.Nil) {
-		return "", nil
+// AddIfNewBatch decides on rs in order, as AddIfNew would one at a time; in
+// replica mode they share one sync and their commits.
+func (s *RedisStore) AddIfNewBatch(ctx context.Context, rs []Record) ([]dedup.KeptMatch, []bool, []error) {
+	if s.rep != nil && s.check() == nil {
+		return s.rep.addIfNewBatch(ctx, rs)
 	}
-	return v, unavailable(err)
+	ms, dups, errs := make([]dedup.KeptMatch, len(rs)), make([]bool, len(rs)), make([]error, len(rs))
+	for i, r := range rs {
+		ms[i], dups[i], errs[i] = s.AddIfNew(ctx, r)
+	}
+	return ms, dups, errs
 }
 
 // Add implements Set: under the write lock, the next sequence number and
 // the write. r.Seq is ignored.
 func (s *RedisStore) Add(ctx context.Context, r Record) error {
-	return s.locked(ctx, func(ctx context.Context) error { return s.addLocked(ctx, r) })
+	if err := s.check(); err != nil {
+		return err
+	}
+	if s.rep != nil {
+		return s.rep.submit(ctx, &redisOp{kind: opAdd, rec: r}).err
+	}
+	return s.locked(ctx, func(ctx context.Context, token string, lr lockRead) error {
+		r.Seq = lr.seq + 1
+		return s.writeDirect(ctx, token, r)
+	})
 }
 
-func (s *RedisStore) addLocked(ctx context.Context, r Record) error {
-	n, err := s.c.Exists(ctx, s.docKey(r.ID)).Result()
-	if err != nil {
-		return unavailable(err)
-	}
-	if n > 0 {
-		return fmt.Errorf("%w: %q", ErrExists, r.ID)
-	}
-	seq, err := s.c.Incr(ctx, s.p+"seq").Uint64()
-	if err != nil {
-		return unavailable(err)
-	}
-	r.Seq = seq
-	err = s.write(ctx, []Record{r})
-	// Counted after the document hash is written and before the lock is
-	// released, whether the write succeeded or not (it may have been
-	// partly applied): AddIfNew's unlocked match relies on it.
-	if derr := s.c.Incr(ctx, s.p+"done").Err(); err == nil {
-		err = unavailable(derr)
-	}
-	return err
-}
-
-// Remove implements Set, under the write lock.
+// Remove implements Set, under the write lock: the document hash goes first
+// (direct mode's commit point), then its index entries, and the deletion is
+// appended to the change log.
 func (s *RedisStore) Remove(ctx context.Context, id string) (ok bool, err error) {
 	if err := s.check(); err != nil {
 		return false, err
 	}
-	err = s.locked(ctx, func(ctx context.Context) error {
-		ok, err = s.remove(ctx, id)
+	if s.rep != nil {
+		res := s.rep.submit(ctx, &redisOp{kind: opRemove, rec: Record{ID: id}})
+		return res.ok, res.err
+	}
+	err = s.locked(ctx, func(ctx context.Context, token string, lr lockRead) error {
+		vs, err := s.c.HMGet(ctx, s.docKey(id), "seq", "f").Result()
+		if err != nil {
+			return unavailable(err)
+		}
+		r, found, err := decodeDoc(id, vs)
+		if err != nil || !found {
+			return err
+		}
+		r.Seq = lr.seq + 1
+		_, err = s.commit(ctx, token, []change{{del: true, rec: r}})
+		ok = err == nil
 		return err
 	})
 	return ok, err
@@ -222,6 +233,9 @@ func (s *RedisStore) QueryFingerprint(ctx context.Context, fp uint64, k, limit i
 	}
 	if k < 0 || k > s.plan.K {
 		return nil, fmt.Errorf("%w: k=%d, the shared index answers up to %d", index.ErrDistance, k, s.plan.K)
+	}
+	if s.rep != nil {
+		return s.rep.queryFingerprint(ctx, fp, k, limit)
 	}
 	near, _, err := s.lookup(ctx, fp, 0, k, true, false)
 	if err != nil {
@@ -248,58 +262,4 @@ func (s *RedisStore) QueryFingerprint(ctx context.Context, fp uint64, k, limit i
 		out = out[:limit]
 	}
 	return out, nil
-}
-
-// The write lock: SET lock token NX PX ttl, released by compare-and-delete
-// so that a holder whose lock expired cannot release another's (REDIS.md).
-var unlock = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`)
-
-// errLockBusy is wrapped when the write lock could not be taken in time.
-var errLockBusy = errors.New("write lock busy")
-
-// locked runs fn holding the write lock. fn's context ends when the lock's
-// time to live runs out, so that fn does not write without the lock.
-func (s *RedisStore) locked(ctx context.Context, fn func(ctx context.Context) error) error {
-	if err := s.check(); err != nil {
-		return err
-	}
-	key := s.p + "lock"
-	token := s.nonce + ":" + strconv.FormatUint(s.tokens.Add(1), 10)
-	wait, cancel := context.WithTimeout(ctx, s.opt.LockWait)
-	defer cancel()
-	backoff := 50 * time.Microsecond
-	for {
-		t0 := time.Now()
-		ok, err := s.c.SetNX(wait, key, token, s.opt.LockTTL).Result()
-		if err != nil {
-			if errors.Is(wait.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-				return fmt.Errorf("%w: %w", ErrUnavailable, errLockBusy)
-			}
-			return unavailable(err)
-		}
-		if ok {
-			// Stop writing well before the lock can expire: a write that
-			// outlives it might overlap another server's.
-			hold, cancel := context.WithDeadline(ctx, t0.Add(s.opt.LockTTL/2))
-			err := fn(hold)
-			cancel()
-			// Release even when ctx is done: a fresh context, bounded.
-			rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), s.opt.Timeout)
-			// A failed release needs nothing more: the lock expires by itself.
-			_ = unlock.Run(rctx, s.c, []string{key}, token).Err()
-			rcancel()
-			return err
-		}
-		select {
-		case <-wait.Done():
-			if ctx.Err() != nil {
-				return unavailable(ctx.Err())
-			}
-			return fmt.Errorf("%w: %w", ErrUnavailable, errLockBusy)
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 2*time.Millisecond)
-	}
 }

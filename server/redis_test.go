@@ -17,26 +17,34 @@ import (
 )
 
 // testBackends are the stores the service tests run over: the embedded path
-// (MemStore behind a Kept) and the shared Redis stores. start starts what the
-// backend needs, once per test, and returns the address for openBackend.
+// (MemStore behind a Kept) and the shared Redis stores, in replica mode (the
+// default) and in direct mode. start starts what the backend needs, once per
+// test, and returns the address for openBackend.
 var testBackends = []struct {
-	name  string
-	start func(t *testing.T) string
+	name   string
+	direct bool
+	start  func(t *testing.T) string
 }{
-	{"mem", func(*testing.T) string { return "" }},
-	{"redis", func(t *testing.T) string { return "redis://" + redistest.Start(t).Addr() + "/0" }},
-	{"cluster", func(t *testing.T) string {
-		return "redis-cluster://" + strings.Join(redistest.StartCluster(t).Addrs(), ",")
-	}},
+	{"mem", false, func(*testing.T) string { return "" }},
+	{"redis", false, startRedis},
+	{"cluster", false, startCluster},
+	{"redis-direct", true, startRedis},
+	{"cluster-direct", true, startCluster},
+}
+
+func startRedis(t *testing.T) string { return "redis://" + redistest.Start(t).Addr() + "/0" }
+
+func startCluster(t *testing.T) string {
+	return "redis-cluster://" + strings.Join(redistest.StartCluster(t).Addrs(), ",")
 }
 
 // openBackend opens an empty store on addr ("" for a MemStore) under a key
 // prefix no other store of the test uses.
-func openBackend(t testing.TB, addr string, opt dedup.Options) Store {
+func openBackend(t testing.TB, addr string, direct bool, opt dedup.Options) Store {
 	if addr == "" {
 		return NewMemStore()
 	}
-	return openTestRedis(t, addr, newPrefix(), opt)
+	return openTestRedis(t, addr, newPrefix(), RedisOptions{Dedup: opt, Direct: direct})
 }
 
 var prefixes atomic.Int64
@@ -45,9 +53,10 @@ var prefixes atomic.Int64
 // that the stores of one test share a Redis without seeing each other.
 func newPrefix() string { return fmt.Sprintf("t%d:", prefixes.Add(1)) }
 
-func openTestRedis(t testing.TB, addr, prefix string, opt dedup.Options) *RedisStore {
+func openTestRedis(t testing.TB, addr, prefix string, opt RedisOptions) *RedisStore {
 	t.Helper()
-	s, err := OpenRedis(context.Background(), addr, RedisOptions{Dedup: opt, Prefix: prefix})
+	opt.Prefix = prefix
+	s, err := OpenRedis(context.Background(), addr, opt)
 	if err != nil {
 		t.Fatalf("OpenRedis(%s): %v", addr, err)
 	}
@@ -55,12 +64,21 @@ func openTestRedis(t testing.TB, addr, prefix string, opt dedup.Options) *RedisS
 	return s
 }
 
-// testRedisStore runs the Store and Set suites against stores on addr.
+// testRedisStore runs the Store and Set suites against stores on addr, in
+// replica mode and in direct mode.
 func testRedisStore(t *testing.T, addr string) {
+	for _, direct := range []bool{false, true} {
+		t.Run(map[bool]string{false: "replica", true: "direct"}[direct], func(t *testing.T) {
+			testRedisStoreMode(t, addr, direct)
+		})
+	}
+}
+
+func testRedisStoreMode(t *testing.T, addr string, direct bool) {
 	prefixOf := map[Store]string{}
 	open := func(t *testing.T) Store {
 		p := newPrefix()
-		s := openTestRedis(t, addr, p, dedup.Options{})
+		s := openTestRedis(t, addr, p, RedisOptions{Direct: direct})
 		prefixOf[s] = p
 		return s
 	}
@@ -68,15 +86,17 @@ func testRedisStore(t *testing.T, addr string) {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
-		return openTestRedis(t, addr, prefixOf[s], dedup.Options{})
+		return openTestRedis(t, addr, prefixOf[s], RedisOptions{Direct: direct})
 	}
 	t.Run("Store", func(t *testing.T) { testStore(t, open, reopen) })
 	t.Run("Set", func(t *testing.T) {
-		testSet(t, func(t *testing.T, opt dedup.Options) Set { return openTestRedis(t, addr, newPrefix(), opt) })
+		testSet(t, func(t *testing.T, opt dedup.Options) Set {
+			return openTestRedis(t, addr, newPrefix(), RedisOptions{Dedup: opt, Direct: direct})
+		})
 	})
 	t.Run("OtherSettingsRefused", func(t *testing.T) {
 		p := newPrefix()
-		openTestRedis(t, addr, p, dedup.Options{})
+		openTestRedis(t, addr, p, RedisOptions{Direct: direct})
 		_, err := OpenRedis(context.Background(), addr, RedisOptions{Prefix: p, Dedup: dedup.Options{Shingle: 3}})
 		if !errors.Is(err, ErrStoreFormat) {
 			t.Errorf("OpenRedis with another shingle width: error %v, want ErrStoreFormat", err)
@@ -84,6 +104,14 @@ func testRedisStore(t *testing.T, addr string) {
 		_, err = OpenRedis(context.Background(), addr, RedisOptions{Prefix: p, Layout: "blocks:12:14"})
 		if !errors.Is(err, ErrStoreFormat) {
 			t.Errorf("OpenRedis with another plan: error %v, want ErrStoreFormat", err)
+		}
+		_, err = OpenRedis(context.Background(), addr, RedisOptions{Prefix: newPrefix(), Direct: direct,
+			Dedup: dedup.Options{Method: dedup.MethodMinHash}})
+		if direct && !errors.Is(err, dedup.ErrOptions) {
+			t.Errorf("OpenRedis direct with method minhash: error %v, want ErrOptions", err)
+		}
+		if !direct && err != nil {
+			t.Errorf("OpenRedis replica with method minhash: %v", err)
 		}
 	})
 }
@@ -97,9 +125,10 @@ func TestRedisClusterStore(t *testing.T) {
 }
 
 // TestRedisSharedByTwoServers runs two services, each with its own Redis
-// client, on one Redis (and on one cluster): what one acknowledges the other
-// finds on its next request, and of near-identical documents sent to both at
-// once through add_if_new exactly one is stored, every round.
+// client, on one Redis (and on one cluster), in replica and in direct mode:
+// what one acknowledges the other finds on its next request, what one
+// deletes the other no longer finds, and of near-identical documents sent to
+// both at once through add_if_new exactly one is stored, every round.
 func TestRedisSharedByTwoServers(t *testing.T) {
 	for _, backend := range testBackends[1:] {
 		t.Run(backend.name, func(t *testing.T) {
@@ -108,7 +137,7 @@ func TestRedisSharedByTwoServers(t *testing.T) {
 			// Two stores on one prefix: the same shared index.
 			var hs [2]http.Handler
 			for i := range hs {
-				hs[i] = newTestServer(t, openTestRedis(t, addr, prefix, dedup.Options{}), Options{}).Handler()
+				hs[i] = newTestServer(t, openTestRedis(t, addr, prefix, RedisOptions{Direct: backend.direct}), Options{}).Handler()
 			}
 			text := "the quick brown fox jumps over the lazy dog and keeps running through the forest until night falls on the hills"
 			if code := call(t, hs[0], "POST", "/v1/documents", mustJSON(t, map[string]any{"id": "a", "text": text}), nil); code != http.StatusCreated {
@@ -119,6 +148,10 @@ func TestRedisSharedByTwoServers(t *testing.T) {
 			if code := call(t, hs[1], "POST", "/v1/documents", body, &res); code != http.StatusOK || len(res.Duplicates) != 1 || res.Duplicates[0].ID != "a" {
 				t.Fatalf("add_if_new through server 1: %d %+v, want 200 naming a", code, res)
 			}
+			var found searchResponse
+			if code := call(t, hs[1], "POST", "/v1/search", mustJSON(t, map[string]any{"text": text}), &found); code != http.StatusOK || len(found.Results) != 1 {
+				t.Fatalf("search through server 1: %d %+v, want a", code, found)
+			}
 			if code := call(t, hs[1], "GET", "/v1/documents/a", "", nil); code != http.StatusOK {
 				t.Fatalf("GET a through server 1: %d", code)
 			}
@@ -127,6 +160,10 @@ func TestRedisSharedByTwoServers(t *testing.T) {
 			}
 			if code := call(t, hs[0], "GET", "/v1/documents/a", "", nil); code != http.StatusNotFound {
 				t.Fatalf("GET a through server 0 after the delete: %d, want 404", code)
+			}
+			found = searchResponse{}
+			if code := call(t, hs[0], "POST", "/v1/search", mustJSON(t, map[string]any{"text": text}), &found); code != http.StatusOK || len(found.Results) != 0 {
+				t.Fatalf("search through server 0 after server 1 deleted a: %d %+v, want nothing", code, found)
 			}
 
 			const rounds = 200
@@ -176,11 +213,17 @@ func randomText(seed uint64, n int) string {
 // TestRedisFault kills Redis in the middle of a stream of requests and
 // starts it again on the same port: while it is down writes and searches
 // get 503 with the JSON error "unavailable" and /readyz fails; afterwards the
-// same server, not restarted, stores again.
+// same server, not restarted, stores again. In both modes.
 func TestRedisFault(t *testing.T) {
+	for _, direct := range []bool{false, true} {
+		t.Run(map[bool]string{false: "replica", true: "direct"}[direct], func(t *testing.T) { testRedisFault(t, direct) })
+	}
+}
+
+func testRedisFault(t *testing.T, direct bool) {
 	srv := redistest.Start(t)
 	st, err := OpenRedis(context.Background(), "redis://"+srv.Addr()+"/0",
-		RedisOptions{Prefix: newPrefix(), Timeout: 200 * time.Millisecond, Retries: 1})
+		RedisOptions{Prefix: newPrefix(), Timeout: 200 * time.Millisecond, Retries: 1, Direct: direct})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -190,17 +190,17 @@ func New(store Store, opt Options) (*Server, error) {
 
 // Load fills the index from the snapshot (Options.Snapshot), then from the
 // store in sequence order, and makes the service ready. It logs how long it
-// took. Over a SharedStore there is nothing to load: it checks that the
-// store answers.
+// took. Over a SharedStore it calls Sync (a RedisStore loads its replica
+// from the change log).
 func (s *Server) Load(ctx context.Context) error {
 	t0 := time.Now()
 	if s.shared != nil {
-		if err := s.shared.Ping(ctx); err != nil {
+		if err := s.shared.Sync(ctx); err != nil {
 			return err
 		}
 		s.ready.Store(true)
 		n, _ := s.shared.Len(ctx)
-		s.log.Info("shared store ready", "documents", n)
+		s.log.Info("shared store ready", "documents", n, "seconds", time.Since(t0).Seconds())
 		return nil
 	}
 	s.wmu.Lock()
@@ -350,8 +350,25 @@ func (s *Server) AddBatch(ctx context.Context, docs []Doc) ([]Result, []error) {
 	res := make([]Result, len(docs))
 	errs := make([]error, len(docs))
 	waits := make([]func() error, len(docs))
-	for i, d := range docs {
-		res[i], waits[i], errs[i] = s.begin(ctx, d)
+	if b, ok := s.shared.(batchAdder); ok && s.Ready() {
+		// Runs of add_if_new go to the shared store together, in order.
+		for i := 0; i < len(docs); {
+			j := i
+			for j < len(docs) && docs[j].Mode == ModeAddIfNew {
+				j++
+			}
+			if j > i {
+				s.addIfNewBatch(ctx, b, docs[i:j], res[i:j], errs[i:j])
+				i = j
+				continue
+			}
+			res[i], waits[i], errs[i] = s.begin(ctx, docs[i])
+			i++
+		}
+	} else {
+		for i, d := range docs {
+			res[i], waits[i], errs[i] = s.begin(ctx, d)
+		}
 	}
 	for i, d := range docs {
 		if errs[i] == nil {
@@ -439,6 +456,33 @@ func (s *Server) addShared(ctx context.Context, d Doc, f dedup.Features, res Res
 	}
 	res.Stored = true
 	return res, nil
+}
+
+// batchAdder is a SharedStore that decides several add_if_new documents
+// in order, as one at a time, sharing round trips (RedisStore).
+type batchAdder interface {
+	AddIfNewBatch(ctx context.Context, rs []Record) ([]dedup.KeptMatch, []bool, []error)
+}
+
+// addIfNewBatch decides on docs (all add_if_new) through b.
+func (s *Server) addIfNewBatch(ctx context.Context, b batchAdder, docs []Doc, res []Result, errs []error) {
+	recs := make([]Record, len(docs))
+	for i, d := range docs {
+		f := s.extract(d.Text)
+		recs[i] = Record{ID: d.ID, Features: f, Meta: d.Meta}
+		res[i] = Result{ID: d.ID, FP: f.FP}
+	}
+	ms, dups, es := b.AddIfNewBatch(ctx, recs)
+	for i := range docs {
+		switch {
+		case es[i] != nil:
+			errs[i] = s.sharedError(docs[i].ID, es[i])
+		case dups[i]:
+			res[i].Duplicates = []dedup.KeptMatch{ms[i]}
+		default:
+			res[i].Stored = true
+		}
+	}
 }
 
 func (s *Server) sharedError(id string, err error) error {

@@ -19,8 +19,9 @@ import (
 //     MemStore). The Server serialises its writes and makes them durable in
 //     the Store.
 //   - RedisStore: Redis (or a Redis Cluster) is both the set and the store,
-//     shared by several servers; every call goes to Redis, so a document
-//     acknowledged by one server is matched by all the others.
+//     shared by several servers; every call first brings a local replica up
+//     to the change log in Redis (or, in direct mode, reads Redis), so a
+//     document acknowledged by one server is matched by all the others.
 //
 // Implementations are safe for concurrent use.
 type Set interface {
@@ -57,6 +58,10 @@ type SharedStore interface {
 	QueryFingerprint(ctx context.Context, fp uint64, k, limit int) ([]index.Match, error)
 	// Ping reports whether the store answers (for /readyz).
 	Ping(ctx context.Context) error
+	// Sync brings what the store keeps locally up to date (RedisStore's
+	// replica: the whole change log the first time); the Server calls it in
+	// Load, before it is ready.
+	Sync(ctx context.Context) error
 }
 
 // keptSet is the Set of a Server over an unshared Store: a dedup.Kept.

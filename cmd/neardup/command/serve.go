@@ -29,7 +29,7 @@ type serveCmd struct {
 	addr, data, store, redisLayout  string
 	snapshot                        string
 	token                           string
-	tokenReads                      bool
+	tokenReads, redisDirect         bool
 	opt                             dedup.Options
 	decision                        decisionFlags
 	maxBody                         int64
@@ -51,8 +51,10 @@ decision of 'neardup dedup' (same flags, same defaults), and stored durably
 (bbolt in --data by default) when the mode says so. With --store
 redis://host:port/db or redis-cluster://host1:port,host2:port,... the index
 lives in Redis (or a Redis Cluster) instead, shared by every 'neardup serve'
-on it: each decides against Redis, so what one stores the others find
-(server/REDIS.md; run Redis with appendonly yes). The API is described in
+on it: each keeps a replica of the index that it brings up to the change log
+in Redis before every request (or, with --redis-direct, reads Redis for every
+match), so what one stores the others find (server/REDIS.md; run Redis with
+appendonly yes). The API is described in
 server/openapi.yaml and the README; a web page at / compares two texts and
 searches the stored documents. /healthz, /readyz and /metrics (Prometheus)
 are served beside it.
@@ -93,6 +95,7 @@ accepting connections, finishes the requests in flight and closes the store.`,
 	fs.StringVar(&f.data, "data", "./neardup-data", "directory of the durable store")
 	fs.StringVar(&f.store, "store", "", "shared store instead of --data: redis://host:port/db or redis-cluster://host:port,host:port,...")
 	fs.StringVar(&f.snapshot, "snapshot", "", "index snapshot ('neardup index build --out') whose fingerprints are loaded first, as fingerprint-only documents (matches unverified)")
+	fs.BoolVar(&f.redisDirect, "redis-direct", false, "match by reading Redis on every request instead of a local replica that follows the change log (server/REDIS.md)")
 	fs.StringVar(&f.redisLayout, "redis-layout", "", "table layout of a new shared index (blocks:K:B; default: planned for 1M documents); every server on one index must agree")
 	fs.StringVar(&f.token, "token", "", "bearer token required for writes and deletes")
 	fs.BoolVar(&f.tokenReads, "token-reads", false, "require --token for reads too")
@@ -168,7 +171,8 @@ func (f *serveCmd) run(c *cobra.Command) error {
 			return err
 		}
 	case strings.HasPrefix(f.store, "redis://"), strings.HasPrefix(f.store, "rediss://"), strings.HasPrefix(f.store, "redis-cluster://"):
-		if store, err = server.OpenRedis(ctx, f.store, server.RedisOptions{Dedup: opt.Dedup, Layout: f.redisLayout}); err != nil {
+		if store, err = server.OpenRedis(ctx, f.store, server.RedisOptions{Dedup: opt.Dedup, Layout: f.redisLayout,
+			Direct: f.redisDirect, Logger: log}); err != nil {
 			return err
 		}
 		where = redactURL(f.store)

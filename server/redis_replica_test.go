@@ -1,0 +1,280 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/redistest"
+)
+
+// TestRedisReplicasAgree proves the replicas correct under other servers'
+// writes and deletes: two replica-mode stores and one direct-mode store
+// share one index (one Redis, then a cluster), each loaded before anything
+// is written, and take turns at random with add_if_new, delete and search.
+// Every answer must be the one a single dedup.Kept gives for the same
+// requests in the same order: what one store acknowledged, the next request
+// to another store sees, deletes included. Under MethodMinHash, which direct
+// mode cannot read, two replicas share the index.
+func TestRedisReplicasAgree(t *testing.T) {
+	for _, backend := range testBackends[1:3] {
+		t.Run(backend.name, func(t *testing.T) {
+			addr := backend.start(t)
+			for _, method := range []string{dedup.MethodSimHash, dedup.MethodMinHash} {
+				t.Run(method, func(t *testing.T) { testRedisReplicasAgree(t, addr, method) })
+			}
+		})
+	}
+}
+
+func testRedisReplicasAgree(t *testing.T, addr, method string) {
+	ctx := context.Background()
+	opt := dedup.Options{Method: method}
+	prefix := newPrefix()
+	stores := []*RedisStore{
+		openTestRedis(t, addr, prefix, RedisOptions{Dedup: opt}),
+		openTestRedis(t, addr, prefix, RedisOptions{Dedup: opt}),
+	}
+	if method == dedup.MethodSimHash {
+		stores = append(stores, openTestRedis(t, addr, prefix, RedisOptions{Dedup: opt, Direct: true}))
+	}
+	for _, s := range stores {
+		if err := s.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rule, err := dedup.NewRule(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := dedup.NewKept(rule, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := keptSet{kept}
+	ex, err := dedup.NewExtractor(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 25 base texts, each posted in variants that are near-duplicates
+	// of one another.
+	text := func(r *rand.Rand) string {
+		return randomText(uint64(500+r.IntN(25)), 50) + strings.Repeat(" more", r.IntN(3))
+	}
+	r := rand.New(rand.NewPCG(7, 7))
+	var stored []string
+	counts := map[string]int{}
+	for step := range 400 {
+		i := r.IntN(len(stores))
+		s, who := stores[i], fmt.Sprintf("step %d, store %d", step, i)
+		switch op := r.IntN(10); {
+		case op < 5:
+			counts["add_if_new"]++
+			rec := Record{ID: fmt.Sprint("d", step), Features: ex.Extract(text(r))}
+			gm, gdup, gerr := s.AddIfNew(ctx, rec)
+			wm, wdup, werr := ref.AddIfNew(ctx, rec)
+			if gerr != nil || werr != nil || gdup != wdup || gm.ID != wm.ID {
+				t.Fatalf("%s: AddIfNew(%s) = %q %v %v, want %q %v %v", who, rec.ID, gm.ID, gdup, gerr, wm.ID, wdup, werr)
+			}
+			if !wdup {
+				stored = append(stored, rec.ID)
+			}
+		case op < 7:
+			counts["delete"]++
+			id := "never-stored"
+			if len(stored) > 0 && r.IntN(5) > 0 {
+				j := r.IntN(len(stored))
+				id = stored[j]
+				stored = slices.Delete(stored, j, j+1)
+			}
+			got, gerr := s.Remove(ctx, id)
+			want, _ := ref.Remove(ctx, id)
+			if gerr != nil || got != want {
+				t.Fatalf("%s: Remove(%s) = %v %v, want %v", who, id, got, gerr, want)
+			}
+		default:
+			counts["search"]++
+			f := ex.Extract(text(r))
+			got, gerr := s.MatchAll(ctx, &f, 0)
+			want, _ := ref.MatchAll(ctx, &f, 0)
+			if gerr != nil || !slices.Equal(matchIDs(got), matchIDs(want)) {
+				t.Fatalf("%s: MatchAll = %v %v, want %v", who, matchIDs(got), gerr, matchIDs(want))
+			}
+		}
+	}
+	for i, s := range stores {
+		if n, err := s.Len(ctx); err != nil || n != kept.Len() {
+			t.Errorf("store %d: Len = %d %v, want %d", i, n, err, kept.Len())
+		}
+	}
+	t.Logf("%v; %d stored at the end", counts, kept.Len())
+}
+
+func matchIDs(ms []dedup.KeptMatch) []string {
+	out := []string{}
+	for _, m := range ms {
+		out = append(out, m.ID)
+	}
+	return out
+}
+
+// TestRedisReplicaLogReset empties Redis (FLUSHALL) under a loaded replica:
+// its next request does not answer from the old state but rebuilds from what
+// the log holds now, also when another server has written to it since.
+func TestRedisReplicaLogReset(t *testing.T) {
+	ctx := context.Background()
+	srv := redistest.Start(t)
+	addr, prefix := "redis://"+srv.Addr()+"/0", newPrefix()
+	a := openTestRedis(t, addr, prefix, RedisOptions{})
+	ex, err := dedup.NewExtractor(dedup.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, later := ex.Extract(randomText(1, 50)), ex.Extract(randomText(2, 50))
+	for i, f := range []dedup.Features{old, ex.Extract(randomText(3, 50))} {
+		if _, dup, err := a.AddIfNew(ctx, Record{ID: fmt.Sprint("old", i), Features: f}); err != nil || dup {
+			t.Fatalf("AddIfNew(old%d): %v %v", i, dup, err)
+		}
+	}
+	if got := srv.CLI("FLUSHALL"); got != "OK" {
+		t.Fatalf("FLUSHALL: %q", got)
+	}
+	if n, err := a.Len(ctx); err != nil || n != 0 {
+		t.Fatalf("Len after FLUSHALL = %d %v, want 0", n, err)
+	}
+	if _, ok, err := a.Match(ctx, &old); err != nil || ok {
+		t.Fatalf("Match(old) after FLUSHALL = %v %v, want no match", ok, err)
+	}
+	// The log regrows through another server, past a's last entry.
+	b := openTestRedis(t, addr, prefix, RedisOptions{})
+	if _, dup, err := b.AddIfNew(ctx, Record{ID: "new", Features: later}); err != nil || dup {
+		t.Fatalf("b.AddIfNew(new): %v %v", dup, err)
+	}
+	if _, dup, err := a.AddIfNew(ctx, Record{ID: "x", Features: ex.Extract(randomText(4, 50))}); err != nil || dup {
+		t.Fatalf("a.AddIfNew(x): %v %v", dup, err)
+	}
+	if err := srv.CLI("FLUSHALL"); err != "OK" {
+		t.Fatal(err)
+	}
+	if _, dup, err := b.AddIfNew(ctx, Record{ID: "new2", Features: later}); err != nil || dup {
+		t.Fatalf("b.AddIfNew(new2) after the second FLUSHALL: %v %v", dup, err)
+	}
+	m, ok, err := a.Match(ctx, &later)
+	if err != nil || !ok || m.ID != "new2" {
+		t.Fatalf("a.Match(later) = %+v %v %v, want new2", m, ok, err)
+	}
+	if n, err := a.Len(ctx); err != nil || n != 1 {
+		t.Errorf("a.Len = %d %v, want 1", n, err)
+	}
+}
+
+// TestRedisFailedCommit loses the write lock just before a commit (as when
+// it expires under a paused holder): the log append refuses (fencing), the
+// writes of the batch and the declines in favour of them are answered with
+// 503's error, and neither this replica nor another server's sees them; the
+// same documents are stored on the next try.
+func TestRedisFailedCommit(t *testing.T) {
+	ctx := context.Background()
+	srv := redistest.Start(t)
+	addr, prefix := "redis://"+srv.Addr()+"/0", newPrefix()
+	var lose atomic.Bool
+	var a *RedisStore
+	a = openTestRedis(t, addr, prefix, RedisOptions{testBeforeCommit: func() {
+		if lose.Load() {
+			a.c.Del(context.Background(), a.lockKey)
+		}
+	}})
+	b := openTestRedis(t, addr, prefix, RedisOptions{})
+	ex, err := dedup.NewExtractor(dedup.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := randomText(9, 50)
+	recs := []Record{
+		{ID: "y", Features: ex.Extract(base), Meta: []byte(`{"n":1}`)},
+		{ID: "y2", Features: ex.Extract(base + " more")},
+	}
+	lose.Store(true)
+	_, _, errs := a.AddIfNewBatch(ctx, recs)
+	for i, err := range errs {
+		if !errors.Is(err, ErrUnavailable) || !errors.Is(err, errLockLost) {
+			t.Errorf("%s with the lock lost: error %v, want ErrUnavailable (lock lost)", recs[i].ID, err)
+		}
+	}
+	for name, s := range map[string]*RedisStore{"a": a, "b": b} {
+		if n, err := s.Len(ctx); err != nil || n != 0 {
+			t.Errorf("%s.Len after the failed commit = %d %v, want 0", name, n, err)
+		}
+		if _, ok, err := s.Match(ctx, &recs[1].Features); err != nil || ok {
+			t.Errorf("%s.Match(y2) after the failed commit = %v %v, want none", name, ok, err)
+		}
+		if _, err := s.Get(ctx, "y"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s.Get(y) after the failed commit: %v, want ErrNotFound", name, err)
+		}
+	}
+	if n := srv.CLI("XLEN", a.logKey); n != "0" {
+		t.Errorf("log length after the failed commit = %s, want 0", n)
+	}
+	lose.Store(false)
+	ms, dups, errs := a.AddIfNewBatch(ctx, recs)
+	if errs[0] != nil || dups[0] || errs[1] != nil || !dups[1] || ms[1].ID != "y" {
+		t.Fatalf("retry: %v %v %v, want y stored and y2 declined for it", errs, dups, ms)
+	}
+	if r, err := b.Get(ctx, "y"); err != nil || string(r.Meta) != `{"n":1}` {
+		t.Errorf("b.Get(y) = %+v %v", r, err)
+	}
+}
+
+// TestRedisBatch posts one batch mixing add_if_new runs (which a RedisStore
+// decides together), a check and an add in the middle, and a repeated id,
+// and expects per document what the embedded service answers.
+func TestRedisBatch(t *testing.T) {
+	a, b := randomText(21, 50), randomText(22, 50)
+	docs := []map[string]any{
+		{"id": "a", "text": a, "mode": "add_if_new"},
+		{"id": "a2", "text": a + " more", "mode": "add_if_new"},
+		{"id": "b", "text": b, "mode": "add_if_new"},
+		{"id": "q", "text": b + " more", "mode": "check"},
+		{"id": "b2", "text": b + " more more", "mode": "add"},
+		{"id": "b3", "text": b + " more", "mode": "add_if_new"},
+		{"id": "a", "text": randomText(23, 50), "mode": "add_if_new"},
+		{"id": "c", "text": randomText(24, 50), "mode": "add_if_new"},
+	}
+	body := mustJSON(t, map[string]any{"documents": docs})
+	type item struct {
+		Status     int       `json:"status"`
+		Stored     bool      `json:"stored"`
+		Duplicates []dupJSON `json:"duplicates"`
+	}
+	run := func(t *testing.T, store Store) []string {
+		var out struct{ Results []item }
+		h := newTestServer(t, store, Options{}).Handler()
+		if code := call(t, h, "POST", "/v1/documents:batch", body, &out); code != http.StatusOK {
+			t.Fatalf("batch: %d", code)
+		}
+		var got []string
+		for _, it := range out.Results {
+			s := fmt.Sprint(it.Status, it.Stored)
+			for _, d := range it.Duplicates {
+				s += " " + d.ID
+			}
+			got = append(got, s)
+		}
+		return got
+	}
+	want := run(t, NewMemStore())
+	addr := startRedis(t)
+	for _, direct := range []bool{false, true} {
+		if got := run(t, openBackend(t, addr, direct, dedup.Options{})); !slices.Equal(got, want) {
+			t.Errorf("direct=%v: %q, want the embedded service's %q", direct, got, want)
+		}
+	}
+	t.Logf("%q", want)
+}
