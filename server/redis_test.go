@@ -56,6 +56,15 @@ func newPrefix() string { return fmt.Sprintf("t%d:", prefixes.Add(1)) }
 func openTestRedis(t testing.TB, addr, prefix string, opt RedisOptions) *RedisStore {
 	t.Helper()
 	opt.Prefix = prefix
+	// The race detector on a loaded 2-core machine makes a round trip take
+	// seconds now and then: the defaults (1 s, 10 s for the lock) would
+	// report Redis unavailable when it is only slow.
+	if opt.Timeout == 0 {
+		opt.Timeout = 10 * time.Second
+	}
+	if opt.LockWait == 0 {
+		opt.LockWait = time.Minute
+	}
 	s, err := OpenRedis(context.Background(), addr, opt)
 	if err != nil {
 		t.Fatalf("OpenRedis(%s): %v", addr, err)

@@ -78,7 +78,7 @@ func startServe(t *testing.T, dir string, extra ...string) *serveChild {
 				return c
 			}
 		}
-		if i == 1000 {
+		if i == 6000 { // a minute: the race detector on a loaded machine is slow
 			t.Fatalf("child not ready: %v", err)
 		}
 		time.Sleep(10 * time.Millisecond)
