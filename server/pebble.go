@@ -12,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // The on-disk layout (a pebble database in DATA/pebble; see doc.go): one key
@@ -52,13 +53,11 @@ type PebbleOptions struct {
 // one sequential append and one fsync per group, where bbolt writes B+tree
 // pages and syncs twice. It is safe for concurrent use.
 type PebbleStore struct {
-	db       *pebble.DB
-	dir      string
-	onCommit atomic.Pointer[func(ops int, err error)] // set by the Server for its metrics
+	db      *pebble.DB
+	dir     string
+	commits *walCommits
 
-	wmu    sync.Mutex // serialises queue: an id's check and its write are one step
-	queued uint64     // writes applied so far, numbering them; guarded by wmu
-	synced atomic.Uint64
+	wmu sync.Mutex // serialises queue: an id's check and its write are one step
 
 	// failed holds the first WAL sync error: the memtable then holds writes
 	// that may not be durable, so every later write is refused.
@@ -82,7 +81,9 @@ func OpenPebble(dir string, opt PebbleOptions) (*PebbleStore, error) {
 	if err := claimEngine(dir, EnginePebble); err != nil {
 		return nil, err
 	}
+	commits := &walCommits{}
 	o := &pebble.Options{
+		FS: walSyncFS{vfs.Default, commits},
 		// Pinned, not FormatNewest: a later pebble must not ratchet the
 		// files to a format this build cannot read without being asked.
 		FormatMajorVersion: pebble.FormatValueSeparation,
@@ -99,7 +100,7 @@ func OpenPebble(dir string, opt PebbleOptions) (*PebbleStore, error) {
 	if err := checkPebbleMeta(db, opt.Settings); err != nil {
 		return nil, errors.Join(err, db.Close())
 	}
-	return &PebbleStore{db: db, dir: dir}, nil
+	return &PebbleStore{db: db, dir: dir, commits: commits}, nil
 }
 
 func checkPebbleMeta(db *pebble.DB, settings string) error {
@@ -145,13 +146,9 @@ func pebbleGet(r pebble.Reader, key []byte) ([]byte, error) {
 	return v, closer.Close()
 }
 
-// observeCommits makes the store call f with the number of writes each WAL
-// sync made durable, as far as the store can tell: pebble does not report its
-// sync groups, but it syncs the WAL in order, so when the write numbered n is
-// durable every earlier one is too, and f receives the writes between the
-// last one known durable and n. Two groups whose waiters wake out of order
-// are counted as one; the counts always sum to the writes.
-func (s *PebbleStore) observeCommits(f func(ops int, err error)) { s.onCommit.Store(&f) }
+// observeCommits makes every WAL fsync call f with the number of writes it
+// made durable and its error (see walCommits).
+func (s *PebbleStore) observeCommits(f func(ops int, err error)) { s.commits.onCommit.Store(&f) }
 
 // Size returns the bytes of the store's files.
 func (s *PebbleStore) Size() int64 {
@@ -265,14 +262,12 @@ func (s *PebbleStore) queue(ctx context.Context, op *boltOp) func() error {
 	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
 		return fail(fmt.Errorf("%w: %w", ErrStore, err))
 	}
-	s.queued++
-	n := s.queued
+	s.commits.applied.Add(1)
 	s.inflight.Add(1)
 	return sync.OnceValue(func() error {
 		defer s.inflight.Done()
 		err := b.SyncWait()
 		b.Close() // only after SyncWait: the WAL writer may still read it
-		s.observe(n, err)
 		if err != nil {
 			s.failed.CompareAndSwap(nil, &err)
 			return fmt.Errorf("%w: %w", ErrStore, err)
@@ -308,27 +303,6 @@ func (s *PebbleStore) buildLocked(b *pebble.Batch, op *boltOp) error {
 	return errors.Join(b.Set(docKey(seq), v, nil), b.Set(idKey(r.ID), seq, nil))
 }
 
-// observe reports to observeCommits' function that write n is durable.
-func (s *PebbleStore) observe(n uint64, err error) {
-	f := s.onCommit.Load()
-	if f == nil {
-		return
-	}
-	for {
-		old := s.synced.Load()
-		if n <= old {
-			if err != nil {
-				(*f)(0, err)
-			}
-			return
-		}
-		if s.synced.CompareAndSwap(old, n) {
-			(*f)(int(n-old), err)
-			return
-		}
-	}
-}
-
 // Close waits for the writes queued to be synced, flushes the memtable (so
 // the next start replays no WAL) and closes the database.
 func (s *PebbleStore) Close() error {
@@ -360,3 +334,62 @@ func (pebbleLogger) Errorf(format string, args ...any) {
 func (pebbleLogger) Fatalf(format string, args ...any) {
 	pebble.DefaultLogger.Fatalf(format, args...)
 }
+
+// walCommits counts the store's writes made durable by each fsync of the
+// WAL, for observeCommits. Pebble does not say which batches a sync covered,
+// but it syncs the WAL in order: a sync covers every write applied before it
+// started. A write applied while a sync starts may be counted in it or in
+// the next; the counts always sum to the writes synced.
+type walCommits struct {
+	onCommit atomic.Pointer[func(ops int, err error)] // set by the Server for its metrics
+	applied  atomic.Uint64                            // writes applied to the WAL so far
+
+	mu       sync.Mutex // serialises the reports
+	reported uint64     // writes reported so far; guarded by mu
+}
+
+func (c *walCommits) sync(sync func() error) error {
+	n := c.applied.Load()
+	err := sync()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f := c.onCommit.Load(); f != nil && n > c.reported {
+		(*f)(int(n-c.reported), err)
+	}
+	c.reported = max(c.reported, n)
+	return err
+}
+
+// walSyncFS is the file system under pebble: the WAL files it creates report
+// their fsyncs to walCommits.
+type walSyncFS struct {
+	vfs.FS
+	c *walCommits
+}
+
+const walCategory vfs.DiskWriteCategory = "pebble-wal" // as pebble's wal package names it
+
+func (fs walSyncFS) wrap(f vfs.File, cat vfs.DiskWriteCategory, err error) (vfs.File, error) {
+	if err != nil || cat != walCategory {
+		return f, err
+	}
+	return walFile{f, fs.c}, nil
+}
+
+func (fs walSyncFS) Create(name string, cat vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, cat)
+	return fs.wrap(f, cat, err)
+}
+
+func (fs walSyncFS) ReuseForWrite(oldname, newname string, cat vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.ReuseForWrite(oldname, newname, cat)
+	return fs.wrap(f, cat, err)
+}
+
+type walFile struct {
+	vfs.File
+	c *walCommits
+}
+
+func (f walFile) Sync() error     { return f.c.sync(f.File.Sync) }
+func (f walFile) SyncData() error { return f.c.sync(f.File.SyncData) }
