@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -39,9 +38,10 @@ type PebbleOptions struct {
 	// (Settings of the service's dedup options); a store made with other
 	// settings is refused. Empty skips the check.
 	Settings string
-	// MemTableSize is the size of pebble's memtable, which is also the most
-	// WAL replayed after a crash (default DefaultPebbleMemTable). Larger
-	// means fewer, larger flushes competing with queries for the CPU.
+	// MemTableSize is the size of pebble's memtable (default
+	// DefaultPebbleMemTable); a memtable or two not yet flushed is the WAL
+	// replayed after a crash. Larger means fewer, larger flushes competing
+	// with queries for the CPU.
 	MemTableSize uint64
 }
 
@@ -57,7 +57,7 @@ type PebbleStore struct {
 	dir     string
 	commits *walCommits
 
-	wmu sync.Mutex // serialises queue: an id's check and its write are one step
+	wmu sync.Mutex // serialises apply: an id's check and its write are one step
 
 	// failed holds the first WAL sync error: the memtable then holds writes
 	// that may not be durable, so every later write is refused.
@@ -90,9 +90,6 @@ func OpenPebble(dir string, opt PebbleOptions) (*PebbleStore, error) {
 		MemTableSize:       opt.MemTableSize,
 		Logger:             pebbleLogger{},
 	}
-	// Every add looks its id up first, and nearly all ids are new: bloom
-	// filters answer "absent" without reading a data block.
-	o.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
 	db, err := pebble.Open(filepath.Join(dir, pebbleDir), o)
 	if err != nil {
 		return nil, fmt.Errorf("server: opening store: %w", err)
@@ -224,20 +221,31 @@ func (s *PebbleStore) Get(_ context.Context, id string) (Record, error) {
 
 // Put implements Store.
 func (s *PebbleStore) Put(ctx context.Context, r Record) error {
-	return s.queue(ctx, &boltOp{put: &r})()
+	return s.apply(ctx, &boltOp{put: &r}, true)()
 }
 
 // Delete implements Store.
 func (s *PebbleStore) Delete(ctx context.Context, id string) error {
-	return s.queue(ctx, &boltOp{delete: id})()
+	return s.apply(ctx, &boltOp{delete: id}, true)()
 }
 
-// queue applies op to pebble's memtable and WAL, in the order queue was
-// called, and returns the wait for its WAL sync. Every wait must be called:
-// Close waits for them. A put of a stored id fails with ErrExists and a
-// delete of an absent one with ErrNotFound; the check sees every write
-// queued before, durable or not, as bbolt's does within a group.
+// queue implements the Server's queuer. A put is not checked against the
+// stored ids: the Server vouches for it, having found the id absent from its
+// Kept (which holds every stored id) under the write lock it queues under.
+// In an LSM tree that check is a read of every level for a key that is
+// nearly always absent; at 1M stored documents it took 3/4 of the store's
+// CPU and halved its write rate (BENCHMARKS.md).
 func (s *PebbleStore) queue(ctx context.Context, op *boltOp) func() error {
+	return s.apply(ctx, op, false)
+}
+
+// apply applies op to pebble's memtable and WAL, in the order apply was
+// called, and returns the wait for its WAL sync. Every wait must be called:
+// Close waits for them. A put of a stored id fails with ErrExists when
+// checkPut is set, and a delete of an absent one with ErrNotFound; the check
+// sees every write applied before, durable or not, as bbolt's does within a
+// group.
+func (s *PebbleStore) apply(ctx context.Context, op *boltOp, checkPut bool) func() error {
 	fail := func(err error) func() error { return func() error { return err } }
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -253,7 +261,7 @@ func (s *PebbleStore) queue(ctx context.Context, op *boltOp) func() error {
 		return fail(fmt.Errorf("%w: an earlier WAL sync failed: %w", ErrStore, *p))
 	}
 	b := s.db.NewBatch()
-	if err := s.buildLocked(b, op); err != nil {
+	if err := s.buildLocked(b, op, checkPut); err != nil {
 		b.Close()
 		return fail(err)
 	}
@@ -276,9 +284,10 @@ func (s *PebbleStore) queue(ctx context.Context, op *boltOp) func() error {
 	})
 }
 
-// buildLocked puts op's changes into b, after checking the id; s.wmu is
-// held, so no write can come between the check and the apply.
-func (s *PebbleStore) buildLocked(b *pebble.Batch, op *boltOp) error {
+// buildLocked puts op's changes into b, after checking the id (a put's only
+// when checkPut is set); s.wmu is held, so no write can come between the
+// check and the apply.
+func (s *PebbleStore) buildLocked(b *pebble.Batch, op *boltOp, checkPut bool) error {
 	if op.put == nil {
 		seq, err := pebbleGet(s.db, idKey(op.delete))
 		if errors.Is(err, pebble.ErrNotFound) {
@@ -289,11 +298,13 @@ func (s *PebbleStore) buildLocked(b *pebble.Batch, op *boltOp) error {
 		return errors.Join(b.Delete(docKey(seq), nil), b.Delete(idKey(op.delete), nil))
 	}
 	r := op.put
-	switch _, err := pebbleGet(s.db, idKey(r.ID)); {
-	case err == nil:
-		return fmt.Errorf("%w: %q", ErrExists, r.ID)
-	case !errors.Is(err, pebble.ErrNotFound):
-		return fmt.Errorf("%w: %w", ErrStore, err)
+	if checkPut {
+		switch _, err := pebbleGet(s.db, idKey(r.ID)); {
+		case err == nil:
+			return fmt.Errorf("%w: %q", ErrExists, r.ID)
+		case !errors.Is(err, pebble.ErrNotFound):
+			return fmt.Errorf("%w: %w", ErrStore, err)
+		}
 	}
 	v, err := encodeRecord(r)
 	if err != nil {
