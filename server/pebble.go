@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,12 +22,15 @@ import (
 //	"m" "settings" -> the decision settings the features were made with
 //	"d" seq (8 bytes, big-endian) -> the record, encoded as in bbolt's "docs"
 //	"i" id -> seq (8 bytes, big-endian)
+//	"s" id -> fingerprint (8 bytes, big-endian) of a deleted document of
+//	          the start-up snapshot
 const (
 	pebbleDir = "pebble"
 
 	pebblePrefixMeta = 'm'
 	pebblePrefixDoc  = 'd'
 	pebblePrefixID   = 'i'
+	pebblePrefixSnap = 's'
 
 	// DefaultPebbleMemTable is the default of PebbleOptions.MemTableSize.
 	DefaultPebbleMemTable = 64 << 20
@@ -68,7 +72,10 @@ type PebbleStore struct {
 	inflight sync.WaitGroup // writes applied whose wait has not returned
 }
 
-var _ Store = (*PebbleStore)(nil)
+var (
+	_ Store           = (*PebbleStore)(nil)
+	_ SnapshotDeletes = (*PebbleStore)(nil)
+)
 
 // OpenPebble opens (creating it if needed) the store in directory dir.
 func OpenPebble(dir string, opt PebbleOptions) (*PebbleStore, error) {
@@ -132,6 +139,7 @@ func checkPebbleMeta(db *pebble.DB, settings string) error {
 func metaKey(name string) []byte { return append([]byte{pebblePrefixMeta}, name...) }
 func idKey(id string) []byte     { return append([]byte{pebblePrefixID}, id...) }
 func docKey(seq []byte) []byte   { return append([]byte{pebblePrefixDoc}, seq...) }
+func snapKey(id string) []byte   { return append([]byte{pebblePrefixSnap}, id...) }
 
 // pebbleGet returns a copy of key's value in r.
 func pebbleGet(r pebble.Reader, key []byte) ([]byte, error) {
@@ -219,6 +227,38 @@ func (s *PebbleStore) Get(_ context.Context, id string) (Record, error) {
 	return decodeRecord(seq, v)
 }
 
+// PutSnapshotDelete implements SnapshotDeletes.
+func (s *PebbleStore) PutSnapshotDelete(ctx context.Context, id string, fp uint64) error {
+	return s.apply(ctx, &boltOp{snapDelete: &snapDelete{id: id, fp: fp}}, true)()
+}
+
+// LoadSnapshotDeletes implements SnapshotDeletes.
+func (s *PebbleStore) LoadSnapshotDeletes(ctx context.Context, fn func(id string, fp uint64) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	it, err := s.db.NewIterWithContext(ctx, &pebble.IterOptions{
+		LowerBound: []byte{pebblePrefixSnap}, UpperBound: []byte{pebblePrefixSnap + 1}})
+	if err != nil {
+		return err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		v, err := it.ValueAndErr()
+		if err == nil && len(v) != 8 {
+			err = fmt.Errorf("%w: damaged snapshot delete of %q", ErrStoreFormat, it.Key()[1:])
+		}
+		if err == nil {
+			err = fn(string(it.Key()[1:]), binary.BigEndian.Uint64(v))
+		}
+		if err != nil {
+			return errors.Join(err, it.Close())
+		}
+	}
+	return it.Close()
+}
+
 // Put implements Store.
 func (s *PebbleStore) Put(ctx context.Context, r Record) error {
 	return s.apply(ctx, &boltOp{put: &r}, true)()
@@ -288,6 +328,9 @@ func (s *PebbleStore) apply(ctx context.Context, op *boltOp, checkPut bool) func
 // when checkPut is set); s.wmu is held, so no write can come between the
 // check and the apply.
 func (s *PebbleStore) buildLocked(b *pebble.Batch, op *boltOp, checkPut bool) error {
+	if d := op.snapDelete; d != nil {
+		return b.Set(snapKey(d.id), binary.BigEndian.AppendUint64(nil, d.fp), nil)
+	}
 	if op.put == nil {
 		seq, err := pebbleGet(s.db, idKey(op.delete))
 		if errors.Is(err, pebble.ErrNotFound) {
