@@ -93,6 +93,9 @@ func OpenBolt(dir string, opt BoltOptions) (*BoltStore, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("server: data directory: %w", err)
 	}
+	if err := claimEngine(dir, EngineBolt); err != nil {
+		return nil, err
+	}
 	// The freelist is not written at every commit (bbolt rebuilds it from
 	// the pages when it opens the file), and kept as a map: with an array
 	// freelist synced, every group commit of a store of millions of

@@ -3,6 +3,7 @@
 // and stored when the mode says so.
 //
 //	store, err := server.OpenBolt("neardup-data", server.BoltOptions{Settings: server.Settings(opt.Dedup)})
+//	// or server.OpenPebble("neardup-data", server.PebbleOptions{Settings: ...})
 //	if err != nil { ... }
 //	s, err := server.New(store, opt) // opt.Logger, opt.Registry: nil means none
 //	if err != nil { ... }
@@ -30,18 +31,24 @@
 // Kept. At start-up Load replays the store in sequence order into Kept, so the
 // priorities survive restarts.
 //
-// # Embedded store: bbolt
+// # Embedded stores: bbolt and pebble
 //
-// BoltStore keeps everything in one bbolt file (DATA/neardup.db). bbolt was
-// chosen over pebble because the service's access pattern is what a B+tree
-// with a single writer does well: appends in key order (big-endian sequence
-// numbers), one sequential scan at start-up, rare point reads and deletes. It
-// is one small dependency with no background compactions competing with
-// queries for the two cores, and a transaction commits with one fsync, so
-// group commit (one committer goroutine draining a channel into one read-write
-// transaction, up to 4096 writes) amortises the fsync over concurrent
-// requests. Pebble's LSM would write faster under heavy random-key load, which
-// this service does not have; we did not measure it (see BENCHMARKS.md).
+// The data directory holds one of two engines, chosen when it is made
+// ('neardup serve --engine', bbolt by default) and recorded in DATA/ENGINE
+// ("bbolt" or "pebble"); OpenBolt and OpenPebble refuse a directory the other
+// made (a directory without the file is bbolt's if it holds neardup.db).
+// Both keep the same records under the same keys, answer the Server's queue
+// in sequence order under its lock, and acknowledge a write only once it is
+// fsynced; they differ in how a commit reaches the disk. BENCHMARKS.md
+// ("Embedded store: bbolt vs pebble") has the measurements and the reason
+// for the default.
+//
+// BoltStore keeps everything in one bbolt B+tree file (DATA/neardup.db). One
+// committer goroutine drains the queue (up to 4096 writes) into one read-write
+// transaction: the records append in key order (big-endian sequence numbers),
+// the id index takes random inserts, and the commit writes the dirty pages,
+// fsyncs, writes the meta page and fsyncs again. One small dependency, no
+// background work.
 //
 // Layout (format "neardup-serve 1"; all integers big-endian or uvarint):
 //
@@ -56,6 +63,41 @@
 // Keys of "docs" sort in acceptance order, so a cursor scan reloads Kept in
 // priority order; "ids" serves GET and DELETE.
 //
+// PebbleStore keeps the same maps in one pebble LSM tree
+// (DATA/pebble/), each key led by a byte naming its map:
+//
+//	"m" ‖ "format"   -> "neardup-serve 1"
+//	"m" ‖ "settings" -> as in bbolt
+//	"d" ‖ seq (8 bytes big-endian) -> the record, encoded as in bbolt's "docs"
+//	"i" ‖ id -> seq (8 bytes big-endian)
+//	"s" ‖ id -> fingerprint (8 bytes big-endian): deleted snapshot documents, as bbolt's "snapshot-deleted"
+//
+// The Server's queue builds one pebble batch per write and applies it with
+// ApplyNoSyncWait under the store's lock (itself taken under the Server's),
+// which puts it in the WAL and the memtable in sequence order; the wait is
+// Batch.SyncWait. Pebble's commit pipeline syncs the WAL once for all the
+// batches written while the previous sync ran, so concurrent writers share
+// one sequential append and one fsync (group commit without a committer of
+// ours). The commit batch size metric counts the writes each WAL fsync
+// covered (the store wraps the WAL files' Sync).
+//
+// Put and Delete look the id up first and give ErrExists and ErrNotFound as
+// bbolt does. The Server's puts skip that read: the Server has found the id
+// absent from its Kept under its write lock, and in an LSM tree the read of
+// an absent key searches every level (at 1M documents it was most of the
+// store's CPU and halved its write rate).
+//
+// A failed WAL sync leaves writes in the memtable that may not be durable, so
+// the store then refuses every write until it is reopened. Deletes write
+// tombstones: a deleted record is gone from every read at once and from the
+// files when compactions reach it (bbolt likewise leaves it in free pages
+// until they are reused). Close flushes the memtable, so a clean restart
+// replays no WAL; after kill -9 pebble replays the WAL not yet flushed (a
+// 64 MiB memtable or two) and drops a torn tail, which holds no acknowledged
+// write. The format major version is pinned (FormatValueSeparation, pebble
+// v2.1), so a later pebble does not rewrite the files to a version this
+// build cannot read.
+//
 // # Starting from an index snapshot
 //
 // Options.Snapshot (serve --snapshot) names an index snapshot ('neardup index
@@ -67,8 +109,8 @@
 // index, and every such match is reported with "verified": false. New
 // documents go to the store as usual; the snapshot is read, never written,
 // and loaded again at every start. A delete of a snapshot document is
-// recorded durably in the store's "snapshot-deleted" bucket (id and
-// fingerprint), and the next start skips that id while the snapshot gives it
+// recorded durably in the store (bbolt's "snapshot-deleted" bucket, pebble's
+// "s" keys: id and fingerprint), and the next start skips that id while the snapshot gives it
 // the same fingerprint, so it stays deleted. An id found both in the
 // snapshot and in the store stops start-up with an error naming it (the
 // service never lets that happen: the id is taken while the snapshot

@@ -587,7 +587,7 @@ func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) {
 		st["sketch_bytes_per_document"] = float64(sk) / float64(n)
 		st["heap_bytes_per_document"] = float64(ms.HeapAlloc) / float64(n)
 	}
-	if b, ok := s.store.(*BoltStore); ok {
+	if b, ok := s.store.(interface{ Size() int64 }); ok { // BoltStore, PebbleStore
 		size := b.Size()
 		st["store_bytes"] = size
 		if n > 0 {

@@ -39,6 +39,13 @@ func TestDocumentsLifecycle(t *testing.T) {
 			}
 			return s
 		},
+		"pebble": func(t *testing.T) Store {
+			s, err := OpenPebble(t.TempDir(), PebbleOptions{MemTableSize: 1 << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := newTestServer(t, open(t), Options{})
@@ -110,6 +117,11 @@ func TestDocumentsLifecycle(t *testing.T) {
 			var st map[string]any
 			if code := call(t, h, "GET", "/v1/stats", "", &st); code != http.StatusOK || st["documents"] != float64(2) {
 				t.Fatalf("stats: %d %v", code, st)
+			}
+			if _, durable := s.store.(interface{ Size() int64 }); durable {
+				if b, _ := st["store_bytes"].(float64); b <= 0 {
+					t.Errorf("stats: store_bytes %v, want the size of the store's files", st["store_bytes"])
+				}
 			}
 		})
 	}

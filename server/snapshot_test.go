@@ -92,8 +92,21 @@ type statsReply struct {
 // add_if_new is declined by the unverified match, GET, stats and search say
 // fingerprint only; then a delete that survives a restart, an id reused after
 // that delete, and the start-up error for an id both in a snapshot and in
-// the store.
+// the store. It runs on both embedded engines.
 func TestSnapshotStart(t *testing.T) {
+	t.Run(EngineBolt, func(t *testing.T) {
+		testSnapshotStart(t, func(dir, settings string) (Store, error) {
+			return OpenBolt(dir, BoltOptions{Settings: settings})
+		})
+	})
+	t.Run(EnginePebble, func(t *testing.T) {
+		testSnapshotStart(t, func(dir, settings string) (Store, error) {
+			return OpenPebble(dir, PebbleOptions{Settings: settings, MemTableSize: 1 << 20})
+		})
+	})
+}
+
+func testSnapshotStart(t *testing.T, open func(dir, settings string) (Store, error)) {
 	texts := snapshotTexts(t, 40)
 	ids := make([]string, len(texts))
 	for i := range ids {
@@ -104,7 +117,7 @@ func TestSnapshotStart(t *testing.T) {
 	start := func(t *testing.T, snapshot string) (*Server, error) {
 		t.Helper()
 		opt := Options{Snapshot: snapshot}
-		store, err := OpenBolt(dir, BoltOptions{Settings: Settings(opt.Dedup)})
+		store, err := open(dir, Settings(opt.Dedup))
 		if err != nil {
 			t.Fatal(err)
 		}

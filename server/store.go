@@ -24,8 +24,9 @@ var (
 	// ErrUnavailable wraps a failure to reach a networked store (Redis):
 	// the request is answered 503 and may be retried.
 	ErrUnavailable = errors.New("server: store unavailable")
-	// ErrStoreFormat is returned by OpenBolt for a data directory made by
-	// another format version or other decision settings.
+	// ErrStoreFormat is returned by OpenBolt and OpenPebble for a data
+	// directory made by another format version, other decision settings or
+	// the other engine.
 	ErrStoreFormat = errors.New("server: bad store")
 )
 

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
@@ -189,11 +192,14 @@ func TestMemStore(t *testing.T) {
 	testStore(t, func(t *testing.T) Store { return NewMemStore() }, nil)
 }
 
-func TestBoltStore(t *testing.T) {
+// testDurableStore runs testStore against an embedded store that open
+// opens in a directory, reopening it on the same directory, and checks that
+// a store made with other decision settings is refused.
+func testDurableStore(t *testing.T, open func(dir, settings string) (Store, error)) {
 	dirs := map[Store]string{}
-	open := func(t *testing.T) Store {
+	openNew := func(t *testing.T) Store {
 		dir := t.TempDir()
-		s, err := OpenBolt(dir, BoltOptions{Settings: "test"})
+		s, err := open(dir, "test")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,23 +210,142 @@ func TestBoltStore(t *testing.T) {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
-		s2, err := OpenBolt(dirs[s], BoltOptions{Settings: "test"})
+		s2, err := open(dirs[s], "test")
 		if err != nil {
 			t.Fatal(err)
 		}
 		return s2
 	}
-	testStore(t, open, reopen)
+	testStore(t, openNew, reopen)
 
 	t.Run("OtherSettingsRefused", func(t *testing.T) {
 		dir := t.TempDir()
-		s, err := OpenBolt(dir, BoltOptions{Settings: "profile=a"})
+		s, err := open(dir, "profile=a")
 		if err != nil {
 			t.Fatal(err)
 		}
 		s.Close()
-		if _, err := OpenBolt(dir, BoltOptions{Settings: "profile=b"}); !errors.Is(err, ErrStoreFormat) {
-			t.Errorf("OpenBolt with other settings: error %v, want ErrStoreFormat", err)
+		if _, err := open(dir, "profile=b"); !errors.Is(err, ErrStoreFormat) {
+			t.Errorf("open with other settings: error %v, want ErrStoreFormat", err)
+		}
+	})
+
+	t.Run("CommitsObserved", func(t *testing.T) {
+		s, err := open(t.TempDir(), "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		var mu sync.Mutex
+		ops, commits := 0, 0
+		s.(interface{ observeCommits(func(int, error)) }).observeCommits(func(n int, err error) {
+			mu.Lock()
+			ops, commits = ops+n, commits+1
+			mu.Unlock()
+			if err != nil {
+				t.Errorf("commit error %v", err)
+			}
+		})
+		// Queued under one lock, as the Server does, and waited for outside it.
+		q := s.(queuer)
+		var lock sync.Mutex
+		var wg sync.WaitGroup
+		const n = 100
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				lock.Lock()
+				wait := q.queue(context.Background(), &boltOp{put: &Record{Seq: uint64(i), ID: fmt.Sprint("q", i)}})
+				lock.Unlock()
+				if err := wait(); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if ops != n || commits < 1 || commits > n {
+			t.Errorf("observed %d writes in %d commits, want %d writes in 1 to %d", ops, commits, n, n)
+		}
+	})
+}
+
+func TestBoltStore(t *testing.T) {
+	testDurableStore(t, func(dir, settings string) (Store, error) {
+		return OpenBolt(dir, BoltOptions{Settings: settings})
+	})
+}
+
+func TestPebbleStore(t *testing.T) {
+	testDurableStore(t, func(dir, settings string) (Store, error) {
+		return OpenPebble(dir, PebbleOptions{Settings: settings, MemTableSize: 1 << 20})
+	})
+}
+
+// TestStoreEngineMismatch opens a data directory with the engine that did
+// not make it: refused, naming the engine that did, and the data is intact.
+func TestStoreEngineMismatch(t *testing.T) {
+	ctx := context.Background()
+	openBolt := func(dir string) (Store, error) { return OpenBolt(dir, BoltOptions{Settings: "test"}) }
+	openPebble := func(dir string) (Store, error) { return OpenPebble(dir, PebbleOptions{Settings: "test"}) }
+	for _, tc := range []struct {
+		made, opened string
+		make, open   func(dir string) (Store, error)
+	}{
+		{EngineBolt, EnginePebble, openBolt, openPebble},
+		{EnginePebble, EngineBolt, openPebble, openBolt},
+	} {
+		t.Run(tc.made+"AsOther", func(t *testing.T) {
+			dir := t.TempDir()
+			s, err := tc.make(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Put(ctx, Record{Seq: 0, ID: "a"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			_, err = tc.open(dir)
+			if !errors.Is(err, ErrStoreFormat) || !strings.Contains(err.Error(), "holds a "+tc.made+" store, not "+tc.opened) {
+				t.Fatalf("opening a %s directory as %s: error %v, want ErrStoreFormat naming both", tc.made, tc.opened, err)
+			}
+			s, err = tc.make(dir)
+			if err != nil {
+				t.Fatalf("reopening as %s after the refusal: %v", tc.made, err)
+			}
+			defer s.Close()
+			if _, err := s.Get(ctx, "a"); err != nil {
+				t.Errorf("Get(a) after the refusal: %v", err)
+			}
+		})
+	}
+
+	// A bbolt directory made before the engine file existed holds only
+	// neardup.db: it is still known as bbolt's.
+	t.Run("BoltWithoutEngineFile", func(t *testing.T) {
+		dir := t.TempDir()
+		s, err := openBolt(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if err := os.Remove(filepath.Join(dir, engineFile)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := openPebble(dir); !errors.Is(err, ErrStoreFormat) {
+			t.Errorf("opening an old bbolt directory as pebble: error %v, want ErrStoreFormat", err)
+		}
+		s, err = openBolt(dir)
+		if err != nil {
+			t.Fatalf("reopening the old bbolt directory: %v", err)
+		}
+		s.Close()
+		if b, err := os.ReadFile(filepath.Join(dir, engineFile)); err != nil || string(b) != "bbolt\n" {
+			t.Errorf("engine file after reopening = %q, %v; want \"bbolt\\n\"", b, err)
 		}
 	})
 }

@@ -26,8 +26,8 @@ import (
 )
 
 type serveCmd struct {
-	addr, data, store, redisLayout  string
-	snapshot                        string
+	addr, data, engine, store       string
+	redisLayout, snapshot           string
 	token                           string
 	tokenReads, redisDirect         bool
 	opt                             dedup.Options
@@ -48,7 +48,7 @@ func newServeCommand() *cobra.Command {
 		Long: `Run the online near-duplicate service: every document posted to
 /v1/documents is checked against every document stored before it, with the
 decision of 'neardup dedup' (same flags, same defaults), and stored durably
-(bbolt in --data by default) when the mode says so. With --store
+in --data (--engine bbolt, the default, or pebble) when the mode says so. With --store
 redis://host:port/db or redis-cluster://host1:port,host2:port,... the index
 lives in Redis (or a Redis Cluster) instead, shared by every 'neardup serve'
 on it: each keeps a replica of the index that it brings up to the change log
@@ -76,6 +76,7 @@ on the command line wins. The first line on stdout is "listening on
 http://HOST:PORT" (useful with --addr 127.0.0.1:0). SIGTERM or SIGINT stops
 accepting connections, finishes the requests in flight and closes the store.`,
 		Example: `  neardup serve --addr 127.0.0.1:8080 --data ./neardup-data
+  neardup serve --data ./neardup-pebble --engine pebble
   NEARDUP_TOKEN=secret neardup serve --addr :8080
   neardup index build --from-text --profile en-words --out seen.ndx archive.jsonl.zst
   neardup serve --snapshot seen.ndx --data ./neardup-data
@@ -93,6 +94,7 @@ accepting connections, finishes the requests in flight and closes the store.`,
 	fs := c.Flags()
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on (port 0: any free port)")
 	fs.StringVar(&f.data, "data", "./neardup-data", "directory of the durable store")
+	fs.StringVar(&f.engine, "engine", server.EngineBolt, "embedded store in --data: bbolt or pebble (a directory keeps the engine that made it)")
 	fs.StringVar(&f.store, "store", "", "shared store instead of --data: redis://host:port/db or redis-cluster://host:port,host:port,...")
 	fs.StringVar(&f.snapshot, "snapshot", "", "index snapshot ('neardup index build --out') whose fingerprints are loaded first, as fingerprint-only documents (matches unverified)")
 	fs.BoolVar(&f.redisDirect, "redis-direct", false, "match by reading Redis on every request instead of a local replica that follows the change log (server/REDIS.md)")
@@ -167,9 +169,19 @@ func (f *serveCmd) run(c *cobra.Command) error {
 	where := f.data
 	switch {
 	case f.store == "":
-		if store, err = server.OpenBolt(f.data, server.BoltOptions{Settings: server.Settings(opt.Dedup)}); err != nil {
-			return err
+		settings := server.Settings(opt.Dedup)
+		switch f.engine {
+		case server.EngineBolt:
+			store, err = server.OpenBolt(f.data, server.BoltOptions{Settings: settings})
+		case server.EnginePebble:
+			store, err = server.OpenPebble(f.data, server.PebbleOptions{Settings: settings})
+		default:
+			return usagef("--engine %q: want %s or %s", f.engine, server.EngineBolt, server.EnginePebble)
 		}
+		if err != nil {
+			return fmt.Errorf("--engine %s: %w", f.engine, err)
+		}
+		where = f.engine + " " + f.data
 	case strings.HasPrefix(f.store, "redis://"), strings.HasPrefix(f.store, "rediss://"), strings.HasPrefix(f.store, "redis-cluster://"):
 		if store, err = server.OpenRedis(ctx, f.store, server.RedisOptions{Dedup: opt.Dedup, Layout: f.redisLayout,
 			Direct: f.redisDirect, Logger: log}); err != nil {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/redistest"
+	"github.com/neardup/neardup/server"
 )
 
 // serveChildEnv makes the test binary run "neardup serve" with the arguments
@@ -96,9 +97,16 @@ func randomText(r *rand.Rand) string {
 // TestServeCrash posts adds from several goroutines, kills the server with
 // SIGKILL in mid-stream, restarts it on the same data directory and checks
 // that every acknowledged document is there; then stops it with SIGTERM.
+// It runs on both embedded engines.
 func TestServeCrash(t *testing.T) {
+	for _, engine := range []string{server.EngineBolt, server.EnginePebble} {
+		t.Run(engine, func(t *testing.T) { testServeCrash(t, "--engine", engine) })
+	}
+}
+
+func testServeCrash(t *testing.T, args ...string) {
 	dir := t.TempDir()
-	c := startServe(t, dir)
+	c := startServe(t, dir, args...)
 
 	var mu sync.Mutex
 	var acked []string
@@ -150,7 +158,7 @@ func TestServeCrash(t *testing.T) {
 	<-c.done
 	c.done <- nil // for the cleanup
 
-	c2 := startServe(t, dir)
+	c2 := startServe(t, dir, args...)
 	for _, id := range acked {
 		resp, err := http.Get(c2.base + "/v1/documents/" + id)
 		if err != nil {
@@ -178,6 +186,26 @@ func TestServeCrash(t *testing.T) {
 		c2.done <- nil
 	case <-time.After(30 * time.Second):
 		t.Fatal("no exit 30 s after SIGTERM")
+	}
+}
+
+// TestServeEngine checks that a data directory is opened only with the
+// engine that made it, and that NEARDUP_ENGINE is read and checked.
+func TestServeEngine(t *testing.T) {
+	dir := t.TempDir()
+	s, err := server.OpenBolt(dir, server.BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	code, _, errs := run(t, "", "serve", "--addr", "127.0.0.1:0", "--data", dir, "--engine", "pebble")
+	if code != 1 || !strings.Contains(errs, "holds a bbolt store, not pebble") {
+		t.Errorf("--engine pebble on a bbolt directory: exit %d, stderr %q; want 1 naming bbolt", code, errs)
+	}
+	t.Setenv("NEARDUP_ENGINE", "leveldb")
+	code, _, errs = run(t, "", "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir())
+	if code != 2 || !strings.Contains(errs, `--engine "leveldb"`) {
+		t.Errorf("NEARDUP_ENGINE=leveldb: exit %d, stderr %q; want usage error", code, errs)
 	}
 }
 

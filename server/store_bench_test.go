@@ -1,0 +1,145 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/testcorpora"
+)
+
+// BenchmarkStoreWrite measures the embedded stores alone under the Server's
+// write pattern: 64 writers queue puts of ~1 KB English documents (features
+// of en_prose windows) under one lock, in sequence order, and wait for the
+// group commit outside it. Each store is empty, then holds n documents
+// (NEARDUP_BENCH_N, default 100,000). It reports writes per second and
+// writes per commit (per WAL fsync for pebble).
+//
+//	go test ./server -run '^$' -bench StoreWrite -benchtime 20000x
+func BenchmarkStoreWrite(b *testing.B) {
+	n := 100000
+	if s := os.Getenv("NEARDUP_BENCH_N"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	fs := proseFeatures(b, 4096)
+	dir := b.TempDir() // not the sub-benchmark's: its cleanup runs after each of its runs
+	for _, engine := range []struct {
+		name string
+		open func(dir string) (Store, error)
+	}{
+		{EngineBolt, func(dir string) (Store, error) { return OpenBolt(dir, BoltOptions{}) }},
+		{EnginePebble, func(dir string) (Store, error) { return OpenPebble(dir, PebbleOptions{}) }},
+	} {
+		for _, stored := range []int{0, n} {
+			var (
+				s       Store
+				commits atomic.Int64
+				lock    sync.Mutex
+				seq     uint64 // guarded by lock
+			)
+			record := func() *Record {
+				r := &Record{Seq: seq, ID: fmt.Sprint("doc-", seq), Features: fs[seq%uint64(len(fs))]}
+				seq++
+				return r
+			}
+			b.Run(fmt.Sprintf("%s/stored=%d", engine.name, stored), func(b *testing.B) {
+				if s == nil { // once, though the benchmark function runs more than once
+					var err error
+					if s, err = engine.open(filepath.Join(dir, fmt.Sprint(engine.name, stored))); err != nil {
+						b.Fatal(err)
+					}
+					t0 := time.Now()
+					var waits []func() error
+					for i := range stored {
+						waits = append(waits, s.(queuer).queue(context.Background(), &boltOp{put: record()}))
+						if len(waits) == 10000 || i == stored-1 {
+							for _, w := range waits {
+								if err := w(); err != nil {
+									b.Fatal(err)
+								}
+							}
+							waits = waits[:0]
+						}
+					}
+					if stored > 0 {
+						b.Logf("%s: %d stored in %v, one writer", engine.name, stored, time.Since(t0).Round(time.Millisecond))
+					}
+					s.(interface{ observeCommits(func(int, error)) }).observeCommits(func(int, error) { commits.Add(1) })
+				}
+				q := s.(queuer)
+				var wg sync.WaitGroup
+				var next atomic.Int64
+				c0 := commits.Load()
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range 64 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for next.Add(1) <= int64(b.N) {
+							lock.Lock()
+							wait := q.queue(context.Background(), &boltOp{put: record()})
+							lock.Unlock()
+							if err := wait(); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
+				b.ReportMetric(float64(b.N)/float64(max(commits.Load()-c0, 1)), "writes/commit")
+			})
+			if s != nil {
+				if err := s.Close(); err != nil {
+					b.Error(err)
+				}
+			}
+		}
+	}
+}
+
+// proseFeatures returns the features of n windows of about 1 KB of en_prose.
+func proseFeatures(tb testing.TB, n int) []dedup.Features {
+	r, err := corpus.Open([]string{testcorpora.Path(tb, "en_prose")}, corpus.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer r.Close()
+	ex, err := dedup.NewExtractor(dedup.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var fs []dedup.Features
+	var w []string
+	for len(fs) < n {
+		doc, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, word := range strings.Fields(doc.Text) {
+			if w = append(w, word); len(w) == 170 { // ~1 KB
+				fs = append(fs, ex.Extract(strings.Join(w, " ")))
+				w = w[:0]
+			}
+		}
+	}
+	if len(fs) == 0 {
+		tb.Fatal("no text in en_prose")
+	}
+	return fs[:min(n, len(fs))]
+}
