@@ -389,6 +389,11 @@ func (k *Kept) removeLocked(id string) bool {
 	}
 	*d = keptDoc{} // the slot stays, empty, so that slots keep their order
 	k.live--
+	if k.live == 0 {
+		// Every table is empty: start the slots again, so that a set used
+		// for a while and emptied (a batch's scratch set) does not grow.
+		k.docs = k.docs[:0]
+	}
 	return true
 }
 

@@ -65,6 +65,12 @@ func openTestRedis(t testing.TB, addr, prefix string, opt RedisOptions) *RedisSt
 	if opt.LockWait == 0 {
 		opt.LockWait = time.Minute
 	}
+	// The replica's tables are sized for ExpectedDocs (1M by default): under
+	// the race detector, making them for every store of the suite takes
+	// seconds, inside the lock's hold time.
+	if opt.ExpectedDocs == 0 {
+		opt.ExpectedDocs = 1 << 12
+	}
 	s, err := OpenRedis(context.Background(), addr, opt)
 	if err != nil {
 		t.Fatalf("OpenRedis(%s): %v", addr, err)
