@@ -8,3 +8,15 @@ func TokenHashes(text string) []uint64 {
 	s.tokens(text)
 	return s.toks
 }
+
+// Candidates returns how many candidate slots (with repeats) Match reads for
+// f before the rule judges them: the work the candidate tables leave.
+func (k *Kept) Candidates(f *Features) int {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	c, err := k.candidatesLocked(nil, f)
+	if err != nil {
+		panic(err)
+	}
+	return len(c)
+}

@@ -447,35 +447,9 @@ var scratchPool = sync.Pool{New: func() any { return new(matchScratch) }}
 func (k *Kept) matchLocked(f *Features, limit int) ([]KeptMatch, error) {
 	sc := scratchPool.Get().(*matchScratch)
 	defer scratchPool.Put(sc)
-	cands := k.exact.find(sc.cands[:0], f.Exact)
-	switch {
-	case k.rule.method == MethodMinHash:
-		if len(f.Bands) == k.rule.bands {
-			for b, key := range f.Bands {
-				n := len(cands)
-				cands = k.bands.find(cands, bandKey(b, key))
-				// The table keeps part of the key: keep only real collisions.
-				cands = append(cands[:n], slices.DeleteFunc(cands[n:], func(s uint32) bool {
-					ks := k.docs[s].f.Bands
-					return len(ks) != len(f.Bands) || ks[b] != key
-				})...)
-			}
-		}
-	case k.byPrefix(f):
-		for _, h := range f.Sketch.h[:prefixLen(len(f.Sketch.h), k.rule.threshold)] {
-			cands = k.sets.find(cands, uint64(h))
-		}
-		if k.wide > 0 {
-			var err error
-			if cands, err = k.queryIndex(cands, f, true); err != nil {
-				return nil, err
-			}
-		}
-	case !f.noFP():
-		var err error
-		if cands, err = k.queryIndex(cands, f, false); err != nil {
-			return nil, err
-		}
+	cands, err := k.candidatesLocked(sc.cands[:0], f)
+	if err != nil {
+		return nil, err
 	}
 	sc.cands = cands
 	// A document is often a candidate through several prefix hashes or
@@ -520,6 +494,44 @@ func (k *Kept) matchLocked(f *Features, limit int) ([]KeptMatch, error) {
 			Score: k.rule.Score(&d.f, f), Exact: verified && d.f.Exact == f.Exact, Unverified: !verified})
 	}
 	return ms, nil
+}
+
+// candidatesLocked appends to cands the slots of the documents f may
+// duplicate (a slot may come more than once): its exact copies, then the
+// documents sharing a prefix hash or a band, or within the rule's k through
+// the Hamming index.
+func (k *Kept) candidatesLocked(cands []uint32, f *Features) ([]uint32, error) {
+	cands = k.exact.find(cands, f.Exact)
+	switch {
+	case k.rule.method == MethodMinHash:
+		if len(f.Bands) == k.rule.bands {
+			for b, key := range f.Bands {
+				n := len(cands)
+				cands = k.bands.find(cands, bandKey(b, key))
+				// The table keeps part of the key: keep only real collisions.
+				cands = append(cands[:n], slices.DeleteFunc(cands[n:], func(s uint32) bool {
+					ks := k.docs[s].f.Bands
+					return len(ks) != len(f.Bands) || ks[b] != key
+				})...)
+			}
+		}
+	case k.byPrefix(f):
+		for _, h := range f.Sketch.h[:prefixLen(len(f.Sketch.h), k.rule.threshold)] {
+			cands = k.sets.find(cands, uint64(h))
+		}
+		if k.wide > 0 {
+			var err error
+			if cands, err = k.queryIndex(cands, f, true); err != nil {
+				return nil, err
+			}
+		}
+	case !f.noFP():
+		var err error
+		if cands, err = k.queryIndex(cands, f, false); err != nil {
+			return nil, err
+		}
+	}
+	return cands, nil
 }
 
 // queryIndex appends the slots of the fingerprints within QueryK of f's,
@@ -680,7 +692,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // keptSettings are the options a kept set's features depend on; a run with
 // other settings would compare different things.
 func keptSettings(o *Options) string {
-	return fmt.Sprintf("method=%s profile=%s verify=%s shingle=%d", o.Method, o.Profile, o.Verify, o.Shingle)
+	return fmt.Sprintf("method=%s profile=%s verify=%s shingle=%d sketch=%d", o.Method, o.Profile, o.Verify, o.Shingle, SketchVersion)
 }
 
 // WriteTo writes the set in priority order.

@@ -2,24 +2,26 @@ package dedup_test
 
 import (
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/testcorpora"
+	"github.com/neardup/neardup/internal/textgen"
 )
 
 // BenchmarkKeptMatch measures one Kept.Match (the online service's decision)
-// against n stored documents of about 1 KB, per candidate method and k: 170
-// random words ("random"), or, as cmd/neardup-load makes them, windows of
-// en_prose with one word in 20 replaced ("prose": at 1M documents every word
-// of the corpus is in about 70 of them, so many share shingles). n defaults
-// to 100,000 (NEARDUP_BENCH_N).
+// against n stored documents of about 1 KB, per candidate method and k, with
+// the texts of cmd/neardup-load (package textgen): "markov", new text from
+// en_prose's word pairs with one document in ten an edited copy, its default;
+// "windows", windows of en_prose with one word in 20 replaced (at 1M
+// documents every word of the corpus is in about 70 of them, so many share
+// shingles); and "random", 170 words drawn uniformly from 20,000. It reports
+// the candidates each match reads (cands/op). n defaults to 100,000
+// (NEARDUP_BENCH_N).
 func BenchmarkKeptMatch(b *testing.B) {
 	n := 100000
 	if s := os.Getenv("NEARDUP_BENCH_N"); s != "" {
@@ -30,7 +32,8 @@ func BenchmarkKeptMatch(b *testing.B) {
 		k      int
 		text   string
 	}{{dedup.MethodSimHash, 3, "random"}, {dedup.MethodSimHash, 6, "random"}, {dedup.MethodSimHash, dedup.DefaultK, "random"},
-		{dedup.MethodMinHash, 0, "random"}, {dedup.MethodSimHash, dedup.DefaultK, "prose"}, {dedup.MethodMinHash, 0, "prose"}} {
+		{dedup.MethodMinHash, 0, "random"}, {dedup.MethodSimHash, dedup.DefaultK, "windows"}, {dedup.MethodMinHash, 0, "windows"},
+		{dedup.MethodSimHash, dedup.DefaultK, "markov"}, {dedup.MethodMinHash, 0, "markov"}} {
 		b.Run(fmt.Sprintf("%s/k=%d/%s/n=%d", tc.method, tc.k, tc.text, n), func(b *testing.B) {
 			opt := dedup.Options{Method: tc.method, K: tc.k, KShort: tc.k}
 			rule, err := dedup.NewRule(opt)
@@ -39,29 +42,7 @@ func BenchmarkKeptMatch(b *testing.B) {
 			}
 			ex, _ := dedup.NewExtractor(opt)
 			rng := rand.New(rand.NewPCG(1, 2))
-			text := func() string {
-				w := make([]string, 170)
-				for i := range w {
-					w[i] = "w" + strconv.Itoa(rng.IntN(20000))
-				}
-				return strings.Join(w, " ")
-			}
-			if tc.text == "prose" {
-				words := proseWords(b)
-				text = func() string {
-					i := rng.IntN(len(words) - 400)
-					var sb strings.Builder
-					for j := i; sb.Len() < 1024; j++ {
-						w := words[j]
-						if rng.IntN(20) == 0 {
-							w = words[rng.IntN(len(words))]
-						}
-						sb.WriteString(w)
-						sb.WriteByte(' ')
-					}
-					return sb.String()
-				}
-			}
+			text := benchText(b, tc.text, rng)
 			ids := make([]string, n)
 			fs := make([]dedup.Features, n)
 			for i := range n {
@@ -71,9 +52,14 @@ func BenchmarkKeptMatch(b *testing.B) {
 			if err := kept.AddBulk(ids, fs); err != nil {
 				b.Fatal(err)
 			}
-			qs := make([]dedup.Features, 256)
+			// Enough distinct queries that their candidates are not all in the cache.
+			qs := make([]dedup.Features, 20000)
 			for i := range qs {
 				qs[i] = ex.Extract(text())
+			}
+			var cands int
+			for i := range qs {
+				cands += kept.Candidates(&qs[i])
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -82,28 +68,31 @@ func BenchmarkKeptMatch(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(cands)/float64(len(qs)), "cands/op")
 		})
 	}
 }
 
-// proseWords returns the words of en_prose, in order.
-func proseWords(b *testing.B) []string {
-	r, err := corpus.Open([]string{testcorpora.Path(b, "en_prose")}, corpus.Options{})
+// benchText returns the maker of the named texts: random, windows or markov.
+func benchText(b *testing.B, name string, rng *rand.Rand) func() string {
+	if name == "random" {
+		return func() string {
+			w := make([]string, 170)
+			for i := range w {
+				w[i] = "w" + strconv.Itoa(rng.IntN(20000))
+			}
+			return strings.Join(w, " ")
+		}
+	}
+	words, err := textgen.ReadWords(testcorpora.Path(b, "en_prose"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer r.Close()
-	var words []string
-	for {
-		d, err := r.Next()
-		if err == io.EOF {
-			return words
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-		words = append(words, strings.Fields(d.Text)...)
+	src := textgen.Windows(words)
+	if name == "markov" {
+		src = textgen.NewMarkov(words).Doc
 	}
+	return func() string { return src(rng) }
 }
 
 // BenchmarkKeptAddIfNew measures Kept.AddIfNew of new documents (the
@@ -119,14 +108,7 @@ func BenchmarkKeptAddIfNew(b *testing.B) {
 			opt := dedup.Options{Method: method}
 			rule, _ := dedup.NewRule(opt)
 			ex, _ := dedup.NewExtractor(opt)
-			rng := rand.New(rand.NewPCG(1, 2))
-			text := func() string {
-				w := make([]string, 170)
-				for i := range w {
-					w[i] = "w" + strconv.Itoa(rng.IntN(20000))
-				}
-				return strings.Join(w, " ")
-			}
+			text := benchText(b, "random", rand.New(rand.NewPCG(1, 2)))
 			ids := make([]string, n)
 			fs := make([]dedup.Features, n)
 			for i := range n {

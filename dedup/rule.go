@@ -361,6 +361,9 @@ func (e *Extractor) shrink() {
 	if cap(e.sh.hashes) > maxScratch {
 		e.sh.hashes = nil
 	}
+	if cap(e.sh.common) > maxScratch {
+		e.sh.common = nil
+	}
 	if cap(e.tmp) > maxScratch {
 		e.tmp = nil
 	}

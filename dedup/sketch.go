@@ -35,6 +35,12 @@ type Sketch struct {
 	shift uint8    // log2 of the document's modulus m_d
 }
 
+// SketchVersion numbers the shingle hashing of Features.Sketch (tokens,
+// shingle hash, rarity class: shingles.go). Features stored under another
+// version cannot be compared with new ones; stores and kept-set files name it
+// in their settings and refuse a mismatch. Version 2 added the rarity class.
+const SketchVersion = 2
+
 // docShift returns log2 of the modulus for a set of n distinct hashes when the
 // global modulus is 2^global.
 func docShift(n int, global uint8) uint8 {

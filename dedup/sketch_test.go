@@ -4,7 +4,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/neardup/neardup/measure"
 )
@@ -190,5 +192,60 @@ func TestSketchBudget(t *testing.T) {
 	}
 	if total != r.d.sketchHashes {
 		t.Errorf("accounted %d hashes, hold %d", r.d.sketchHashes, total)
+	}
+}
+
+// TestShingleRarityClass checks that every shingle hash carries, in its top
+// three bits, the number of common words among its tokens, counted here by
+// hand from the words, so that a sorted set lists shingles of content words
+// first (the prefix filter's order).
+func TestShingleRarityClass(t *testing.T) {
+	common := map[string]bool{}
+	for _, w := range strings.Fields(commonWords) {
+		common[w] = true
+	}
+	texts := []string{
+		"The suspension bridge over the river was closed for an inspection of its cables",
+		"one of the most important things is that you do not give up on it",
+		"这是一个关于人工智能的故事，他们在实验室里工作了很多年",
+		"short text",
+		"Don't stop: it's the end of the road and I can't see why we should",
+	}
+	for _, text := range texts {
+		var words []string
+		for _, r := range []rune(strings.ToLower(text)) {
+			switch {
+			case unicode.Is(unicode.Han, r):
+				words = append(words, string(r), "")
+			case unicode.IsLetter(r) || unicode.IsDigit(r):
+				if len(words) == 0 || words[len(words)-1] == "" {
+					words = append(words, "")
+				}
+				words[len(words)-1] += string(r)
+			default:
+				words = append(words, "")
+			}
+		}
+		words = slices.DeleteFunc(words, func(w string) bool { return w == "" })
+		sh := shingler{w: 5}
+		hashes, _ := sh.shingle(text)
+		w := min(5, len(words))
+		if len(hashes) != len(words)-w+1 {
+			t.Fatalf("%q: %d shingles, want %d", text, len(hashes), len(words)-w+1)
+		}
+		classes := map[uint32]int{}
+		for i, h := range hashes {
+			n := 0
+			for _, word := range words[i : i+w] {
+				if common[word] {
+					n++
+				}
+			}
+			classes[h>>29]++
+			if got := int(h >> 29); got != n {
+				t.Errorf("%q: shingle %q has class %d, want %d common words", text, words[i:i+w], got, n)
+			}
+		}
+		t.Logf("%q: shingles per class %v", text, classes)
 	}
 }

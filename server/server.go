@@ -106,9 +106,9 @@ func (o *Options) Validate() error {
 func Settings(o dedup.Options) string {
 	o.EnsureDefaults()
 	if o.Method == dedup.MethodMinHash {
-		return fmt.Sprintf("method=minhash perms=%d bands=%d rows=%d threshold=%g verify=%s shingle=%d", o.Perms, o.Bands, o.Rows, o.Threshold, o.Verify, o.Shingle)
+		return fmt.Sprintf("method=minhash perms=%d bands=%d rows=%d threshold=%g verify=%s shingle=%d sketch=%d", o.Perms, o.Bands, o.Rows, o.Threshold, o.Verify, o.Shingle, dedup.SketchVersion)
 	}
-	return fmt.Sprintf("profile=%s verify=%s shingle=%d", o.Profile, o.Verify, o.Shingle)
+	return fmt.Sprintf("profile=%s verify=%s shingle=%d sketch=%d", o.Profile, o.Verify, o.Shingle, dedup.SketchVersion)
 }
 
 // Server is the online near-duplicate service: a dedup.Kept in memory in

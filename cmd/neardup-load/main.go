@@ -49,7 +49,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/textgen"
 )
 
 // config holds the flags.
@@ -64,6 +64,8 @@ type config struct {
 	client *http.Client
 	// workload makes the documents' texts (-workload).
 	workload string
+	// phases to measure, comma-separated (-phases).
+	phases string
 
 	// -mode fp
 	fps            string
@@ -83,6 +85,7 @@ func main() {
 	flag.IntVar(&cfg.batch, "batch", 500, "documents per preload batch request")
 	flag.IntVar(&cfg.pool, "texts", 20000, "distinct request texts (or fingerprints with -mode fp) made before the measured phases")
 	flag.StringVar(&cfg.workload, "workload", "markov", "markov: new text from a word-pair model of the prose, one document in ten an edited copy (1 word in 100 replaced) of a recent one; windows: windows of the prose itself with one word in 20 replaced (at 1M documents each word is in ~70 of them)")
+	flag.StringVar(&cfg.phases, "phases", "add_if_new,search", "-mode text: the measured phases, in this order")
 	flag.StringVar(&cfg.fps, "fps", "", "-mode fp: fingerprint file, written by the preload when absent, read otherwise")
 	flag.StringVar(&cfg.peer, "peer", "", "-mode fp: go-simstore simd to compare with (loopback only); without it the run stops after the preload")
 	flag.IntVar(&cfg.k, "k", 3, "-mode fp: Hamming distance of the searches (simd answers k = 3 with -size 3)")
@@ -141,6 +144,15 @@ type preloadItem struct {
 // nothing new: a document held already is its own near-duplicate (200).
 func preload(cfg *config, r *rand.Rand, src func(*rand.Rand) string, each func(j int, it preloadItem)) {
 	t0 := time.Now()
+	if each == nil && holdsPreload(cfg) {
+		// An earlier run preloaded this data directory: draw the same texts
+		// (so the measured phases send the same new ones) without sending them.
+		for range cfg.n {
+			src(r)
+		}
+		log.Printf("the service holds the end of the preload already: skipped it (%v)", time.Since(t0).Round(time.Millisecond))
+		return
+	}
 	for i := 0; i < cfg.n; i += cfg.batch {
 		docs := make([]map[string]string, 0, cfg.batch)
 		for j := i; j < min(i+cfg.batch, cfg.n); j++ {
@@ -163,6 +175,17 @@ func preload(cfg *config, r *rand.Rand, src func(*rand.Rand) string, each func(j
 	log.Printf("preloaded %d documents in %v", cfg.n, time.Since(t0).Round(time.Millisecond))
 }
 
+// holdsPreload reports whether the service holds one of the last ten
+// documents of the preload (one in ten is declined as a near-duplicate).
+func holdsPreload(cfg *config) bool {
+	for j := max(cfg.n-10, 0); j < cfg.n; j++ {
+		if get(cfg.client, fmt.Sprintf("%s/v1/documents/pre-%d", cfg.base, j)) != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // runText preloads the service and measures add_if_new and search by text.
 func runText(cfg *config, prose string) {
 	src := textSource(cfg, prose)
@@ -179,151 +202,54 @@ func runText(cfg *config, prose string) {
 		texts[i], _ = json.Marshal(src(r))
 	}
 	log.Printf("%d request texts ready", len(texts))
-	phase(cfg.host, cfg.c, cfg.d, "add_if_new", func(g int) func(n int) []byte {
-		var body, req []byte
-		return func(n int) []byte {
-			body = fmt.Appendf(body[:0], `{"id":"load-%d-%d-%d","mode":"add_if_new","text":`, run, g, n)
-			body = append(body, texts[(g*7919+n)%len(texts)]...)
-			req = postRequest(req[:0], cfg.host, "/v1/documents", append(body, '}'))
-			return req
+	for _, name := range strings.Split(cfg.phases, ",") {
+		switch name {
+		case "add_if_new":
+			phase(cfg.host, cfg.c, cfg.d, name, func(g int) func(n int) []byte {
+				var body, req []byte
+				return func(n int) []byte {
+					body = fmt.Appendf(body[:0], `{"id":"load-%d-%d-%d","mode":"add_if_new","text":`, run, g, n)
+					body = append(body, texts[(g*7919+n)%len(texts)]...)
+					req = postRequest(req[:0], cfg.host, "/v1/documents", append(body, '}'))
+					return req
+				}
+			}).print()
+		case "search":
+			phase(cfg.host, cfg.c, cfg.d, name, func(g int) func(n int) []byte {
+				var body, req []byte
+				return func(n int) []byte {
+					body = append(body[:0], `{"text":`...)
+					body = append(body, texts[(g*104729+n*31)%len(texts)]...)
+					req = postRequest(req[:0], cfg.host, "/v1/search", append(body, '}'))
+					return req
+				}
+			}).print()
+		default:
+			log.Fatalf("-phases: unknown phase %q (want add_if_new, search)", name)
 		}
-	}).print()
-	phase(cfg.host, cfg.c, cfg.d, "search", func(g int) func(n int) []byte {
-		var body, req []byte
-		return func(n int) []byte {
-			body = append(body[:0], `{"text":`...)
-			body = append(body, texts[(g*104729+n*31)%len(texts)]...)
-			req = postRequest(req[:0], cfg.host, "/v1/search", append(body, '}'))
-			return req
-		}
-	}).print()
+	}
 	fmt.Printf("stats: %s", get(cfg.client, cfg.base+"/v1/stats"))
 }
 
 // textSource returns the maker of documents' texts that -workload names,
 // over the words of the prose file.
 func textSource(cfg *config, prose string) func(*rand.Rand) string {
-	words := readWords(prose)
+	words, err := textgen.ReadWords(prose)
+	if err != nil {
+		log.Fatal(err)
+	}
 	log.Printf("%d words of prose", len(words))
 	switch cfg.workload {
 	case "windows":
-		return func(r *rand.Rand) string { return doc(r, words) }
+		return textgen.Windows(words)
 	case "markov":
-		return newMarkov(words).doc
+		return textgen.NewMarkov(words).Doc
 	}
 	log.Fatalf("-workload %q: want markov or windows", cfg.workload)
 	return nil
 }
 
-func readWords(path string) []string {
-	r, err := corpus.Open([]string{path}, corpus.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer r.Close()
-	var words []string
-	for {
-		d, err := r.Next()
-		if err == io.EOF {
-			return words
-		}
-		if err != nil {
-			log.Fatal(err)
-		}
-		words = append(words, strings.Fields(d.Text)...)
-	}
-}
-
-// doc returns about 1 KB: a window of the prose with a few words replaced.
-func doc(r *rand.Rand, words []string) string {
-	i := r.IntN(len(words) - 400)
-	var b strings.Builder
-	for j := i; b.Len() < 1024; j++ {
-		w := words[j]
-		if r.IntN(20) == 0 {
-			w = words[r.IntN(len(words))]
-		}
-		b.WriteString(w)
-		b.WriteByte(' ')
-	}
-	return b.String()
-}
-
 // post sends v as JSON to u and decodes the reply into out (nil: dropped).
-// markov makes new English-like text: each word follows the one before as
-// some word pair of the prose does (a bigram chain), so word and phrase
-// frequencies are the prose's while documents are new. One document in ten is
-// an edited copy (one word in 100 replaced: Jaccard about 0.9) of one of the
-// last 10,000 made: the near-duplicates a service exists to catch.
-type markov struct {
-	vocab  []string
-	next   []int32 // successors of word w: next[start[w]:start[w+1]]
-	start  []int32
-	recent []string
-	n      int
-}
-
-func newMarkov(words []string) *markov {
-	id := map[string]int32{}
-	var vocab []string
-	seq := make([]int32, len(words))
-	for i, w := range words {
-		v, ok := id[w]
-		if !ok {
-			v = int32(len(vocab))
-			id[w] = v
-			vocab = append(vocab, w)
-		}
-		seq[i] = v
-	}
-	start := make([]int32, len(vocab)+1)
-	for i := 0; i+1 < len(seq); i++ {
-		start[seq[i]+1]++
-	}
-	for i := range vocab {
-		start[i+1] += start[i]
-	}
-	next := make([]int32, len(seq))
-	fill := slices.Clone(start)
-	for i := 0; i+1 < len(seq); i++ {
-		next[fill[seq[i]]] = seq[i+1]
-		fill[seq[i]]++
-	}
-	return &markov{vocab: vocab, next: next, start: start, recent: make([]string, 0, 10000)}
-}
-
-func (m *markov) doc(r *rand.Rand) string {
-	var b strings.Builder
-	if len(m.recent) > 100 && r.IntN(10) == 0 {
-		for _, w := range strings.Fields(m.recent[r.IntN(len(m.recent))]) {
-			if r.IntN(100) == 0 {
-				w = m.vocab[r.IntN(len(m.vocab))]
-			}
-			b.WriteString(w)
-			b.WriteByte(' ')
-		}
-		return b.String()
-	}
-	w := int32(r.IntN(len(m.vocab)))
-	for b.Len() < 1024 {
-		b.WriteString(m.vocab[w])
-		b.WriteByte(' ')
-		if lo, hi := m.start[w], m.start[w+1]; hi > lo {
-			w = m.next[lo+int32(r.IntN(int(hi-lo)))]
-		} else {
-			w = int32(r.IntN(len(m.vocab)))
-		}
-	}
-	t := b.String()
-	if len(m.recent) < cap(m.recent) {
-		m.recent = append(m.recent, t)
-	} else {
-		m.recent[m.n%len(m.recent)] = t
-	}
-	m.n++
-	return t
-}
-
 func post(c *http.Client, u string, v, out any) int {
 	body, _ := json.Marshal(v)
 	resp, err := c.Post(u, "application/json", bytes.NewReader(body))
