@@ -66,6 +66,8 @@ type config struct {
 	workload string
 	// phases to measure, comma-separated (-phases).
 	phases string
+	// seed of the request texts (-seed; 0: continue the preload's draws).
+	seed uint64
 
 	// -mode fp
 	fps            string
@@ -86,6 +88,7 @@ func main() {
 	flag.IntVar(&cfg.pool, "texts", 20000, "distinct request texts (or fingerprints with -mode fp) made before the measured phases")
 	flag.StringVar(&cfg.workload, "workload", "markov", "markov: new text from a word-pair model of the prose, one document in ten an edited copy (1 word in 100 replaced) of a recent one; windows: windows of the prose itself with one word in 20 replaced (at 1M documents each word is in ~70 of them)")
 	flag.StringVar(&cfg.phases, "phases", "add_if_new,search", "-mode text: the measured phases, in this order")
+	flag.Uint64Var(&cfg.seed, "seed", 0, "-mode text: draw the request texts from this seed (0: continue after the preload, as the first run on a data directory does); another seed sends new documents to a service that holds an earlier run's")
 	flag.StringVar(&cfg.fps, "fps", "", "-mode fp: fingerprint file, written by the preload when absent, read otherwise")
 	flag.StringVar(&cfg.peer, "peer", "", "-mode fp: go-simstore simd to compare with (loopback only); without it the run stops after the preload")
 	flag.IntVar(&cfg.k, "k", 3, "-mode fp: Hamming distance of the searches (simd answers k = 3 with -size 3)")
@@ -197,6 +200,11 @@ func runText(cfg *config, prose string) {
 	// one raw keep-alive connection per client (wrk's way): the client's own
 	// CPU, which shares the machine's cores with the server, is then little
 	// more than the system calls, and the figures are the server's.
+	if cfg.seed != 0 {
+		// Other request texts than an earlier run's (whose add_if_new
+		// documents the service now holds), after the same preload.
+		r = rand.New(rand.NewPCG(cfg.seed, 2))
+	}
 	texts := make([][]byte, cfg.pool)
 	for i := range texts {
 		texts[i], _ = json.Marshal(src(r))
