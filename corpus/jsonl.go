@@ -2,12 +2,11 @@ package corpus
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"unicode/utf16"
-	"unicode/utf8"
 	"unsafe"
+
+	"github.com/neardup/neardup/internal/jsonstr"
 )
 
 // A hand-written JSON (RFC 8259) object scanner rather than encoding/json:
@@ -135,7 +134,7 @@ func keyIs(raw []byte, esc bool, want string) bool {
 	if !esc {
 		return string(raw) == want
 	}
-	return unescape(raw) == want
+	return jsonstr.Unescape(raw) == want
 }
 
 // wanted scans a value into f; with inPlace an escaped string is decoded
@@ -154,10 +153,10 @@ func (s *scanner) wanted(f *field, inPlace bool) error {
 		}
 		switch {
 		case esc && inPlace:
-			out := appendUnescaped(raw[:0], raw)
+			out := jsonstr.AppendUnescaped(raw[:0], raw)
 			f.str = unsafe.String(unsafe.SliceData(out), len(out))
 		case esc:
-			f.str = unescape(raw)
+			f.str = jsonstr.Unescape(raw)
 		default:
 			f.str = unsafe.String(unsafe.SliceData(raw), len(raw))
 		}
@@ -306,161 +305,11 @@ func (s *scanner) number() error {
 // str scans a string starting at the opening quote and returns its raw
 // content (between the quotes) and whether it contains escapes.
 func (s *scanner) str() (raw []byte, esc bool, err error) {
-	b := s.b
-	start := s.i + 1
-	i := start
-	for {
-		// Jump to the next byte that needs a look: quote, backslash or a
-		// control character (forbidden unescaped by RFC 8259 section 7).
-		i = skipPlain(b, i)
-		if i >= len(b) {
-			s.i = i
-			return nil, false, s.errorf("unterminated string")
-		}
-		switch c := b[i]; {
-		case c == '"':
-			s.i = i + 1
-			return b[start:i], esc, nil
-		case c == '\\':
-			esc = true
-			if i+1 >= len(b) {
-				s.i = i
-				return nil, false, s.errorf("unterminated string")
-			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > len(b) || !isHex4(b[i+2:i+6]) {
-					s.i = i
-					return nil, false, s.errorf("invalid \\u escape")
-				}
-				i += 6
-			default:
-				s.i = i
-				return nil, false, s.errorf("invalid escape \\%c", b[i+1])
-			}
-		default:
-			s.i = i
-			return nil, false, s.errorf("control character %#x in string", c)
-		}
+	start := s.i
+	end, esc, err := jsonstr.Scan(s.b, start)
+	s.i = end
+	if err != nil {
+		return nil, false, s.errorf("%v", err)
 	}
-}
-
-// plain marks the bytes a string may hold unescaped: not '"', not '\\', not
-// a control character. Bytes >= 0x80 pass: UTF-8 is not checked (see the
-// package doc).
-var plain = func() (t [256]bool) {
-	for c := 0x20; c < 256; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// skipPlain returns the index of the first byte at or after i that is not
-// plain. It tests eight bytes at a time with the "has zero byte" bit trick
-// (Mycroft; see Anderson, "Bit Twiddling Hacks"): a word is skipped when it
-// has no byte below 0x20, no '"' and no '\\'.
-func skipPlain(b []byte, i int) int {
-	const (
-		ones = 0x0101010101010101
-		high = 0x8080808080808080
-	)
-	for i+8 <= len(b) {
-		x := binary.LittleEndian.Uint64(b[i:])
-		q := x ^ ('"' * ones)
-		bs := x ^ ('\\' * ones)
-		if ((x-0x20*ones)&^x|(q-ones)&^q|(bs-ones)&^bs)&high != 0 {
-			break
-		}
-		i += 8
-	}
-	for i < len(b) && plain[b[i]] {
-		i++
-	}
-	return i
-}
-
-func isHex4(b []byte) bool {
-	for _, c := range b[:4] {
-		if hexVal(c) < 0 {
-			return false
-		}
-	}
-	return true
-}
-
-func hexVal(c byte) rune {
-	switch {
-	case c >= '0' && c <= '9':
-		return rune(c - '0')
-	case c >= 'a' && c <= 'f':
-		return rune(c - 'a' + 10)
-	case c >= 'A' && c <= 'F':
-		return rune(c - 'A' + 10)
-	}
-	return -1
-}
-
-func hex4(b []byte) rune {
-	return hexVal(b[0])<<12 | hexVal(b[1])<<8 | hexVal(b[2])<<4 | hexVal(b[3])
-}
-
-// unescape decodes the content of a string already checked by str. Surrogate
-// pairs combine; a lone surrogate becomes U+FFFD, as in encoding/json.
-func unescape(raw []byte) string {
-	out := appendUnescaped(make([]byte, 0, len(raw)), raw)
-	return unsafe.String(unsafe.SliceData(out), len(out))
-}
-
-// appendUnescaped appends the decoded content of raw to out. out may be
-// raw[:0]: every escape is at least as long as what it decodes to (\n 2 bytes
-// for 1, \uXXXX 6 for at most 3, a surrogate pair 12 for 4), so the writes
-// never overtake the reads, and append copies with memmove.
-func appendUnescaped(out, raw []byte) []byte {
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		if c != '\\' {
-			j := bytes.IndexByte(raw[i:], '\\')
-			if j < 0 {
-				j = len(raw) - i
-			}
-			out = append(out, raw[i:i+j]...)
-			i += j
-			continue
-		}
-		switch raw[i+1] {
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r := hex4(raw[i+2:])
-			i += 6
-			if utf16.IsSurrogate(r) {
-				r2 := rune(-1)
-				if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-					r2 = hex4(raw[i+2:])
-				}
-				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-					r = dec
-					i += 6
-				} else {
-					r = utf8.RuneError
-				}
-			}
-			out = utf8.AppendRune(out, r)
-			continue
-		default: // '"', '\\', '/'
-			out = append(out, raw[i+1])
-		}
-		i += 2
-	}
-	return out
+	return s.b[start+1 : end-1], esc, nil
 }

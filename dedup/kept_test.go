@@ -3,7 +3,6 @@ package dedup
 import (
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"math/bits"
@@ -12,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/testcorpora"
 )
 
@@ -43,21 +41,7 @@ func keptTexts(t *testing.T) []string {
 		return texts // the race pass: the concurrent paths are elsewhere
 	}
 	for _, name := range []string{"en_spdx", "zh_fortunes"} {
-		r, err := corpus.Open([]string{testcorpora.Path(t, name)}, corpus.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			d, err := r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			texts = append(texts, d.Text)
-		}
-		r.Close()
+		texts = append(texts, testcorpora.Texts(t, name, -1, 0)...)
 	}
 	return texts
 }
@@ -225,31 +209,6 @@ func TestKeptAddBulkEqualsAdd(t *testing.T) {
 	}
 }
 
-// spdxTexts returns the texts of the en_spdx corpus of at least minWords
-// words, at most n of them.
-func spdxTexts(t *testing.T, n, minWords int) []string {
-	t.Helper()
-	r, err := corpus.Open([]string{testcorpora.Path(t, "en_spdx")}, corpus.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var texts []string
-	for len(texts) < n {
-		d, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(strings.Fields(d.Text)) >= minWords {
-			texts = append(texts, d.Text)
-		}
-	}
-	return texts
-}
-
 // nearCopy replaces one word in the middle of text.
 func nearCopy(text string) string {
 	w := strings.Fields(text)
@@ -263,10 +222,7 @@ func nearCopy(text string) string {
 // (found through the Hamming index, since they are in no prefix table), that
 // those matches are unverified with a NaN score, and that removing one works.
 func TestKeptFingerprintOnly(t *testing.T) {
-	texts := spdxTexts(t, 300, 150)
-	if len(texts) < 100 {
-		t.Fatalf("%d texts of 150 words or more in en_spdx, want 100", len(texts))
-	}
+	texts := testcorpora.Texts(t, "en_spdx", 300, 150)
 	rule, err := NewRule(Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -1,66 +1,33 @@
 package features
 
 import (
-	"bufio"
-	"encoding/json"
-	"os"
 	"sync"
 	"testing"
-
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/neardup/neardup/internal/testcorpora"
 )
 
-type zhDoc struct {
-	ID    string `json:"id"`
-	Text  string `json:"text"`
-	Group string `json:"group"`
-}
+type zhDoc = testcorpora.Doc
 
 var zhLaws struct {
 	once sync.Once
 	docs []zhDoc
-	err  error
 }
 
 // zhLawsDocs returns the documents of zh_laws of at least 2,000 bytes, read
 // once per test binary; the test is skipped when the corpus is absent.
 func zhLawsDocs(tb testing.TB) []zhDoc {
 	tb.Helper()
-	path := testcorpora.Path(tb, "zh_laws")
+	testcorpora.Path(tb, "zh_laws") // skip every caller, not only the first
 	zhLaws.once.Do(func() {
-		f, err := os.Open(path)
-		if err != nil {
-			zhLaws.err = err
-			return
-		}
-		defer f.Close()
-		d, err := zstd.NewReader(f, zstd.WithDecoderMaxWindow(1<<27))
-		if err != nil {
-			zhLaws.err = err
-			return
-		}
-		defer d.Close()
-		sc := bufio.NewScanner(d)
-		sc.Buffer(nil, 1<<27)
-		for sc.Scan() {
-			var doc zhDoc
-			if err := json.Unmarshal(sc.Bytes(), &doc); err != nil {
-				zhLaws.err = err
-				return
-			}
-			if len(doc.Text) >= 2000 {
-				zhLaws.docs = append(zhLaws.docs, doc)
+		for _, d := range testcorpora.Docs(tb, "zh_laws") {
+			if len(d.Text) >= 2000 {
+				zhLaws.docs = append(zhLaws.docs, d)
 			}
 		}
-		zhLaws.err = sc.Err()
 	})
-	if zhLaws.err != nil {
-		if os.IsNotExist(zhLaws.err) {
-			tb.Skipf("corpus not available: %v", zhLaws.err)
-		}
-		tb.Fatal(zhLaws.err)
+	if len(zhLaws.docs) == 0 {
+		tb.Fatal("zh_laws: no documents of 2,000 bytes or more (or reading it failed in an earlier test)")
 	}
 	return zhLaws.docs
 }

@@ -9,18 +9,21 @@ import (
 	"strconv"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/neardup/neardup/internal/jsonstr"
 )
 
 // Request bodies. decode is strict (see Server.decode) and most requests
 // are one flat object of a few strings around a kilobyte of text, which
 // encoding/json scans a byte at a time through its state machine. fastDecode
 // reads exactly that shape — an object of known lower-case member names
-// whose values are strings (with the escapes \" \\ \/ \b \f \n \r \t),
-// non-negative integers or null — and gives up on anything else: nested
-// values, \u escapes, numbers with fractions or exponents, repeated or
-// unknown names, any malformed input. encoding/json then decodes the body
-// and writes the error messages, so the two agree on everything fastDecode
-// accepts (FuzzFastDecode checks it) and fastDecode decides nothing else.
+// whose values are strings (any escape, decoded by jsonstr as encoding/json
+// decodes it; decode has checked the UTF-8 already), non-negative integers
+// or null — and gives up on anything else: nested values, escaped names,
+// numbers with fractions or exponents, repeated or unknown names, any
+// malformed input. encoding/json then decodes the body and writes the error
+// messages, so the two agree on everything fastDecode accepts
+// (FuzzFastDecode checks it) and fastDecode decides nothing else.
 
 // fastTarget is a request type that fastDecode can fill: set stores one
 // member and reports whether the name and the kind of value are its own.
@@ -116,10 +119,11 @@ func fastDecode(data []byte, t fastTarget) bool {
 		if i >= len(data) || data[i] != '"' {
 			return false
 		}
-		name, next, ok := scanString(data, i+1)
-		if !ok || name == nil {
+		next, esc, err := jsonstr.Scan(data, i)
+		if err != nil || esc {
 			return false // an escaped name: rare, let encoding/json match it
 		}
+		name := data[i+1 : next-1]
 		for _, s := range seen[:nseen] {
 			if bytes.Equal(s, name) {
 				return false
@@ -141,16 +145,15 @@ func fastDecode(data []byte, t fastTarget) bool {
 		var v fastValue
 		switch c := data[i]; {
 		case c == '"':
-			raw, next, ok := scanString(data, i+1)
-			if !ok {
+			next, esc, err := jsonstr.Scan(data, i)
+			if err != nil {
 				return false
 			}
-			if raw != nil {
-				v = fastValue{kind: 's', s: string(raw)}
-			} else if v.s, ok = unescape(data[i+1 : next-1]); !ok {
-				return false
+			raw := data[i+1 : next-1]
+			if esc {
+				v = fastValue{kind: 's', s: jsonstr.Unescape(raw)}
 			} else {
-				v.kind = 's'
+				v = fastValue{kind: 's', s: string(raw)}
 			}
 			i = next
 		case c >= '0' && c <= '9':
@@ -202,69 +205,6 @@ func skipSpace(data []byte, i int) int {
 		}
 	}
 	return i
-}
-
-// scanString scans the string whose opening quote is at i-1. It returns the
-// raw bytes when there is no escape (nil when there is one: unescape them),
-// the index after the closing quote, and false for a malformed string (a
-// control character, an unterminated string, a \u escape).
-func scanString(data []byte, i int) (raw []byte, next int, ok bool) {
-	start, escaped := i, false
-	for i < len(data) {
-		switch c := data[i]; {
-		case c == '"':
-			if escaped {
-				return nil, i + 1, true
-			}
-			return data[start:i], i + 1, true
-		case c == '\\':
-			if i+1 >= len(data) {
-				return nil, 0, false
-			}
-			switch data[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			default:
-				return nil, 0, false // \u and invalid escapes
-			}
-			escaped = true
-			i += 2
-		case c < 0x20:
-			return nil, 0, false
-		default:
-			i++
-		}
-	}
-	return nil, 0, false
-}
-
-// unescape decodes the escapes scanString accepted.
-func unescape(s []byte) (string, bool) {
-	b := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' {
-			b = append(b, c)
-			continue
-		}
-		i++
-		switch s[i] {
-		case '"', '\\', '/':
-			b = append(b, s[i])
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
-		default:
-			return "", false
-		}
-	}
-	return string(b), true
 }
 
 // bodyPool holds request body buffers.

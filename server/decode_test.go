@@ -15,6 +15,11 @@ var decodeSeeds = []string{
 	`{"id":"a","meta":{"t":1},"text":"t"}`,
 	`{"text":"\u00e9t\u00e9"}`,
 	`{"text":"\ud800"}`,
+	`{"id":"\u0041\u00C9\u4e2d","text":"smile \ud83d\ude00, pair \uD83D\uDE00 end"}`,
+	`{"text":"lone \udc00 low, reversed \ude00\ud83d, split \ud83d \ude00, \ud83d\n"}`,
+	`{"text":"\ud83d\u0041\ud800\ud800\udc00","fingerprint":"\u0030\u0031"}`,
+	`{"text":"nul \u0000 and \u001f and \u2028\u2029"}`,
+	`{"text":"\u12"}`, `{"text":"\u12g4"}`, `{"text":"\uD83D\u"}`, `{"te\u0078t":"escaped name"}`,
 	`{"k":1.5}`, `{"k":-1}`, `{"k":01}`, `{"k":99999999999999999999999}`, `{"k":"3"}`,
 	`{"id":5}`, `{"text":"a"} x`, `{"text":"a"}{}`, `{"text":"a",}`, `{,}`, `{}`, ` {} `, `[]`, `"x"`,
 	`{"text":"tab	in string"}`, `{"text":"unterminated}`, `{"text" "x"}`, `{"unknown":1}`, `{"text":"a"`,
@@ -58,18 +63,23 @@ func TestFastDecodeTakesCommonRequests(t *testing.T) {
 		`{"id":"a","text":"hello world","mode":"add_if_new"}`,
 		`{"text":"line\none \"quoted\""}`,
 		`{"fingerprint":"00ff00ff00ff00ff","k":3,"limit":5}`,
+		`{"text":"caf\u00e9 \ud83d\ude00"}`,
 	} {
 		if !fastDecode([]byte(body), new(docRequest)) && !fastDecode([]byte(body), new(searchRequest)) {
 			t.Errorf("%q: not taken by the fast path", body)
 		}
 	}
-	for _, body := range []string{`{"id":"a","meta":{"t":1},"text":"t"}`, `{"text":"\u00e9"}`, `{"ID":"a"}`, `{"id":"a","id":"b"}`} {
+	for _, body := range []string{`{"id":"a","meta":{"t":1},"text":"t"}`, `{"te\u0078t":"t"}`, `{"ID":"a"}`, `{"id":"a","id":"b"}`} {
 		if fastDecode([]byte(body), new(docRequest)) {
 			t.Errorf("%q: taken by the fast path", body)
 		}
 	}
 	var q docRequest
 	if !fastDecode([]byte(`{"id":"a","text":"x\ty\\"}`), &q) || q.ID != "a" || q.Text == nil || *q.Text != "x\ty\\" {
+		t.Errorf("decoded %+v", q)
+	}
+	q = docRequest{}
+	if !fastDecode([]byte(`{"id":"\u0041","text":"\u00e9\ud83d\ude00\ud800"}`), &q) || q.ID != "A" || q.Text == nil || *q.Text != "é😀\ufffd" {
 		t.Errorf("decoded %+v", q)
 	}
 }

@@ -4,42 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/testcorpora"
 )
-
-// snapshotTexts returns n texts of en_spdx of at least 150 words.
-func snapshotTexts(t testing.TB, n int) []string {
-	t.Helper()
-	r, err := corpus.Open([]string{testcorpora.Path(t, "en_spdx")}, corpus.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var texts []string
-	for len(texts) < n {
-		d, err := r.Next()
-		if err == io.EOF {
-			t.Fatalf("en_spdx has %d texts of 150 words or more, want %d", len(texts), n)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(strings.Fields(d.Text)) >= 150 {
-			texts = append(texts, d.Text)
-		}
-	}
-	return texts
-}
 
 // writeSnapshot saves an index snapshot (as 'neardup index build' writes
 // it) of the default profile's fingerprints of texts, under ids, and returns
@@ -107,7 +81,7 @@ func TestSnapshotStart(t *testing.T) {
 }
 
 func testSnapshotStart(t *testing.T, open func(dir, settings string) (Store, error)) {
-	texts := snapshotTexts(t, 40)
+	texts := testcorpora.Texts(t, "en_spdx", 40, 150)
 	ids := make([]string, len(texts))
 	for i := range ids {
 		ids[i] = fmt.Sprintf("snap-%d", i)

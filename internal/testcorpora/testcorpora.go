@@ -2,6 +2,7 @@
 // beside the repository, see its README.md) for tests and benchmarks.
 //
 //	path := testcorpora.Path(t, "en_spdx") // .../shared/corpora/en_spdx.jsonl.zst
+//	texts := testcorpora.Texts(t, "en_spdx", 40, 150) // the first 40 of 150 words or more
 //
 // NEARDUP_CORPORA overrides the directory. When the corpora are missing a test
 // is skipped, except under CI (CI set), where a silent skip would hide lost
@@ -9,9 +10,15 @@
 package testcorpora
 
 import (
+	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // Dir returns the corpora directory: NEARDUP_CORPORA, else shared/corpora
@@ -48,4 +55,63 @@ func Path(tb testing.TB, name string) string {
 		tb.Skipf("corpus %s not available: %v", name, err)
 	}
 	return p
+}
+
+// Doc is one document of a corpus: one JSON line (see the corpora's README).
+type Doc struct {
+	ID    string `json:"id"`
+	Text  string `json:"text"`
+	Group string `json:"group"` // "" where there is no lineage
+}
+
+// Docs returns the documents of the named corpus in file order, skipping tb
+// as Path does when the corpus is missing. It decodes the lines itself with
+// encoding/json rather than through package corpus, whose own tests use this
+// package: invalid UTF-8 would become U+FFFD here where corpus keeps it, but
+// the shared corpora are valid UTF-8.
+func Docs(tb testing.TB, name string) []Doc {
+	tb.Helper()
+	f, err := os.Open(Path(tb, name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	// The corpora use zstd --long=27: a 128 MiB window.
+	zr, err := zstd.NewReader(f, zstd.WithDecoderMaxWindow(1<<27), zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer zr.Close()
+	dec := json.NewDecoder(zr)
+	var docs []Doc
+	for {
+		var d Doc
+		if err := dec.Decode(&d); errors.Is(err, io.EOF) {
+			return docs
+		} else if err != nil {
+			tb.Fatalf("corpus %s, document %d: %v", name, len(docs)+1, err)
+		}
+		docs = append(docs, d)
+	}
+}
+
+// Texts returns the texts of the first n documents of the named corpus that
+// have at least minWords words (strings.Fields), or of all of them when n is
+// negative. It fails tb when there are fewer than n, and skips it as Path
+// does when the corpus is missing.
+func Texts(tb testing.TB, name string, n, minWords int) []string {
+	tb.Helper()
+	var texts []string
+	for _, d := range Docs(tb, name) {
+		if len(texts) == n {
+			break
+		}
+		if len(strings.Fields(d.Text)) >= minWords {
+			texts = append(texts, d.Text)
+		}
+	}
+	if len(texts) < n {
+		tb.Fatalf("corpus %s has %d texts of %d words or more, want %d", name, len(texts), minWords, n)
+	}
+	return texts
 }

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/testcorpora"
 )
 
@@ -28,7 +27,7 @@ import (
 func TestServeSnapshot(t *testing.T) {
 	tmp := t.TempDir()
 	docs := filepath.Join(tmp, "docs.jsonl")
-	texts := spdxTexts(t, 30)
+	texts := testcorpora.Texts(t, "en_spdx", 30, 150)
 	var b bytes.Buffer
 	for i, text := range texts {
 		line, _ := json.Marshal(map[string]string{"id": fmt.Sprintf("lic-%d", i), "text": text})
@@ -148,30 +147,6 @@ func TestServeSnapshotUsage(t *testing.T) {
 			t.Errorf("serve --snapshot %v: exit %d, stderr %q; want a usage error (2)", args, code, errs)
 		}
 	}
-}
-
-// spdxTexts returns n texts of en_spdx of at least 150 words.
-func spdxTexts(t *testing.T, n int) []string {
-	t.Helper()
-	r, err := corpus.Open([]string{testcorpora.Path(t, "en_spdx")}, corpus.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var texts []string
-	for len(texts) < n {
-		d, err := r.Next()
-		if err == io.EOF {
-			t.Fatalf("en_spdx: %d texts of 150 words or more, want %d", len(texts), n)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(strings.Fields(d.Text)) >= 150 {
-			texts = append(texts, d.Text)
-		}
-	}
-	return texts
 }
 
 // nearCopyWords replaces one word in the middle of text.
