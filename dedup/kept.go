@@ -74,7 +74,7 @@ type Kept struct {
 
 	mu     sync.RWMutex      // guards the fields below, and orders x's writes with them
 	ids    map[string]uint32 // slot by id
-	docs   []keptDoc         // by slot, in priority order, removed ones too
+	docs   slots             // by slot, in priority order, removed ones too
 	live   int
 	exact  postings // key: the token-sequence hash
 	sets   postings // prefix: the hashes of each set's prefix
@@ -88,6 +88,42 @@ type keptDoc struct {
 	id   string
 	f    Features
 	live bool // false once removed
+}
+
+// slots holds the documents by slot in chunks of a fixed size, so that
+// adding one never copies the others: a slice that doubled would copy every
+// document (hundreds of MB at millions) while holding the write lock.
+type slots struct {
+	chunks [][]keptDoc
+	n      int
+}
+
+const slotChunkBits = 14 // 16,384 documents per chunk
+
+func (s *slots) at(i uint32) *keptDoc {
+	return &s.chunks[i>>slotChunkBits][i&(1<<slotChunkBits-1)]
+}
+
+// add appends d and returns its slot. A chunk grows by appending up to its
+// full size, so a small set stays small.
+func (s *slots) add(d keptDoc) uint32 {
+	i := uint32(s.n)
+	c := int(i >> slotChunkBits)
+	if c == len(s.chunks) {
+		s.chunks = append(s.chunks, nil)
+	}
+	s.chunks[c] = append(s.chunks[c], d)
+	s.n++
+	return i
+}
+
+// reset empties s, keeping its first chunk's memory.
+func (s *slots) reset() {
+	if len(s.chunks) > 0 {
+		clear(s.chunks[0])
+		s.chunks = append(s.chunks[:0], s.chunks[0][:0])
+	}
+	s.n = 0
 }
 
 // KeptMatch is a kept document that a new document duplicates.
@@ -174,7 +210,7 @@ func (k *Kept) Get(id string) (Features, bool) {
 	if !ok {
 		return Features{}, false
 	}
-	return k.docs[s].f, true
+	return k.docs.at(s).f, true
 }
 
 // Add adds id, last in priority. An id already present is an error wrapping
@@ -189,8 +225,8 @@ func (k *Kept) addLocked(id string, f Features) error {
 	if _, ok := k.ids[id]; ok {
 		return fmt.Errorf("%w %q", index.ErrDuplicateID, id)
 	}
-	if len(k.docs) >= math.MaxUint32 {
-		return fmt.Errorf("dedup: kept set is full (%d documents added)", len(k.docs))
+	if k.docs.n >= math.MaxUint32 {
+		return fmt.Errorf("dedup: kept set is full (%d documents added)", k.docs.n)
 	}
 	if f.FingerprintOnly && k.rule.method == MethodMinHash {
 		return errFingerprintOnly
@@ -223,8 +259,7 @@ func (k *Kept) insertLocked(id string, f Features, b *bulk) {
 	// The signature made the band keys; the rule needs only those (and the
 	// signature is Perms·8 bytes, 1 KiB by default, per document).
 	f.Sig = nil
-	s := uint32(len(k.docs))
-	k.docs = append(k.docs, keptDoc{id: id, f: f, live: true})
+	s := k.docs.add(keptDoc{id: id, f: f, live: true})
 	k.ids[id] = s
 	k.live++
 	if f.FingerprintOnly {
@@ -280,8 +315,8 @@ func (k *Kept) AddBulk(ids []string, fs []Features) error {
 		}
 		seen[id] = struct{}{}
 	}
-	if len(k.docs)+len(ids) > math.MaxUint32 {
-		return fmt.Errorf("dedup: kept set is full (%d documents added)", len(k.docs))
+	if k.docs.n+len(ids) > math.MaxUint32 {
+		return fmt.Errorf("dedup: kept set is full (%d documents added)", k.docs.n)
 	}
 	if k.rule.method == MethodMinHash && slices.ContainsFunc(fs, func(f Features) bool { return f.FingerprintOnly }) {
 		return errFingerprintOnly
@@ -295,7 +330,6 @@ func (k *Kept) AddBulk(ids []string, fs []Features) error {
 			return fmt.Errorf("dedup: kept set index: %w", err)
 		}
 	}
-	k.docs = slices.Grow(k.docs, len(ids))
 	var b bulk
 	for i, id := range ids {
 		k.insertLocked(id, fs[i], &b)
@@ -361,7 +395,7 @@ func (k *Kept) removeLocked(id string) bool {
 	if !ok {
 		return false
 	}
-	d := &k.docs[s]
+	d := k.docs.at(s)
 	f := &d.f
 	delete(k.ids, id)
 	if f.FingerprintOnly {
@@ -392,7 +426,7 @@ func (k *Kept) removeLocked(id string) bool {
 	if k.live == 0 {
 		// Every table is empty: start the slots again, so that a set used
 		// for a while and emptied (a batch's scratch set) does not grow.
-		k.docs = k.docs[:0]
+		k.docs.reset()
 	}
 	return true
 }
@@ -474,7 +508,7 @@ func (k *Kept) matchLocked(f *Features, limit int) ([]KeptMatch, error) {
 			continue
 		}
 		seen[i] = s + 1
-		if d := &k.docs[s]; d.live && k.rule.Duplicates(&d.f, f) {
+		if d := k.docs.at(s); d.live && k.rule.Duplicates(&d.f, f) {
 			out = append(out, s)
 		}
 	}
@@ -488,7 +522,7 @@ func (k *Kept) matchLocked(f *Features, limit int) ([]KeptMatch, error) {
 		ms = make([]KeptMatch, 0, len(out))
 	}
 	for _, s := range out {
-		d := &k.docs[s]
+		d := k.docs.at(s)
 		verified := k.rule.Verified(&d.f, f)
 		ms = append(ms, KeptMatch{ID: d.id, Seq: uint64(s), Distance: simhash.Distance(d.f.FP, f.FP),
 			Score: k.rule.Score(&d.f, f), Exact: verified && d.f.Exact == f.Exact, Unverified: !verified})
@@ -510,7 +544,7 @@ func (k *Kept) candidatesLocked(cands []uint32, f *Features) ([]uint32, error) {
 				cands = k.bands.find(cands, bandKey(b, key))
 				// The table keeps part of the key: keep only real collisions.
 				cands = append(cands[:n], slices.DeleteFunc(cands[n:], func(s uint32) bool {
-					ks := k.docs[s].f.Bands
+					ks := k.docs.at(s).f.Bands
 					return len(ks) != len(f.Bands) || ks[b] != key
 				})...)
 			}
@@ -542,7 +576,7 @@ func (k *Kept) queryIndex(cands []uint32, f *Features, onlyWide bool) ([]uint32,
 		return nil, err
 	}
 	for _, h := range hits {
-		if s, ok := k.ids[h.ID]; ok && (!onlyWide || k.wideDoc(&k.docs[s].f)) {
+		if s, ok := k.ids[h.ID]; ok && (!onlyWide || k.wideDoc(&k.docs.at(s).f)) {
 			cands = append(cands, s)
 		}
 	}
@@ -555,10 +589,20 @@ func (k *Kept) queryIndex(cands []uint32, f *Features, onlyWide bool) ([]uint32,
 // lookup may return slots of other keys that share those 32 bits (about one
 // entry in 2^(32-b) of a bucket of a table of 2^b buckets); callers check
 // what they need to.
+//
+// The table doubles incrementally: growing allocates the new buckets and
+// each later add splits a few old buckets into their two new ones, so no add
+// moves the whole table (tens of millions of entries at a million
+// documents, a second under the write lock). Until every old bucket is
+// split, a key whose old bucket is not split yet lives there.
 type postings struct {
 	buckets [][]posting
 	bits    uint8 // the table has 1<<bits buckets
 	n       int
+	// old holds the buckets before the last doubling while they are being
+	// split: old[i] for i >= split is not split yet (nil when done).
+	old   [][]posting
+	split int
 }
 
 type posting struct{ key, slot uint32 }
@@ -566,24 +610,41 @@ type posting struct{ key, slot uint32 }
 // perBucket is the average bucket length at which the table doubles.
 const perBucket = 16
 
+// splitsPerAdd is the number of old buckets an add splits while the table
+// grows: the doubling ends after len(old)/splitsPerAdd adds, long before the
+// next one (8·len(old) adds later).
+const splitsPerAdd = 2
+
 func (p *postings) init(n int) {
 	p.bits = uint8(min(30, max(4, mathbits.Len(uint(n/(perBucket/2))))))
 	p.buckets = make([][]posting, 1<<p.bits)
+	p.old, p.split = nil, 0
+}
+
+// bucket returns the bucket that holds mixed key h.
+func (p *postings) bucket(h uint32) *[]posting {
+	j := h >> (32 - p.bits)
+	if p.old != nil && int(j>>1) >= p.split {
+		return &p.old[j>>1]
+	}
+	return &p.buckets[j]
 }
 
 func (p *postings) add(key uint64, slot uint32) {
-	if p.n >= perBucket*len(p.buckets) && p.bits < 30 {
+	if p.old != nil {
+		p.splitSome(splitsPerAdd)
+	} else if p.n >= perBucket*len(p.buckets) && p.bits < 30 {
 		p.grow()
 	}
 	h := uint32(simhash.Mix64(key, 0) >> 32)
-	b := &p.buckets[h>>(32-p.bits)]
+	b := p.bucket(h)
 	*b = append(*b, posting{h, slot})
 	p.n++
 }
 
 func (p *postings) find(dst []uint32, key uint64) []uint32 {
 	h := uint32(simhash.Mix64(key, 0) >> 32)
-	for _, e := range p.buckets[h>>(32-p.bits)] {
+	for _, e := range *p.bucket(h) {
 		if e.key == h {
 			dst = append(dst, e.slot)
 		}
@@ -593,7 +654,7 @@ func (p *postings) find(dst []uint32, key uint64) []uint32 {
 
 func (p *postings) remove(key uint64, slot uint32) {
 	h := uint32(simhash.Mix64(key, 0) >> 32)
-	b := &p.buckets[h>>(32-p.bits)]
+	b := p.bucket(h)
 	for i, e := range *b {
 		if e.key == h && e.slot == slot {
 			last := len(*b) - 1
@@ -605,6 +666,42 @@ func (p *postings) remove(key uint64, slot uint32) {
 			p.n--
 			return
 		}
+	}
+}
+
+// grow doubles the buckets; the entries move to them by splitSome.
+func (p *postings) grow() {
+	p.old, p.split = p.buckets, 0
+	p.bits++
+	p.buckets = make([][]posting, 1<<p.bits)
+}
+
+// splitSome splits up to n old buckets into their new pair (an entry's new
+// bucket is the next bit of its key below the old bucket's bits).
+func (p *postings) splitSome(n int) {
+	shift := 32 - p.bits
+	for ; n > 0 && p.split < len(p.old); n-- {
+		i := p.split
+		b := p.old[i]
+		var hi int
+		for _, e := range b {
+			hi += int(e.key>>shift) & 1
+		}
+		if lo := len(b) - hi; lo > 0 {
+			p.buckets[2*i] = make([]posting, 0, lo)
+		}
+		if hi > 0 {
+			p.buckets[2*i+1] = make([]posting, 0, hi)
+		}
+		for _, e := range b {
+			j := e.key >> shift
+			p.buckets[j] = append(p.buckets[j], e)
+		}
+		p.old[i] = nil
+		p.split++
+	}
+	if p.split == len(p.old) {
+		p.old, p.split = nil, 0
 	}
 }
 
@@ -620,6 +717,7 @@ func (p *postings) addBulk(keys []uint64, slots []uint32) {
 		}
 		return
 	}
+	p.splitSome(len(p.old))
 	old := p.buckets
 	for p.n+len(keys) >= perBucket*(1<<p.bits) && p.bits < 30 {
 		p.bits++
@@ -662,20 +760,6 @@ func (p *postings) addBulk(keys []uint64, slots []uint32) {
 	p.n += len(keys)
 }
 
-// grow doubles the buckets: an entry's new bucket is the next bit of its key
-// below the old bucket's bits.
-func (p *postings) grow() {
-	old := p.buckets
-	p.bits++
-	p.buckets = make([][]posting, 1<<p.bits)
-	for _, b := range old {
-		for _, e := range b {
-			j := e.key >> (32 - p.bits)
-			p.buckets[j] = append(p.buckets[j], e)
-		}
-	}
-}
-
 // Index returns the set's fingerprint index (for saving it as a snapshot that
 // 'neardup index query' can read). It must not be written to.
 func (k *Kept) Index() *index.Index { return k.x }
@@ -703,9 +787,9 @@ func (k *Kept) writeTo(w io.Writer, settings string) error {
 		return fmt.Errorf("dedup: the kept set holds %d fingerprint-only documents, which a kept-set file cannot record", k.fpOnly)
 	}
 	docs := make([]keptDoc, 0, k.live)
-	for _, d := range k.docs {
-		if d.live {
-			docs = append(docs, d)
+	for i := range k.docs.n {
+		if d := k.docs.at(uint32(i)); d.live {
+			docs = append(docs, *d)
 		}
 	}
 	k.mu.RUnlock()

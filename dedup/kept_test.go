@@ -376,3 +376,64 @@ func TestFingerprintOnlyRule(t *testing.T) {
 		t.Errorf("Add of a fingerprint-only document under minhash: %v, want ErrOptions", err)
 	}
 }
+
+// TestPostingsGrowIncrementally checks the table against a model through
+// many doublings, with lookups and removes while old buckets are still
+// being split, and that no add moves more than splitsPerAdd old buckets.
+func TestPostingsGrowIncrementally(t *testing.T) {
+	var p postings
+	p.init(0)
+	model := map[uint64][]uint32{}
+	rng := rand.New(rand.NewPCG(3, 4))
+	check := func(key uint64) {
+		t.Helper()
+		got := p.find(nil, key)
+		// Other keys may share the 32 bits kept: only count this key's.
+		want := slices.Clone(model[key])
+		slices.Sort(got)
+		slices.Sort(want)
+		for _, s := range want {
+			if _, ok := slices.BinarySearch(got, s); !ok {
+				t.Fatalf("key %d: slot %d missing from %v (bits %d, split %d of %d)", key, s, got, p.bits, p.split, len(p.old))
+			}
+		}
+	}
+	grows, midSplit := 0, 0
+	for i := range 200000 {
+		key := uint64(rng.IntN(50000))
+		bits := p.bits
+		before := p.split
+		p.add(key, uint32(i))
+		model[key] = append(model[key], uint32(i))
+		if p.bits != bits {
+			grows++
+		} else if p.old != nil && p.split-before > splitsPerAdd {
+			t.Fatalf("one add split %d buckets", p.split-before)
+		}
+		if p.old != nil {
+			midSplit++
+		}
+		if i%7 == 0 {
+			check(uint64(rng.IntN(50000)))
+		}
+		if i%5 == 0 {
+			k := uint64(rng.IntN(50000))
+			if ss := model[k]; len(ss) > 0 {
+				j := rng.IntN(len(ss))
+				p.remove(k, ss[j])
+				model[k] = slices.Delete(ss, j, j+1)
+			}
+		}
+	}
+	n := 0
+	for k, ss := range model {
+		n += len(ss)
+		check(k)
+	}
+	if p.n != n {
+		t.Errorf("table counts %d entries, model %d", p.n, n)
+	}
+	if grows < 5 || midSplit == 0 {
+		t.Errorf("%d doublings, %d adds during a split: the test did not exercise growth", grows, midSplit)
+	}
+}
