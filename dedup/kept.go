@@ -996,8 +996,12 @@ func (f *Features) AppendBinary(b []byte) ([]byte, error) {
 	return b, nil
 }
 
-// MarshalBinary is AppendBinary to a new slice.
-func (f *Features) MarshalBinary() ([]byte, error) { return f.AppendBinary(nil) }
+// MarshalBinary is AppendBinary to a new slice, allocated once: its
+// capacity is the most AppendBinary can write.
+func (f *Features) MarshalBinary() ([]byte, error) {
+	const v = binary.MaxVarintLen32
+	return f.AppendBinary(make([]byte, 0, 8+8+v+v+(v+1+v+v*len(f.Sketch.h))+v+8*len(f.Bands)))
+}
 
 // UnmarshalBinary decodes what MarshalBinary wrote.
 func (f *Features) UnmarshalBinary(b []byte) error {

@@ -34,7 +34,8 @@
 // # Embedded stores: bbolt and pebble
 //
 // The data directory holds one of two engines, chosen when it is made
-// ('neardup serve --engine', bbolt by default) and recorded in DATA/ENGINE
+// ('neardup serve --engine'; DefaultEngine, pebble, for a new directory)
+// and recorded in DATA/ENGINE
 // ("bbolt" or "pebble"); OpenBolt and OpenPebble refuse a directory the other
 // made (a directory without the file is bbolt's if it holds neardup.db).
 // Both keep the same records under the same keys, answer the Server's queue

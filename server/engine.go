@@ -15,6 +15,26 @@ const (
 	EnginePebble = "pebble" // PebbleStore: an LSM tree in DATA/pebble
 )
 
+// DefaultEngine is the engine of a new data directory when none is asked
+// for: pebble, whose group commit is one sequential WAL append and fsync
+// where bbolt rewrites B+tree pages (BENCHMARKS.md, "Embedded store: bbolt
+// vs pebble").
+const DefaultEngine = EnginePebble
+
+// DataEngine returns the engine of the store in the data directory dir: the
+// one its engine file names, else the one its files show, else "" (no store
+// there yet, or no directory).
+func DataEngine(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, engineFile))
+	switch {
+	case err == nil:
+		return strings.TrimSpace(string(b)), nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("server: data directory: %w", err)
+	}
+	return dirEngine(dir), nil
+}
+
 // engineFile, in the data directory, names the engine that made it: one line,
 // "bbolt" or "pebble". Directories made before it existed hold only
 // neardup.db, which identifies bbolt.

@@ -48,7 +48,8 @@ func newServeCommand() *cobra.Command {
 		Long: `Run the online near-duplicate service: every document posted to
 /v1/documents is checked against every document stored before it, with the
 decision of 'neardup dedup' (same flags, same defaults), and stored durably
-in --data (--engine bbolt, the default, or pebble) when the mode says so. With --store
+in --data when the mode says so (--engine: pebble for a new directory, or
+bbolt; an existing directory keeps the engine that made it). With --store
 redis://host:port/db or redis-cluster://host1:port,host2:port,... the index
 lives in Redis (or a Redis Cluster) instead, shared by every 'neardup serve'
 on it: each keeps a replica of the index that it brings up to the change log
@@ -76,7 +77,7 @@ on the command line wins. The first line on stdout is "listening on
 http://HOST:PORT" (useful with --addr 127.0.0.1:0). SIGTERM or SIGINT stops
 accepting connections, finishes the requests in flight and closes the store.`,
 		Example: `  neardup serve --addr 127.0.0.1:8080 --data ./neardup-data
-  neardup serve --data ./neardup-pebble --engine pebble
+  neardup serve --data ./neardup-bbolt --engine bbolt
   NEARDUP_TOKEN=secret neardup serve --addr :8080
   neardup index build --from-text --profile en-words --out seen.ndx archive.jsonl.zst
   neardup serve --snapshot seen.ndx --data ./neardup-data
@@ -94,7 +95,7 @@ accepting connections, finishes the requests in flight and closes the store.`,
 	fs := c.Flags()
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on (port 0: any free port)")
 	fs.StringVar(&f.data, "data", "./neardup-data", "directory of the durable store")
-	fs.StringVar(&f.engine, "engine", server.EngineBolt, "embedded store in --data: bbolt or pebble (a directory keeps the engine that made it)")
+	fs.StringVar(&f.engine, "engine", "", "embedded store in --data: pebble or bbolt (default: the engine of the existing directory, pebble for a new one)")
 	fs.StringVar(&f.store, "store", "", "shared store instead of --data: redis://host:port/db or redis-cluster://host:port,host:port,...")
 	fs.StringVar(&f.snapshot, "snapshot", "", "index snapshot ('neardup index build --out') whose fingerprints are loaded first, as fingerprint-only documents (matches unverified)")
 	fs.BoolVar(&f.redisDirect, "redis-direct", false, "match by reading Redis on every request instead of a local replica that follows the change log (server/REDIS.md)")
@@ -170,6 +171,9 @@ func (f *serveCmd) run(c *cobra.Command) error {
 	switch {
 	case f.store == "":
 		settings := server.Settings(opt.Dedup)
+		if f.engine, err = dataEngine(f.engine, f.data); err != nil {
+			return err
+		}
 		switch f.engine {
 		case server.EngineBolt:
 			store, err = server.OpenBolt(f.data, server.BoltOptions{Settings: settings})
@@ -312,4 +316,17 @@ func redactURL(s string) string {
 		u.User = url.UserPassword(u.User.Username(), "xxxxx")
 	}
 	return u.String()
+}
+
+// dataEngine returns the embedded engine to open dir with: the one asked
+// for, else the one that made dir, else server.DefaultEngine.
+func dataEngine(asked, dir string) (string, error) {
+	if asked != "" {
+		return asked, nil
+	}
+	e, err := server.DataEngine(dir)
+	if err != nil || e != "" {
+		return e, err
+	}
+	return server.DefaultEngine, nil
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -201,6 +202,24 @@ func TestServeEngine(t *testing.T) {
 	code, _, errs := run(t, "", "serve", "--addr", "127.0.0.1:0", "--data", dir, "--engine", "pebble")
 	if code != 1 || !strings.Contains(errs, "holds a bbolt store, not pebble") {
 		t.Errorf("--engine pebble on a bbolt directory: exit %d, stderr %q; want 1 naming bbolt", code, errs)
+	}
+	// Without --engine a directory keeps its engine; a new one gets the default.
+	for _, tc := range []struct{ dir, want string }{
+		{dir, server.EngineBolt},
+		{filepath.Join(t.TempDir(), "new"), server.DefaultEngine},
+	} {
+		if got, err := dataEngine("", tc.dir); got != tc.want || err != nil {
+			t.Errorf("dataEngine(\"\", %s) = %q, %v; want %q", tc.dir, got, err, tc.want)
+		}
+	}
+	pdir := filepath.Join(t.TempDir(), "p")
+	p, err := server.OpenPebble(pdir, server.PebbleOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	if got, err := dataEngine("", pdir); got != server.EnginePebble || err != nil {
+		t.Errorf("dataEngine on a pebble directory = %q, %v; want pebble", got, err)
 	}
 	t.Setenv("NEARDUP_ENGINE", "leveldb")
 	code, _, errs = run(t, "", "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir())
