@@ -54,7 +54,7 @@
 // Layout (format "neardup-serve 1"; all integers big-endian or uvarint):
 //
 //	bucket "meta"  "format"   -> "neardup-serve 1"
-//	               "settings" -> "profile=P verify=V shingle=W" (refused if different at start-up)
+//	               "settings" -> "profile=P verify=V shingle=W sketch=S" (refused if different at start-up)
 //	bucket "docs"  seq (8 bytes big-endian) -> uvarint len(id) ‖ id ‖ uvarint len(f) ‖ f ‖ meta
 //	               f = dedup.Features.MarshalBinary (fingerprint, token-sequence hash, counts, shingle set)
 //	               meta = the document's metadata as compact JSON, or nothing
