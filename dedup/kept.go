@@ -330,7 +330,7 @@ func (k *Kept) AddBulk(ids []string, fs []Features) error {
 			return fmt.Errorf("dedup: kept set index: %w", err)
 		}
 	}
-	var b bulk
+	b := k.newBulk(fs)
 	for i, id := range ids {
 		k.insertLocked(id, fs[i], &b)
 	}
@@ -344,6 +344,33 @@ func (k *Kept) AddBulk(ids []string, fs []Features) error {
 type bulk struct {
 	exact, sets, bands              []uint64
 	exactSlots, setSlots, bandSlots []uint32
+}
+
+// newBulk returns the lists for fs's table entries, each allocated once at
+// its final size: at a million documents they hold tens of millions of
+// entries, and growing them by appends copied (and page-faulted) them over
+// and over, a third of the start-up time.
+func (k *Kept) newBulk(fs []Features) bulk {
+	var ne, ns, nb int
+	for i := range fs {
+		f := &fs[i]
+		if !f.FingerprintOnly {
+			ne++
+		}
+		switch {
+		case k.rule.method == MethodMinHash:
+			if len(f.Bands) == k.rule.bands {
+				nb += len(f.Bands)
+			}
+		case k.byPrefix(f):
+			ns += prefixLen(len(f.Sketch.h), k.rule.threshold)
+		}
+	}
+	return bulk{
+		exact: make([]uint64, 0, ne), exactSlots: make([]uint32, 0, ne),
+		sets: make([]uint64, 0, ns), setSlots: make([]uint32, 0, ns),
+		bands: make([]uint64, 0, nb), bandSlots: make([]uint32, 0, nb),
+	}
 }
 
 // add adds an entry to the table t (a field of k) now, or to b's list for

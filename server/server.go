@@ -211,23 +211,42 @@ func (s *Server) Load(ctx context.Context) error {
 	}
 	// Records arrive in sequence order and go into the set in one
 	// Kept.AddBulk, which sorts the index and builds each table at once.
-	var ids []string
-	var fs []dedup.Features
+	// They are read into chunks and copied once into slices of the final
+	// size: appending to one slice copied the features (and faulted in new
+	// memory) again at every doubling.
+	const chunk = 1 << 16
+	var (
+		idChunks [][]string
+		fChunks  [][]dedup.Features
+		n        int
+	)
 	err = s.store.Load(ctx, func(r Record) error {
 		if nsnap > 0 && s.kept.Contains(r.ID) {
 			// Store ids are unique, so this one is a snapshot document's.
 			return fmt.Errorf("%w: id %q is both in the snapshot %s and in the store: rebuild the snapshot without it, or start without --snapshot and delete it from the store",
 				ErrExists, r.ID, s.opt.Snapshot)
 		}
-		ids = append(ids, r.ID)
-		fs = append(fs, r.Features)
+		if n%chunk == 0 {
+			idChunks = append(idChunks, make([]string, 0, min(chunk, max(n, 1024))))
+			fChunks = append(fChunks, make([]dedup.Features, 0, min(chunk, max(n, 1024))))
+		}
+		last := len(idChunks) - 1
+		idChunks[last] = append(idChunks[last], r.ID)
+		fChunks[last] = append(fChunks[last], r.Features)
+		n++
 		s.seq = max(s.seq, r.Seq+1)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	n := len(ids)
+	ids := make([]string, 0, n)
+	fs := make([]dedup.Features, 0, n)
+	for i := range idChunks {
+		ids = append(ids, idChunks[i]...)
+		fs = append(fs, fChunks[i]...)
+		idChunks[i], fChunks[i] = nil, nil
+	}
 	if err := s.kept.AddBulk(ids, fs); err != nil {
 		return fmt.Errorf("server: loading: %w", err)
 	}
