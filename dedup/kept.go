@@ -264,24 +264,34 @@ func (k *Kept) insertLocked(id string, f Features, b *bulk) {
 	k.live++
 	if f.FingerprintOnly {
 		k.fpOnly++
-	} else {
-		k.put(&k.exact, b, f.Exact, s)
+	}
+	if k.wideDoc(&f) {
+		k.wide++
+	}
+	k.entries(&f, func(t *postings, key uint64) { k.put(t, b, key, s) })
+	k.bytes += int64(4 * len(f.Sketch.h))
+}
+
+// entries calls fn with each table entry of f: its token-sequence hash
+// (unless fingerprint-only), then its band keys (MethodMinHash) or the
+// hashes of its set's prefix (an exact set under Jaccard). Adding, removing
+// and sizing a bulk load all go through it, so they agree on the entries.
+func (k *Kept) entries(f *Features, fn func(t *postings, key uint64)) {
+	if !f.FingerprintOnly {
+		fn(&k.exact, f.Exact)
 	}
 	switch {
 	case k.rule.method == MethodMinHash:
 		if len(f.Bands) == k.rule.bands {
 			for i, key := range f.Bands {
-				k.put(&k.bands, b, bandKey(i, key), s)
+				fn(&k.bands, bandKey(i, key))
 			}
 		}
-	case k.byPrefix(&f):
+	case k.byPrefix(f):
 		for _, h := range f.Sketch.h[:prefixLen(len(f.Sketch.h), k.rule.threshold)] {
-			k.put(&k.sets, b, uint64(h), s)
+			fn(&k.sets, uint64(h))
 		}
-	case k.wideDoc(&f):
-		k.wide++
 	}
-	k.bytes += int64(4 * len(f.Sketch.h))
 }
 
 // wideDoc reports whether the document is found through the Hamming index
@@ -352,19 +362,18 @@ type bulk struct {
 // and over, a third of the start-up time.
 func (k *Kept) newBulk(fs []Features) bulk {
 	var ne, ns, nb int
-	for i := range fs {
-		f := &fs[i]
-		if !f.FingerprintOnly {
+	count := func(t *postings, _ uint64) {
+		switch t {
+		case &k.exact:
 			ne++
+		case &k.sets:
+			ns++
+		case &k.bands:
+			nb++
 		}
-		switch {
-		case k.rule.method == MethodMinHash:
-			if len(f.Bands) == k.rule.bands {
-				nb += len(f.Bands)
-			}
-		case k.byPrefix(f):
-			ns += prefixLen(len(f.Sketch.h), k.rule.threshold)
-		}
+	}
+	for i := range fs {
+		k.entries(&fs[i], count)
 	}
 	return bulk{
 		exact: make([]uint64, 0, ne), exactSlots: make([]uint32, 0, ne),
@@ -427,23 +436,11 @@ func (k *Kept) removeLocked(id string) bool {
 	delete(k.ids, id)
 	if f.FingerprintOnly {
 		k.fpOnly--
-	} else {
-		k.exact.remove(f.Exact, s)
 	}
-	switch {
-	case k.rule.method == MethodMinHash:
-		if len(f.Bands) == k.rule.bands {
-			for b, key := range f.Bands {
-				k.bands.remove(bandKey(b, key), s)
-			}
-		}
-	case k.byPrefix(f):
-		for _, h := range f.Sketch.h[:prefixLen(len(f.Sketch.h), k.rule.threshold)] {
-			k.sets.remove(uint64(h), s)
-		}
-	case k.wideDoc(f):
+	if k.wideDoc(f) {
 		k.wide--
 	}
+	k.entries(f, func(t *postings, key uint64) { t.remove(key, s) })
 	k.bytes -= int64(4 * len(f.Sketch.h))
 	if k.rule.method != MethodMinHash {
 		k.x.Remove(id)
