@@ -23,10 +23,7 @@ import (
 // the candidates each match reads (cands/op). n defaults to 100,000
 // (NEARDUP_BENCH_N).
 func BenchmarkKeptMatch(b *testing.B) {
-	n := 100000
-	if s := os.Getenv("NEARDUP_BENCH_N"); s != "" {
-		n, _ = strconv.Atoi(s)
-	}
+	n := benchN()
 	for _, tc := range []struct {
 		method string
 		k      int
@@ -35,28 +32,7 @@ func BenchmarkKeptMatch(b *testing.B) {
 		{dedup.MethodMinHash, 0, "random"}, {dedup.MethodSimHash, dedup.DefaultK, "windows"}, {dedup.MethodMinHash, 0, "windows"},
 		{dedup.MethodSimHash, dedup.DefaultK, "markov"}, {dedup.MethodMinHash, 0, "markov"}} {
 		b.Run(fmt.Sprintf("%s/k=%d/%s/n=%d", tc.method, tc.k, tc.text, n), func(b *testing.B) {
-			opt := dedup.Options{Method: tc.method, K: tc.k, KShort: tc.k}
-			rule, err := dedup.NewRule(opt)
-			if err != nil {
-				b.Fatal(err)
-			}
-			ex, _ := dedup.NewExtractor(opt)
-			rng := rand.New(rand.NewPCG(1, 2))
-			text := benchText(b, tc.text, rng)
-			ids := make([]string, n)
-			fs := make([]dedup.Features, n)
-			for i := range n {
-				ids[i], fs[i] = strconv.Itoa(i), ex.Extract(text())
-			}
-			kept, _ := dedup.NewKept(rule, n)
-			if err := kept.AddBulk(ids, fs); err != nil {
-				b.Fatal(err)
-			}
-			// Enough distinct queries that their candidates are not all in the cache.
-			qs := make([]dedup.Features, 20000)
-			for i := range qs {
-				qs[i] = ex.Extract(text())
-			}
+			kept, qs := benchKept(b, dedup.Options{Method: tc.method, K: tc.k, KShort: tc.k}, tc.text, n)
 			var cands int
 			for i := range qs {
 				cands += kept.Candidates(&qs[i])
@@ -71,6 +47,40 @@ func BenchmarkKeptMatch(b *testing.B) {
 			b.ReportMetric(float64(cands)/float64(len(qs)), "cands/op")
 		})
 	}
+}
+
+// benchN is the number of stored documents: NEARDUP_BENCH_N, else 100,000.
+func benchN() int {
+	if n, err := strconv.Atoi(os.Getenv("NEARDUP_BENCH_N")); err == nil && n > 0 {
+		return n
+	}
+	return 100000
+}
+
+// benchKept returns a set of n documents of the named texts under opt, and
+// 20,000 more of them as queries: enough distinct ones that their
+// candidates are not all in the cache.
+func benchKept(b *testing.B, opt dedup.Options, text string, n int) (*dedup.Kept, []dedup.Features) {
+	rule, err := dedup.NewRule(opt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ex, _ := dedup.NewExtractor(opt)
+	next := benchText(b, text, rand.New(rand.NewPCG(1, 2)))
+	ids := make([]string, n)
+	fs := make([]dedup.Features, n)
+	for i := range n {
+		ids[i], fs[i] = strconv.Itoa(i), ex.Extract(next())
+	}
+	kept, _ := dedup.NewKept(rule, n)
+	if err := kept.AddBulk(ids, fs); err != nil {
+		b.Fatal(err)
+	}
+	qs := make([]dedup.Features, 20000)
+	for i := range qs {
+		qs[i] = ex.Extract(next())
+	}
+	return kept, qs
 }
 
 // benchText returns the maker of the named texts: random, windows or markov.
@@ -99,29 +109,10 @@ func benchText(b *testing.B, name string, rng *rand.Rand) func() string {
 // service's serialised step for add_if_new: match, then insert into the
 // tables and the Hamming index) after n stored random-word documents.
 func BenchmarkKeptAddIfNew(b *testing.B) {
-	n := 100000
-	if s := os.Getenv("NEARDUP_BENCH_N"); s != "" {
-		n, _ = strconv.Atoi(s)
-	}
+	n := benchN()
 	for _, method := range []string{dedup.MethodSimHash, dedup.MethodMinHash} {
 		b.Run(fmt.Sprintf("%s/n=%d", method, n), func(b *testing.B) {
-			opt := dedup.Options{Method: method}
-			rule, _ := dedup.NewRule(opt)
-			ex, _ := dedup.NewExtractor(opt)
-			text := benchText(b, "random", rand.New(rand.NewPCG(1, 2)))
-			ids := make([]string, n)
-			fs := make([]dedup.Features, n)
-			for i := range n {
-				ids[i], fs[i] = strconv.Itoa(i), ex.Extract(text())
-			}
-			kept, _ := dedup.NewKept(rule, n)
-			if err := kept.AddBulk(ids, fs); err != nil {
-				b.Fatal(err)
-			}
-			qs := make([]dedup.Features, 20000)
-			for i := range qs {
-				qs[i] = ex.Extract(text())
-			}
+			kept, qs := benchKept(b, dedup.Options{Method: method}, "random", n)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if _, _, err := kept.AddIfNew(fmt.Sprint("new-", i), qs[i%len(qs)]); err != nil {
