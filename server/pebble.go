@@ -171,13 +171,26 @@ func (s *PebbleStore) Size() int64 {
 
 // Load implements Store.
 func (s *PebbleStore) Load(ctx context.Context, fn func(Record) error) error {
+	return s.scan(ctx, pebblePrefixDoc, func(key, v []byte) error {
+		r, err := decodeRecord(key, v)
+		if err != nil {
+			return err
+		}
+		return fn(r)
+	})
+}
+
+// scan calls fn with the key (without its prefix byte) and value of every
+// entry under prefix, in key order, until fn returns an error, which scan
+// returns; it checks ctx every 4,096 entries.
+func (s *PebbleStore) scan(ctx context.Context, prefix byte, fn func(key, v []byte) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return ErrClosed
 	}
 	it, err := s.db.NewIterWithContext(ctx, &pebble.IterOptions{
-		LowerBound: []byte{pebblePrefixDoc}, UpperBound: []byte{pebblePrefixDoc + 1}})
+		LowerBound: []byte{prefix}, UpperBound: []byte{prefix + 1}})
 	if err != nil {
 		return err
 	}
@@ -187,12 +200,8 @@ func (s *PebbleStore) Load(ctx context.Context, fn func(Record) error) error {
 			return errors.Join(ctx.Err(), it.Close())
 		}
 		v, err := it.ValueAndErr()
-		if err != nil {
-			return errors.Join(err, it.Close())
-		}
-		r, err := decodeRecord(it.Key()[1:], v)
 		if err == nil {
-			err = fn(r)
+			err = fn(it.Key()[1:], v)
 		}
 		if err != nil {
 			return errors.Join(err, it.Close())
@@ -234,29 +243,12 @@ func (s *PebbleStore) PutSnapshotDelete(ctx context.Context, id string, fp uint6
 
 // LoadSnapshotDeletes implements SnapshotDeletes.
 func (s *PebbleStore) LoadSnapshotDeletes(ctx context.Context, fn func(id string, fp uint64) error) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return ErrClosed
-	}
-	it, err := s.db.NewIterWithContext(ctx, &pebble.IterOptions{
-		LowerBound: []byte{pebblePrefixSnap}, UpperBound: []byte{pebblePrefixSnap + 1}})
-	if err != nil {
-		return err
-	}
-	for it.First(); it.Valid(); it.Next() {
-		v, err := it.ValueAndErr()
-		if err == nil && len(v) != 8 {
-			err = fmt.Errorf("%w: damaged snapshot delete of %q", ErrStoreFormat, it.Key()[1:])
+	return s.scan(ctx, pebblePrefixSnap, func(key, v []byte) error {
+		if len(v) != 8 {
+			return fmt.Errorf("%w: damaged snapshot delete of %q", ErrStoreFormat, key)
 		}
-		if err == nil {
-			err = fn(string(it.Key()[1:]), binary.BigEndian.Uint64(v))
-		}
-		if err != nil {
-			return errors.Join(err, it.Close())
-		}
-	}
-	return it.Close()
+		return fn(string(key), binary.BigEndian.Uint64(v))
+	})
 }
 
 // Put implements Store.
