@@ -227,8 +227,14 @@ func (s *Server) Load(ctx context.Context) error {
 				ErrExists, r.ID, s.opt.Snapshot)
 		}
 		if n%chunk == 0 {
-			idChunks = append(idChunks, make([]string, 0, min(chunk, max(n, 1024))))
-			fChunks = append(fChunks, make([]dedup.Features, 0, min(chunk, max(n, 1024))))
+			// The first chunk starts small (appends grow it): most stores in
+			// tests hold a handful of documents.
+			c := chunk
+			if n == 0 {
+				c = 1024
+			}
+			idChunks = append(idChunks, make([]string, 0, c))
+			fChunks = append(fChunks, make([]dedup.Features, 0, c))
 		}
 		last := len(idChunks) - 1
 		idChunks[last] = append(idChunks[last], r.ID)
