@@ -30,7 +30,7 @@ const (
 	DefaultRedisRetries  = 3
 	DefaultRedisLockTTL  = 5 * time.Second
 	DefaultRedisLockWait = 10 * time.Second
-	redisFormat          = "neardup-redis 2"
+	redisFormat          = "neardup-redis 3"
 )
 
 // RedisOptions configures a RedisStore. The zero value means the defaults,

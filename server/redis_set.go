@@ -29,12 +29,12 @@ func (s *RedisStore) lookup(ctx context.Context, fp, exact uint64, k int, withFP
 	if withFP {
 		tabs = make([]*redis.StringSliceCmd, len(s.masks))
 		for t := range s.masks {
-			tabs[t] = pipe.ZRange(ctx, s.tableKey(t, fp), 0, -1)
+			tabs[t] = pipe.SMembers(ctx, s.tableKey(t, fp))
 		}
 	}
 	var ex *redis.StringSliceCmd
 	if withExact {
-		ex = pipe.ZRange(ctx, s.exactKey(exact), 0, -1)
+		ex = pipe.SMembers(ctx, s.exactKey(exact))
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, nil, unavailable(err)

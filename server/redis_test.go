@@ -129,6 +129,20 @@ func testRedisStoreMode(t *testing.T, addr string, direct bool) {
 			t.Errorf("OpenRedis replica with method minhash: %v", err)
 		}
 	})
+	t.Run("OldFormatRefused", func(t *testing.T) {
+		// An index of format 2 holds sorted sets where this one writes
+		// plain sets: Redis would answer its SADDs with WRONGTYPE.
+		p := newPrefix()
+		s := openTestRedis(t, addr, p, RedisOptions{Direct: direct})
+		if err := s.c.HSet(context.Background(), p+"meta", "format", "neardup-redis 2").Err(); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		_, err := OpenRedis(context.Background(), addr, RedisOptions{Prefix: p, Direct: direct})
+		if !errors.Is(err, ErrStoreFormat) || !strings.Contains(err.Error(), `"neardup-redis 2"`) {
+			t.Errorf("OpenRedis on a format 2 index: error %v, want ErrStoreFormat naming it", err)
+		}
+	})
 }
 
 func TestRedisStore(t *testing.T) {

@@ -141,7 +141,7 @@ func (s *RedisStore) commit(ctx context.Context, token string, cs []change) (_ s
 	return id, nil
 }
 
-// indexEntries adds to pipe the ZADDs (or, with remove, the ZREMs) of r's
+// indexEntries adds to pipe the SADDs (or, with remove, the SREMs) of r's
 // table and exact entries.
 func (s *RedisStore) indexEntries(ctx context.Context, pipe redis.Pipeliner, r *Record, remove bool) {
 	fp := r.Features.FP
@@ -150,15 +150,15 @@ func (s *RedisStore) indexEntries(ctx context.Context, pipe redis.Pipeliner, r *
 			break // MinHash features have no fingerprint: candidates come from the replica's bands
 		}
 		if remove {
-			pipe.ZRem(ctx, s.tableKey(t, fp), member(fp, r.ID))
+			pipe.SRem(ctx, s.tableKey(t, fp), member(fp, r.ID))
 		} else {
-			pipe.ZAdd(ctx, s.tableKey(t, fp), redis.Z{Score: float64(r.Seq), Member: member(fp, r.ID)})
+			pipe.SAdd(ctx, s.tableKey(t, fp), member(fp, r.ID))
 		}
 	}
 	if remove {
-		pipe.ZRem(ctx, s.exactKey(r.Features.Exact), r.ID)
+		pipe.SRem(ctx, s.exactKey(r.Features.Exact), r.ID)
 	} else {
-		pipe.ZAdd(ctx, s.exactKey(r.Features.Exact), redis.Z{Score: float64(r.Seq), Member: r.ID})
+		pipe.SAdd(ctx, s.exactKey(r.Features.Exact), r.ID)
 	}
 }
 
