@@ -120,11 +120,35 @@ func (r *replica) runSync(c *syncCall) {
 
 // pull reads the log into the replica up to its head: the whole log the
 // first time, then from the last entry applied, logChunk entries a round
-// trip.
+// trip. The reads run without the lock, which the committer needs several
+// times a batch: a sync runs whenever requests arrive, and a lock held over
+// its round trips made every commit wait for them. A read that the
+// committer overtook (it applied its own batch meanwhile) is dropped by
+// applyReadLocked and made again from the new position.
 func (r *replica) pull(ctx context.Context) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.catchUpLocked(ctx, false)
+	for {
+		if err := r.s.check(); err != nil {
+			return err
+		}
+		r.mu.Lock()
+		if !r.loaded {
+			err := r.rebuildLocked(ctx)
+			r.mu.Unlock()
+			return err
+		}
+		from := r.last
+		r.mu.Unlock()
+		msgs, err := r.s.readLog(ctx, r.s.c, from).Result()
+		if err != nil {
+			return unavailable(err)
+		}
+		r.mu.Lock()
+		atHead, err := r.applyReadLocked(ctx, from, msgs)
+		r.mu.Unlock()
+		if err != nil || atHead {
+			return err
+		}
+	}
 }
 
 // catchUpLocked reads the log until the replica is at its head (atHead:
