@@ -85,9 +85,9 @@ type Kept struct {
 }
 
 type keptDoc struct {
-	id   string
+	live bool // false once removed (first: read with f's first fields)
 	f    Features
-	live bool // false once removed
+	id   string
 }
 
 // slots holds the documents by slot in chunks of a fixed size, so that
@@ -495,6 +495,7 @@ func (k *Kept) AddIfNew(id string, f Features) (KeptMatch, bool, error) {
 type matchScratch struct {
 	cands []uint32 // candidate slots, with repeats
 	seen  []uint32 // open-addressing set of slot+1
+	uniq  []uint32 // distinct candidates
 	out   []uint32 // distinct candidates that the rule accepts
 }
 
@@ -522,17 +523,30 @@ func (k *Kept) matchLocked(f *Features, limit int) ([]KeptMatch, error) {
 	}
 	seen := sc.seen[:size]
 	clear(seen)
-	out := sc.out[:0]
+	uniq := sc.uniq[:0]
 	for _, s := range cands {
 		i := uint32(simhash.Mix64(uint64(s), 0)) & uint32(size-1)
 		for seen[i] != 0 && seen[i] != s+1 {
 			i = (i + 1) & uint32(size-1)
 		}
-		if seen[i] != 0 {
-			continue
+		if seen[i] == 0 {
+			seen[i] = s + 1
+			uniq = append(uniq, s)
 		}
-		seen[i] = s + 1
-		if d := k.docs.at(s); d.live && k.rule.Duplicates(&d.f, f) {
+	}
+	sc.uniq = uniq
+	// Most candidates fail the fingerprint test, whose fields share a cache
+	// line with live: test them all in a short loop, whose misses overlap,
+	// and verify the few that pass.
+	near := uniq[:0]
+	for _, s := range uniq {
+		if d := k.docs.at(s); d.live && k.rule.Near(&d.f, f) {
+			near = append(near, s)
+		}
+	}
+	out := sc.out[:0]
+	for _, s := range near {
+		if k.rule.Verify(&k.docs.at(s).f, f) {
 			out = append(out, s)
 		}
 	}
@@ -574,9 +588,7 @@ func (k *Kept) candidatesLocked(cands []uint32, f *Features) ([]uint32, error) {
 			}
 		}
 	case k.byPrefix(f):
-		for _, h := range f.Sketch.h[:prefixLen(len(f.Sketch.h), k.rule.threshold)] {
-			cands = k.sets.find(cands, uint64(h))
-		}
+		cands = k.sets.findEach(cands, f.Sketch.h[:prefixLen(len(f.Sketch.h), k.rule.threshold)])
 		if k.wide > 0 {
 			var err error
 			if cands, err = k.queryIndex(cands, f, true); err != nil {
@@ -672,6 +684,46 @@ func (p *postings) find(dst []uint32, key uint64) []uint32 {
 		if e.key == h {
 			dst = append(dst, e.slot)
 		}
+	}
+	return dst
+}
+
+// findEach appends the slots of every key, as find does for each in turn.
+// A match probes a few dozen buckets of a table of tens of megabytes, each
+// a cache miss for its slice header and another for its entries: findEach
+// reads the headers of a group of buckets first, then checks their first
+// entries, then scans the rest, so that the misses of a group are in flight
+// together rather than one after the other. The slots come in another order
+// than find's, which callers do not rely on.
+func (p *postings) findEach(dst []uint32, keys []uint32) []uint32 {
+	const group = 32
+	var (
+		hs [group]uint32
+		bs [group][]posting
+	)
+	for len(keys) > 0 {
+		n := min(len(keys), group)
+		for i, key := range keys[:n] {
+			hs[i] = uint32(simhash.Mix64(uint64(key), 0) >> 32)
+			bs[i] = *p.bucket(hs[i])
+		}
+		for i, b := range bs[:n] {
+			if len(b) > 0 && b[0].key == hs[i] {
+				dst = append(dst, b[0].slot)
+			}
+		}
+		for i, b := range bs[:n] {
+			if len(b) < 2 {
+				continue
+			}
+			h := hs[i]
+			for _, e := range b[1:] {
+				if e.key == h {
+					dst = append(dst, e.slot)
+				}
+			}
+		}
+		keys = keys[n:]
 	}
 	return dst
 }

@@ -397,6 +397,22 @@ func TestPostingsGrowIncrementally(t *testing.T) {
 				t.Fatalf("key %d: slot %d missing from %v (bits %d, split %d of %d)", key, s, got, p.bits, p.split, len(p.old))
 			}
 		}
+		// findEach, over more keys than one group, finds what find
+		// finds for each.
+		keys := []uint32{uint32(key)}
+		for range 40 {
+			keys = append(keys, uint32(rng.IntN(50000)))
+		}
+		var each []uint32
+		for _, k := range keys {
+			each = p.find(each, uint64(k))
+		}
+		all := p.findEach(nil, keys)
+		slices.Sort(each)
+		slices.Sort(all)
+		if !slices.Equal(all, each) {
+			t.Fatalf("findEach(%v) = %v, find of each gives %v", keys, all, each)
+		}
 	}
 	grows, midSplit := 0, 0
 	for i := range 200000 {

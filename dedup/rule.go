@@ -50,20 +50,22 @@ type Features struct {
 	Length uint32 // text length in bytes (saturating)
 	// Empty is set when the profile found no features (or the tokenizer no
 	// token): such a document has fingerprint 0.
-	Empty  bool
-	Sketch Sketch         // shingle set (VerifyJaccard)
-	Vector measure.Vector // TF-IDF vector (VerifyCosine; filled in by the batch run)
-	Sig    minhash.Signature
-	// Bands are the LSH band keys of Sig (MethodMinHash, from Extractor and
-	// NewExtractor's options; nil for a document without tokens, which only
-	// exact copies match).
-	Bands []uint64
+	Empty bool
 	// FingerprintOnly marks a document of which only FP is known (Exact,
 	// Tokens, Length and the verification data are unknown, and zero): it
 	// matches on fingerprint distance alone and its matches are unverified
 	// (see the rule's notes above). Kept.AddFingerprints makes such
 	// documents. AppendBinary does not record it: they are not stored.
+	// (Beside the fields above, which Rule.Near reads with it: one cache
+	// line for the test most candidates fail.)
 	FingerprintOnly bool
+	Sketch          Sketch         // shingle set (VerifyJaccard)
+	Vector          measure.Vector // TF-IDF vector (VerifyCosine; filled in by the batch run)
+	Sig             minhash.Signature
+	// Bands are the LSH band keys of Sig (MethodMinHash, from Extractor and
+	// NewExtractor's options; nil for a document without tokens, which only
+	// exact copies match).
+	Bands []uint64
 }
 
 // noFP reports whether the document has no usable fingerprint: no features
