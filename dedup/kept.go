@@ -76,6 +76,7 @@ type Kept struct {
 	ids    map[string]uint32 // slot by id
 	docs   slots             // by slot, in priority order, removed ones too
 	live   int
+	resets int      // times docs was emptied and its slots started again
 	exact  postings // key: the token-sequence hash
 	sets   postings // prefix: the hashes of each set's prefix
 	bands  postings // MethodMinHash: band keys, mixed with their band's number
@@ -451,6 +452,7 @@ func (k *Kept) removeLocked(id string) bool {
 		// Every table is empty: start the slots again, so that a set used
 		// for a while and emptied (a batch's scratch set) does not grow.
 		k.docs.reset()
+		k.resets++
 	}
 	return true
 }
@@ -478,10 +480,33 @@ func (k *Kept) MatchAll(f *Features, limit int) ([]KeptMatch, error) {
 // AddIfNew adds id unless f duplicates a document of the set, atomically:
 // of two near-identical documents added at once, exactly one is added. It
 // returns the match that kept id out.
+//
+// The match runs under the read lock, beside other matches: a match found
+// then is the answer (the set held it; nothing is added). Otherwise, under
+// the write lock, only the documents added since can match (a removal
+// cannot make one), and they are the slots from the one the match saw
+// first: they are tested one by one, a few dozen under concurrent adds,
+// instead of matching the whole set again with every writer waiting.
 func (k *Kept) AddIfNew(id string, f Features) (KeptMatch, bool, error) {
+	k.mu.RLock()
+	n0, resets0 := k.docs.n, k.resets
+	ms, err := k.matchLocked(&f, 1)
+	k.mu.RUnlock()
+	if err != nil {
+		return KeptMatch{}, false, err
+	}
+	if len(ms) > 0 {
+		return ms[0], true, nil
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	ms, err := k.matchLocked(&f, 1)
+	if k.resets != resets0 || k.docs.n-n0 > maxRecheck || k.rule.method == MethodMinHash {
+		// Emptied and refilled, many added, or candidates that are not a
+		// superset of the rule's matches (LSH bands): match again.
+		ms, err = k.matchLocked(&f, 1)
+	} else {
+		ms = k.matchSinceLocked(&f, uint32(n0))
+	}
 	if err != nil {
 		return KeptMatch{}, false, err
 	}
@@ -489,6 +514,32 @@ func (k *Kept) AddIfNew(id string, f Features) (KeptMatch, bool, error) {
 		return ms[0], true, nil
 	}
 	return KeptMatch{}, false, k.addLocked(id, f)
+}
+
+// maxRecheck is the most documents added during an AddIfNew's match that
+// it tests one by one; beyond, it matches the set again.
+const maxRecheck = 1024
+
+// matchSinceLocked returns the first live document from slot "from" on that
+// f duplicates, testing each with Rule.Duplicates. Under MethodSimHash that
+// is the first that matchLocked would return among them: its candidates
+// are a superset of what the rule accepts (see Kept), which Duplicates
+// then filters.
+func (k *Kept) matchSinceLocked(f *Features, from uint32) []KeptMatch {
+	for s := from; s < uint32(k.docs.n); s++ {
+		if d := k.docs.at(s); d.live && k.rule.Duplicates(&d.f, f) {
+			return []KeptMatch{k.keptMatch(s, f)}
+		}
+	}
+	return nil
+}
+
+// keptMatch describes the match of f with the document in slot s.
+func (k *Kept) keptMatch(s uint32, f *Features) KeptMatch {
+	d := k.docs.at(s)
+	verified := k.rule.Verified(&d.f, f)
+	return KeptMatch{ID: d.id, Seq: uint64(s), Distance: simhash.Distance(d.f.FP, f.FP),
+		Score: k.rule.Score(&d.f, f), Exact: verified && d.f.Exact == f.Exact, Unverified: !verified}
 }
 
 // matchScratch is a match's working memory, reused between matches.
@@ -560,10 +611,7 @@ func (k *Kept) matchLocked(f *Features, limit int) ([]KeptMatch, error) {
 		ms = make([]KeptMatch, 0, len(out))
 	}
 	for _, s := range out {
-		d := k.docs.at(s)
-		verified := k.rule.Verified(&d.f, f)
-		ms = append(ms, KeptMatch{ID: d.id, Seq: uint64(s), Distance: simhash.Distance(d.f.FP, f.FP),
-			Score: k.rule.Score(&d.f, f), Exact: verified && d.f.Exact == f.Exact, Unverified: !verified})
+		ms = append(ms, k.keptMatch(s, f))
 	}
 	return ms, nil
 }

@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -9,6 +10,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/neardup/neardup/internal/testcorpora"
@@ -112,6 +114,16 @@ func TestKeptMatchesEveryDocument(t *testing.T) {
 				if m, ok, _ := kept.Match(&f); ok != (len(want) > 0) || ok && m.ID != want[0] {
 					t.Fatalf("document %d: Match %v %v, want the first of %v", i, m.ID, ok, want)
 				}
+				if rule.method != MethodMinHash {
+					// AddIfNew's recheck of the documents added during
+					// its match, here over every slot.
+					kept.mu.RLock()
+					since := kept.matchSinceLocked(&f, 0)
+					kept.mu.RUnlock()
+					if len(since) != min(len(want), 1) || len(since) > 0 && !sameMatch(since[0], ms[0]) {
+						t.Fatalf("document %d: matchSinceLocked %+v, want the first of %v (%+v)", i, since, want, ms)
+					}
+				}
 				matched += min(len(want), 1)
 				id := fmt.Sprint("d", i)
 				if err := kept.Add(id, f); err != nil {
@@ -133,6 +145,92 @@ func TestKeptMatchesEveryDocument(t *testing.T) {
 				t.Fatalf("only %d of %d documents had a match: the test proves little", matched, len(texts))
 			}
 			t.Logf("%d documents, %d with a match, %d kept", len(texts), matched, len(all))
+		})
+	}
+}
+
+// sameMatch compares matches, NaN scores equal.
+func sameMatch(a, b KeptMatch) bool {
+	return a.ID == b.ID && a.Seq == b.Seq && a.Distance == b.Distance && a.Exact == b.Exact &&
+		a.Unverified == b.Unverified && (a.Score == b.Score || math.IsNaN(a.Score) && math.IsNaN(b.Score))
+}
+
+// Concurrent AddIfNew calls of near-copies keep a set in which no document
+// duplicates an earlier one, and decline each of the others in favour of a
+// kept document that it duplicates: the guarantee of the write lock, with
+// the match made under the read lock and the recheck of what was added
+// meanwhile.
+func TestKeptAddIfNewConcurrent(t *testing.T) {
+	texts := keptTexts(t)
+	for _, opt := range []Options{{}, {Method: MethodMinHash}} {
+		t.Run(cmp.Or(opt.Method, MethodSimHash), func(t *testing.T) {
+			rule, err := NewRule(opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ex, err := NewExtractor(opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fs []Features
+			for _, text := range texts[:600] {
+				fs = append(fs, ex.Extract(text), ex.Extract(nearCopy(text)))
+			}
+			for round := range 10 {
+				kept, err := NewKept(rule, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				const workers = 4
+				declined := make([]KeptMatch, len(fs))
+				isDup := make([]bool, len(fs))
+				var wg sync.WaitGroup
+				for w := range workers {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for i := w; i < len(fs); i += workers {
+							// A text and its near-copy go to two
+							// workers at about the same moment.
+							j := (i + 2*round) % len(fs)
+							m, dup, err := kept.AddIfNew(fmt.Sprint("d", j), fs[j])
+							if err != nil {
+								t.Error(err)
+								return
+							}
+							declined[j], isDup[j] = m, dup
+						}
+					}()
+				}
+				wg.Wait()
+				var stored []int
+				for s := range kept.docs.n {
+					d := kept.docs.at(uint32(s))
+					var j int
+					fmt.Sscanf(d.id, "d%d", &j)
+					for _, e := range stored {
+						if rule.Duplicates(&fs[e], &fs[j]) && (rule.method != MethodMinHash || shareBand(&fs[e], &fs[j]) || fs[e].Exact == fs[j].Exact) {
+							t.Fatalf("round %d: d%d stored after d%d, which it duplicates", round, j, e)
+						}
+					}
+					stored = append(stored, j)
+				}
+				dups := 0
+				for j := range fs {
+					if !isDup[j] {
+						continue
+					}
+					dups++
+					var e int
+					fmt.Sscanf(declined[j].ID, "d%d", &e)
+					if !kept.Contains(declined[j].ID) || !rule.Duplicates(&fs[e], &fs[j]) {
+						t.Fatalf("round %d: d%d declined for %q, which is not a kept duplicate", round, j, declined[j].ID)
+					}
+				}
+				if dups+len(stored) != len(fs) || dups < len(fs)/10 {
+					t.Fatalf("round %d: %d stored, %d declined of %d", round, len(stored), dups, len(fs))
+				}
+			}
 		})
 	}
 }
