@@ -66,7 +66,7 @@ var ErrKeptFormat = errors.New("dedup: bad kept-set file")
 // documents.
 //
 // Kept is safe for concurrent use: matches share a read lock, Add and Remove
-// take the write lock.
+// take the write lock, and AddIfNew takes one then the other.
 type Kept struct {
 	rule   *Rule
 	x      *index.Index // MethodSimHash: every fingerprint
