@@ -173,7 +173,7 @@ func TestKeptAddIfNewConcurrent(t *testing.T) {
 				t.Fatal(err)
 			}
 			var fs []Features
-			for _, text := range texts[:600] {
+			for _, text := range texts[:min(600, len(texts))] {
 				fs = append(fs, ex.Extract(text), ex.Extract(nearCopy(text)))
 			}
 			for round := range 10 {
