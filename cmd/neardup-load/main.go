@@ -85,7 +85,7 @@ func main() {
 	flag.IntVar(&cfg.c, "c", 16, "concurrent clients")
 	flag.DurationVar(&cfg.d, "d", 10*time.Second, "duration of each measured phase (at most 5m)")
 	flag.IntVar(&cfg.batch, "batch", 500, "documents per preload batch request")
-	flag.IntVar(&cfg.pool, "texts", 20000, "distinct request texts (or fingerprints with -mode fp) made before the measured phases")
+	flag.IntVar(&cfg.pool, "texts", 20000, "distinct request texts (or fingerprints with -mode fp) made before the measured phases; add_if_new sends each once, in turn, before repeating any")
 	flag.StringVar(&cfg.workload, "workload", "markov", "markov: new text from a word-pair model of the prose, one document in ten an edited copy (1 word in 100 replaced) of a recent one; windows: windows of the prose itself with one word in 20 replaced (at 1M documents each word is in ~70 of them)")
 	flag.StringVar(&cfg.phases, "phases", "add_if_new,search", "-mode text: the measured phases, in this order")
 	flag.Uint64Var(&cfg.seed, "seed", 0, "-mode text: draw the request texts from this seed (0: continue after the preload, as the first run on a data directory does); another seed sends new documents to a service that holds an earlier run's")
@@ -213,11 +213,22 @@ func runText(cfg *config, prose string) {
 	for _, name := range strings.Split(cfg.phases, ",") {
 		switch name {
 		case "add_if_new":
+			// Each text once, in turn over all clients: texts that came
+			// round again would be declined as copies of themselves, and
+			// how many did depended on the number of requests.
+			var sent atomic.Int64
+			var wrapped sync.Once
 			phase(cfg.host, cfg.c, cfg.d, name, func(g int) func(n int) []byte {
 				var body, req []byte
 				return func(n int) []byte {
+					i := int(sent.Add(1) - 1)
+					if i == len(texts) {
+						wrapped.Do(func() {
+							log.Printf("add_if_new: all %d request texts sent, the next ones repeat them (raise -texts)", len(texts))
+						})
+					}
 					body = fmt.Appendf(body[:0], `{"id":"load-%d-%d-%d","mode":"add_if_new","text":`, run, g, n)
-					body = append(body, texts[(g*7919+n)%len(texts)]...)
+					body = append(body, texts[i%len(texts)]...)
 					req = postRequest(req[:0], cfg.host, "/v1/documents", append(body, '}'))
 					return req
 				}
