@@ -107,7 +107,7 @@ func (r *replica) sync(ctx context.Context) error {
 
 // runSync runs c, then starts the call queued meanwhile, if any.
 func (r *replica) runSync(c *syncCall) {
-	c.err = r.pull(r.ctx)
+	c.err = r.catchUp(r.ctx, false)
 	close(c.done)
 	r.smu.Lock()
 	next := r.next
@@ -118,21 +118,25 @@ func (r *replica) runSync(c *syncCall) {
 	}
 }
 
-// pull reads the log into the replica up to its head: the whole log the
-// first time, then from the last entry applied, logChunk entries a round
-// trip. The reads run without the lock, which the committer needs several
-// times a batch: a sync runs whenever requests arrive, and a lock held over
-// its round trips made every commit wait for them. A read that the
-// committer overtook (it applied its own batch meanwhile) is dropped by
+// catchUp reads the log into the replica up to its head (atHead: it is
+// there already, as of a read made holding the write lock): the whole log
+// the first time, then from the last entry applied, logChunk entries a
+// round trip. The reads run without r.mu, which the committer needs several
+// times a batch: a sync runs whenever requests arrive, and the mutex held
+// over its round trips made every commit wait for them. A read overtaken by
+// another (the committer applied its own batch meanwhile) is dropped by
 // applyReadLocked and made again from the new position.
-func (r *replica) pull(ctx context.Context) error {
+func (r *replica) catchUp(ctx context.Context, atHead bool) error {
 	for {
 		if err := r.s.check(); err != nil {
 			return err
 		}
 		r.mu.Lock()
-		if !r.loaded {
-			err := r.rebuildLocked(ctx)
+		if !r.loaded || atHead {
+			var err error
+			if !r.loaded {
+				err = r.rebuildLocked(ctx)
+			}
 			r.mu.Unlock()
 			return err
 		}
@@ -143,34 +147,12 @@ func (r *replica) pull(ctx context.Context) error {
 			return unavailable(err)
 		}
 		r.mu.Lock()
-		atHead, err := r.applyReadLocked(ctx, from, msgs)
+		atHead, err = r.applyReadLocked(ctx, from, msgs)
 		r.mu.Unlock()
-		if err != nil || atHead {
-			return err
-		}
-	}
-}
-
-// catchUpLocked reads the log until the replica is at its head (atHead:
-// it is already, as of a read made holding the write lock).
-func (r *replica) catchUpLocked(ctx context.Context, atHead bool) error {
-	if err := r.s.check(); err != nil {
-		return err
-	}
-	if !r.loaded {
-		return r.rebuildLocked(ctx)
-	}
-	for !atHead {
-		from := r.last
-		msgs, err := r.s.readLog(ctx, r.s.c, from).Result()
 		if err != nil {
-			return unavailable(err)
-		}
-		if atHead, err = r.applyReadLocked(ctx, from, msgs); err != nil {
 			return err
 		}
 	}
-	return nil
 }
 
 // applyReadLocked applies msgs, a read of the log from "from" (readLog), and
@@ -482,13 +464,14 @@ func (r *replica) commitBatch(batch []*redisOp) {
 	}
 	hold, hcancel := context.WithDeadline(ctx, t0.Add(s.opt.LockTTL/2))
 	defer hcancel()
-	r.mu.Lock()
-	if err := r.catchUpLocked(hold, atHead); err != nil {
-		r.mu.Unlock()
+	// Holding the write lock, nothing appends to the log: caught up, the
+	// replica stays at its head while the batch is decided.
+	if err := r.catchUp(hold, atHead); err != nil {
 		s.release(ctx, token)
 		answerAll(live, err)
 		return
 	}
+	r.mu.Lock()
 	res, cs, undo, err := r.decide(live, lr.seq)
 	head := r.last
 	r.mu.Unlock()
