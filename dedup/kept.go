@@ -691,6 +691,10 @@ type postings struct {
 
 type posting struct{ key, slot uint32 }
 
+// mixKey is the part of key that a posting keeps: the top 32 bits of the
+// mixed key, whose top bits are its bucket.
+func mixKey(key uint64) uint32 { return uint32(simhash.Mix64(key, 0) >> 32) }
+
 // perBucket is the average bucket length at which the table doubles.
 const perBucket = 16
 
@@ -720,14 +724,14 @@ func (p *postings) add(key uint64, slot uint32) {
 	} else if p.n >= perBucket*len(p.buckets) && p.bits < 30 {
 		p.grow()
 	}
-	h := uint32(simhash.Mix64(key, 0) >> 32)
+	h := mixKey(key)
 	b := p.bucket(h)
 	*b = append(*b, posting{h, slot})
 	p.n++
 }
 
 func (p *postings) find(dst []uint32, key uint64) []uint32 {
-	h := uint32(simhash.Mix64(key, 0) >> 32)
+	h := mixKey(key)
 	for _, e := range *p.bucket(h) {
 		if e.key == h {
 			dst = append(dst, e.slot)
@@ -752,7 +756,7 @@ func (p *postings) findEach(dst []uint32, keys []uint32) []uint32 {
 	for len(keys) > 0 {
 		n := min(len(keys), group)
 		for i, key := range keys[:n] {
-			hs[i] = uint32(simhash.Mix64(uint64(key), 0) >> 32)
+			hs[i] = mixKey(uint64(key))
 			bs[i] = *p.bucket(hs[i])
 		}
 		for i, b := range bs[:n] {
@@ -777,7 +781,7 @@ func (p *postings) findEach(dst []uint32, keys []uint32) []uint32 {
 }
 
 func (p *postings) remove(key uint64, slot uint32) {
-	h := uint32(simhash.Mix64(key, 0) >> 32)
+	h := mixKey(key)
 	b := p.bucket(h)
 	for i, e := range *b {
 		if e.key == h && e.slot == slot {
@@ -849,7 +853,7 @@ func (p *postings) addBulk(keys []uint64, slots []uint32) {
 	shift := 32 - p.bits
 	hs := make([]uint32, len(keys))
 	for i, k := range keys {
-		hs[i] = uint32(simhash.Mix64(k, 0) >> 32)
+		hs[i] = mixKey(k)
 	}
 	start := make([]int, 1<<p.bits+1)
 	for _, b := range old {
