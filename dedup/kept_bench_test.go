@@ -122,3 +122,30 @@ func BenchmarkKeptAddIfNew(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkKeptAddBulk measures the start-up of the service: NewKept and one
+// AddBulk of n stored markov documents (NEARDUP_BENCH_N, default 100,000),
+// their features already decoded. It reports the time per document.
+func BenchmarkKeptAddBulk(b *testing.B) {
+	n := benchN()
+	opt := dedup.Options{}
+	rule, err := dedup.NewRule(opt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ex, _ := dedup.NewExtractor(opt)
+	next := benchText(b, "markov", rand.New(rand.NewPCG(1, 2)))
+	ids := make([]string, n)
+	fs := make([]dedup.Features, n)
+	for i := range n {
+		ids[i], fs[i] = strconv.Itoa(i), ex.Extract(next())
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		kept, _ := dedup.NewKept(rule, n)
+		if err := kept.AddBulk(ids, fs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/doc")
+}

@@ -551,3 +551,58 @@ func TestPostingsGrowIncrementally(t *testing.T) {
 		t.Errorf("%d doublings, %d adds during a split: the test did not exercise growth", grows, midSplit)
 	}
 }
+
+// TestPostingsAddBulk loads a table in bulk: into an empty table (a sort of
+// several radix passes), into one that holds entries (a rebuild), and a
+// piece small enough to go in one add at a time; each bucket must hold
+// exactly its keys' entries, in the order they were added.
+func TestPostingsAddBulk(t *testing.T) {
+	var p postings
+	p.init(0)
+	rng := rand.New(rand.NewPCG(5, 6))
+	model := map[uint64][]uint32{}
+	slot := uint32(0)
+	piece := func(n int) []posting {
+		list := make([]posting, n)
+		for i := range list {
+			key := uint64(rng.IntN(1 << 22))
+			list[i] = posting{mixKey(key), slot}
+			model[key] = append(model[key], slot)
+			slot++
+		}
+		return list
+	}
+	for _, n := range []int{1 << 20, 1 << 19, 1000} {
+		p.addBulk(piece(n))
+		if n == 1<<20 && p.bits <= 11 {
+			t.Fatalf("%d buckets: the sort took one pass", 1<<p.bits)
+		}
+	}
+	total := 0
+	for j, b := range p.buckets {
+		total += len(b)
+		for i, e := range b {
+			if int(e.key>>(32-p.bits)) != j {
+				t.Fatalf("bucket %d holds key %x", j, e.key)
+			}
+			if i > 0 && e.slot <= b[i-1].slot {
+				t.Fatalf("bucket %d: slot %d after %d", j, e.slot, b[i-1].slot)
+			}
+		}
+	}
+	if total != int(slot) || p.n != total {
+		t.Fatalf("%d entries in buckets, n = %d, %d added", total, p.n, slot)
+	}
+	for key, want := range model {
+		got := p.find(nil, key)
+		// Other keys may share the 32 bits kept: count this key's only.
+		for _, s := range want {
+			if !slices.Contains(got, s) {
+				t.Fatalf("key %d: slot %d missing from %v", key, s, got)
+			}
+		}
+		if len(got) > 4*len(want)+8 {
+			t.Fatalf("key %d: %d slots found, %d added", key, len(got), len(want))
+		}
+	}
+}
