@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"math"
 	mathbits "math/bits"
 	"slices"
@@ -75,14 +76,31 @@ type Kept struct {
 	mu     sync.RWMutex      // guards the fields below, and orders x's writes with them
 	ids    map[string]uint32 // slot by id
 	docs   slots             // by slot, in priority order, removed ones too
+	resets int               // times docs was emptied and its slots started again
+	exact  postings          // key: the token-sequence hash
+	sets   postings          // prefix: the hashes of each set's prefix
+	bands  postings          // MethodMinHash: band keys, mixed with their band's number
+	counts
+}
+
+// counts are the tallies of a set's live documents.
+type counts struct {
 	live   int
-	resets int      // times docs was emptied and its slots started again
-	exact  postings // key: the token-sequence hash
-	sets   postings // prefix: the hashes of each set's prefix
-	bands  postings // MethodMinHash: band keys, mixed with their band's number
-	wide   int      // documents found only through x (not in sets)
-	fpOnly int      // fingerprint-only documents (counted in wide too)
-	bytes  int64    // sketch bytes held
+	wide   int   // documents found only through x (not in sets)
+	fpOnly int   // fingerprint-only documents (counted in wide too)
+	bytes  int64 // sketch bytes held
+}
+
+// add counts f in (by = 1) or out (by = -1).
+func (c *counts) add(k *Kept, f *Features, by int) {
+	c.live += by
+	if f.FingerprintOnly {
+		c.fpOnly += by
+	}
+	if k.wideDoc(f) {
+		c.wide += by
+	}
+	c.bytes += int64(by * 4 * len(f.Sketch.h))
 }
 
 type keptDoc struct {
@@ -105,34 +123,23 @@ func (s *slots) at(i uint32) *keptDoc {
 	return &s.chunks[i>>slotChunkBits][i&(1<<slotChunkBits-1)]
 }
 
-// add appends d and returns its slot. A chunk grows by appending up to its
-// full size, so a small set stays small.
+// add appends d and returns its slot. The first chunk grows by appending
+// up to its full size, so a small set stays small; the others are
+// allocated at full size (growing them by appends copied each several
+// times, most of a bulk load's time in this function).
 func (s *slots) add(d keptDoc) uint32 {
 	i := uint32(s.n)
 	c := int(i >> slotChunkBits)
 	if c == len(s.chunks) {
-		s.chunks = append(s.chunks, nil)
+		var chunk []keptDoc
+		if c > 0 {
+			chunk = make([]keptDoc, 0, 1<<slotChunkBits)
+		}
+		s.chunks = append(s.chunks, chunk)
 	}
 	s.chunks[c] = append(s.chunks[c], d)
 	s.n++
 	return i
-}
-
-// reserve makes room for n more documents, allocating the chunks they fill
-// at their full size: filling them by appends copied each one several times.
-func (s *slots) reserve(n int) {
-	const size = 1 << slotChunkBits
-	for i := s.n; i < s.n+n; i = (i/size + 1) * size {
-		c := i / size
-		if c == len(s.chunks) {
-			s.chunks = append(s.chunks, nil)
-		}
-		if cap(s.chunks[c]) < size && s.n+n-c*size > cap(s.chunks[c]) {
-			chunk := make([]keptDoc, len(s.chunks[c]), min(size, s.n+n-c*size))
-			copy(chunk, s.chunks[c])
-			s.chunks[c] = chunk
-		}
-	}
 }
 
 // reset empties s, keeping its first chunk's memory.
@@ -254,7 +261,7 @@ func (k *Kept) addLocked(id string, f Features) error {
 			return err
 		}
 	}
-	k.insertLocked(id, f, nil)
+	k.insertLocked(id, f)
 	return nil
 }
 
@@ -271,25 +278,15 @@ func prefixLen(n int, t float64) int {
 	return min(n, max(1, n-int(math.Ceil(t*float64(n)-1e-6))+1))
 }
 
-// insertLocked puts id in the tables, last in priority (or, with b, in b's
-// lists of entries for the tables).
-func (k *Kept) insertLocked(id string, f Features, b *bulk) {
+// insertLocked puts id in the tables, last in priority.
+func (k *Kept) insertLocked(id string, f Features) {
 	// The signature made the band keys; the rule needs only those (and the
 	// signature is Perms·8 bytes, 1 KiB by default, per document).
 	f.Sig = nil
 	s := k.docs.add(keptDoc{id: id, f: f, live: true})
-	if b == nil {
-		k.ids[id] = s // AddBulk has set the ids of b's documents
-	}
-	k.live++
-	if f.FingerprintOnly {
-		k.fpOnly++
-	}
-	if k.wideDoc(&f) {
-		k.wide++
-	}
-	k.entries(&f, func(t *postings, key uint64) { k.put(t, b, key, s) })
-	k.bytes += int64(4 * len(f.Sketch.h))
+	k.ids[id] = s
+	k.counts.add(k, &f, 1)
+	k.entries(&f, func(t *postings, key uint64) { t.add(key, s) })
 }
 
 // entries calls fn with each table entry of f: its token-sequence hash
@@ -325,103 +322,148 @@ func (k *Kept) wideDoc(f *Features) bool {
 func bandKey(b int, key uint64) uint64 { return simhash.Mix64(key, uint64(b)) }
 
 // AddBulk adds the documents ids[i] with features fs[i], in that order, last
-// in priority: the index sorts them at once and the tables are rebuilt in one
-// array each, which is what start-up wants (Add merges as it goes); give it
-// everything at once rather than in slices. An id already present, or twice in ids, is an error
-// wrapping index.ErrDuplicateID, and then nothing is added.
+// in priority, through a Loader: the index sorts them at once and the tables
+// are rebuilt in one array each, which is what start-up wants (Add merges as
+// it goes); give it everything at once rather than in slices. An id already
+// present, or twice in ids, is an error wrapping index.ErrDuplicateID, and
+// then nothing is added.
 func (k *Kept) AddBulk(ids []string, fs []Features) error {
 	if len(ids) != len(fs) {
 		return fmt.Errorf("dedup: AddBulk: %d ids, %d features", len(ids), len(fs))
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.docs.n+len(ids) > math.MaxUint32 {
-		return fmt.Errorf("dedup: kept set is full (%d documents added)", k.docs.n)
+	l := k.NewLoader()
+	for i, id := range ids {
+		if err := l.Add(id, fs[i]); err != nil {
+			return err
+		}
 	}
-	if k.rule.method == MethodMinHash && slices.ContainsFunc(fs, func(f Features) bool { return f.FingerprintOnly }) {
+	return l.Finish()
+}
+
+// A Loader adds documents to a Kept in bulk, one at a time as they are read
+// (a store's records at start-up, say), and builds the tables when it is
+// finished: Add only collects, without the set's lock, so reading and
+// decoding the next documents go on meanwhile, and Finish sorts the index
+// and rebuilds each table in one array (see postings.addBulk), on every
+// core. The set does not hold the documents until Finish, which adds all
+// of them or, on an error, none. Nothing else may be added to the set
+// between NewLoader and Finish (Finish fails then). A Loader is not safe
+// for concurrent use.
+type Loader struct {
+	k      *Kept
+	base   int               // k.docs.n at NewLoader: the first document's slot
+	ids    map[string]uint32 // slot by id
+	order  []string          // the ids in order
+	fps    []uint64
+	docs   slots
+	counts counts
+	exact  postingList // the tables' entries (mixed keys)
+	sets   postingList
+	bands  postingList
+	slot   uint32 // of the document being added
+	put    func(t *postings, key uint64)
+}
+
+// NewLoader returns a Loader for k.
+func (k *Kept) NewLoader() *Loader {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	l := &Loader{k: k, base: k.docs.n, ids: map[string]uint32{}}
+	l.put = func(t *postings, key uint64) {
+		e := posting{mixKey(key), l.slot}
+		switch t {
+		case &k.exact:
+			l.exact.add(e)
+		case &k.sets:
+			l.sets.add(e)
+		case &k.bands:
+			l.bands.add(e)
+		}
+	}
+	return l
+}
+
+// Add collects id with features f, last in priority. An id that the loader
+// holds already is an error wrapping index.ErrDuplicateID (one that the set
+// holds is Finish's), and the loader must not be used after an error.
+func (l *Loader) Add(id string, f Features) error {
+	k := l.k
+	if k == nil {
+		return errors.New("dedup: Loader used after Finish")
+	}
+	if id == "" || len(id) > index.MaxIDBytes {
+		return fmt.Errorf("%w: length %d not in 1..%d", index.ErrBadID, len(id), index.MaxIDBytes)
+	}
+	if _, ok := l.ids[id]; ok {
+		return fmt.Errorf("%w %q", index.ErrDuplicateID, id)
+	}
+	if l.base+l.docs.n >= math.MaxUint32 {
+		return fmt.Errorf("dedup: kept set is full (%d documents added)", l.base+l.docs.n)
+	}
+	if f.FingerprintOnly && k.rule.method == MethodMinHash {
 		return errFingerprintOnly
 	}
-	// The ids go into k.ids first, with the slots they will have: an id
-	// already there (or twice in ids) undoes that and adds nothing. A
-	// separate map of the batch's ids cost as much again at start-up.
-	if len(k.ids) == 0 {
-		k.ids = make(map[string]uint32, len(ids))
-	}
-	for i, id := range ids {
-		if _, ok := k.ids[id]; ok {
-			for _, id := range ids[:i] {
-				delete(k.ids, id)
-			}
-			return fmt.Errorf("%w %q", index.ErrDuplicateID, id)
-		}
-		k.ids[id] = uint32(k.docs.n + i)
-	}
+	f.Sig = nil // as insertLocked
+	l.slot = uint32(l.base) + l.docs.add(keptDoc{id: id, f: f, live: true})
+	l.ids[id] = l.slot
 	if k.rule.method != MethodMinHash {
-		fps := make([]uint64, len(fs))
-		for i := range fs {
-			fps[i] = fs[i].FP
-		}
-		if err := k.x.AddBulk(ids, fps); err != nil {
-			for _, id := range ids {
-				delete(k.ids, id)
-			}
-			return fmt.Errorf("dedup: kept set index: %w", err)
-		}
+		l.order = append(l.order, id)
+		l.fps = append(l.fps, f.FP)
 	}
-	k.docs.reserve(len(ids))
-	b := k.newBulk(fs)
-	for i, id := range ids {
-		k.insertLocked(id, fs[i], &b)
-	}
-	k.exact.addBulk(b.exact)
-	k.sets.addBulk(b.sets)
-	k.bands.addBulk(b.bands)
+	l.counts.add(k, &f, 1)
+	k.entries(&f, l.put)
 	return nil
 }
 
-// bulk collects the table entries of documents added together.
-type bulk struct {
-	exact, sets, bands []posting // mixed keys (mixKey)
-}
-
-// newBulk returns the lists for fs's table entries, each allocated once at
-// its final size: at a million documents they hold tens of millions of
-// entries, and growing them by appends copied (and page-faulted) them over
-// and over, a third of the start-up time.
-func (k *Kept) newBulk(fs []Features) bulk {
-	var ne, ns, nb int
-	count := func(t *postings, _ uint64) {
-		switch t {
-		case &k.exact:
-			ne++
-		case &k.sets:
-			ns++
-		case &k.bands:
-			nb++
+// Finish adds the collected documents to the set, or none of them when one
+// of their ids is in the set already (an error wrapping
+// index.ErrDuplicateID) or the set changed since NewLoader.
+func (l *Loader) Finish() error {
+	if l.k == nil {
+		return errors.New("dedup: Loader used after Finish")
+	}
+	k, ld := l.k, *l
+	*l = Loader{} // the set takes its maps and chunks
+	l = &ld
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.docs.n != l.base {
+		return fmt.Errorf("dedup: the kept set changed while a Loader filled it (%d documents, %d before)", k.docs.n, l.base)
+	}
+	if len(k.ids) > 0 {
+		for id := range l.ids {
+			if _, ok := k.ids[id]; ok {
+				return fmt.Errorf("%w %q", index.ErrDuplicateID, id)
+			}
 		}
 	}
-	for i := range fs {
-		k.entries(&fs[i], count)
+	if k.rule.method != MethodMinHash {
+		if err := k.x.AddBulk(l.order, l.fps); err != nil {
+			return fmt.Errorf("dedup: kept set index: %w", err)
+		}
 	}
-	return bulk{exact: make([]posting, 0, ne), sets: make([]posting, 0, ns), bands: make([]posting, 0, nb)}
-}
-
-// add adds an entry to the table t (a field of k) now, or to b's list for
-// it when b is not nil.
-func (k *Kept) put(t *postings, b *bulk, key uint64, slot uint32) {
-	if b == nil {
-		t.add(key, slot)
-		return
+	if len(k.ids) == 0 {
+		k.ids = l.ids
+	} else {
+		maps.Copy(k.ids, l.ids)
 	}
-	e := posting{mixKey(key), slot}
-	switch t {
-	case &k.exact:
-		b.exact = append(b.exact, e)
-	case &k.sets:
-		b.sets = append(b.sets, e)
-	case &k.bands:
-		b.bands = append(b.bands, e)
+	if k.docs.n == 0 {
+		k.docs = l.docs
+	} else {
+		for i := range l.docs.n {
+			k.docs.add(*l.docs.at(uint32(i)))
+		}
 	}
+	k.live += l.counts.live
+	k.wide += l.counts.wide
+	k.fpOnly += l.counts.fpOnly
+	k.bytes += l.counts.bytes
+	var wg sync.WaitGroup
+	wg.Go(func() { k.exact.addBulk(l.exact) })
+	wg.Go(func() { k.bands.addBulk(l.bands) })
+	k.sets.addBulk(l.sets)
+	wg.Wait()
+	return nil
 }
 
 // AddFingerprints adds the fingerprint-only documents ids[i] with
@@ -459,19 +501,12 @@ func (k *Kept) removeLocked(id string) bool {
 	d := k.docs.at(s)
 	f := &d.f
 	delete(k.ids, id)
-	if f.FingerprintOnly {
-		k.fpOnly--
-	}
-	if k.wideDoc(f) {
-		k.wide--
-	}
+	k.counts.add(k, f, -1)
 	k.entries(f, func(t *postings, key uint64) { t.remove(key, s) })
-	k.bytes -= int64(4 * len(f.Sketch.h))
 	if k.rule.method != MethodMinHash {
 		k.x.Remove(id)
 	}
 	*d = keptDoc{} // the slot stays, empty, so that slots keep their order
-	k.live--
 	if k.live == 0 {
 		// Every table is empty: start the slots again, so that a set used
 		// for a while and emptied (a batch's scratch set) does not grow.
@@ -859,92 +894,125 @@ func (p *postings) splitSome(n int) {
 	}
 }
 
+// postingList collects a bulk load's entries for a table in chunks that
+// double up to a fixed size, so that no append copies what came before (a
+// slice grown by appends copied, and faulted in, tens of millions of
+// entries again at every doubling, a quarter of start-up).
+type postingList struct {
+	chunks [][]posting
+	n      int
+}
+
+func (l *postingList) add(e posting) {
+	if len(l.chunks) == 0 || len(l.chunks[len(l.chunks)-1]) == cap(l.chunks[len(l.chunks)-1]) {
+		l.chunks = append(l.chunks, make([]posting, 0, min(1<<20, max(256, l.n))))
+	}
+	c := &l.chunks[len(l.chunks)-1]
+	*c = append(*c, e)
+	l.n++
+}
+
 // addBulk adds the entries of list (mixed keys, as mixKey makes them),
 // rebuilding the table in one array sorted by bucket, each bucket a full
 // slice of it: no bucket grows one append at a time, and a later add to a
-// bucket copies only that bucket out. list is sorted in place and becomes
-// that array when the table was empty.
+// bucket copies only that bucket out.
 //
 // The sort is a least-significant-digit radix sort by bucket, 11 bits a
 // pass: at a million documents the table has millions of buckets, and a
 // counting sort straight into them (one pass) missed the cache and the TLB
 // on every entry, while a pass writes only 2,048 sequential streams. It is
 // stable, so a bucket keeps the order of addition.
-func (p *postings) addBulk(list []posting) {
-	if p.n > 2*len(list) {
+func (p *postings) addBulk(list postingList) {
+	if p.n > 2*list.n {
 		// Rebuilding would move more entries than it adds.
-		for _, e := range list {
-			p.addMixed(e.key, e.slot)
+		for _, c := range list.chunks {
+			for _, e := range c {
+				p.addMixed(e.key, e.slot)
+			}
 		}
 		return
 	}
 	p.splitSome(len(p.old))
+	chunks := list.chunks
 	if p.n > 0 {
-		all := make([]posting, 0, p.n+len(list))
-		for _, b := range p.buckets {
-			all = append(all, b...)
-		}
-		list = append(all, list...)
+		// The entries already there come first, bucket by bucket.
+		chunks = append(slices.Clone(p.buckets), chunks...)
 	}
-	for len(list) >= perBucket*(1<<p.bits) && p.bits < 30 {
+	n := p.n + list.n
+	for n >= perBucket*(1<<p.bits) && p.bits < 30 {
 		p.bits++
 	}
 	shift := 32 - p.bits
-	list = radixSortPostings(list, uint(p.bits), shift)
+	all := radixSortPostings(chunks, n, uint(p.bits), shift)
 	p.buckets = make([][]posting, 1<<p.bits)
-	for lo := 0; lo < len(list); {
-		j := list[lo].key >> shift
+	for lo := 0; lo < len(all); {
+		j := all[lo].key >> shift
 		hi := lo + 1
-		for hi < len(list) && list[hi].key>>shift == j {
+		for hi < len(all) && all[hi].key>>shift == j {
 			hi++
 		}
-		p.buckets[j] = list[lo:hi:hi]
+		p.buckets[j] = all[lo:hi:hi]
 		lo = hi
 	}
-	p.n = len(list)
+	p.n = n
 }
 
-// radixSortPostings sorts list stably by key>>shift, a value of bits bits,
-// and returns the sorted slice: list itself or a buffer of the same length.
-func radixSortPostings(list []posting, bits uint, shift uint8) []posting {
+// radixSortPostings returns the n entries of chunks in one new slice,
+// sorted stably by key>>shift, a value of bits bits.
+func radixSortPostings(chunks [][]posting, n int, bits uint, shift uint8) []posting {
 	const digit = 11
-	passes := (int(bits) + digit - 1) / digit
-	if passes == 0 || len(list) < 2 {
-		return list
-	}
+	passes := max(1, (int(bits)+digit-1)/digit)
 	width := (bits + uint(passes) - 1) / uint(passes)
 	mask := uint32(1)<<width - 1
 	counts := make([][]int, passes)
 	for i := range counts {
 		counts[i] = make([]int, 1<<width)
 	}
-	for _, e := range list {
-		b := e.key >> shift
-		for i := range passes {
-			counts[i][b>>(uint(i)*width)&mask]++
+	var any uint32 // the bucket of some entry
+	for _, c := range chunks {
+		for _, e := range c {
+			b := e.key >> shift
+			any = b
+			for i := range passes {
+				counts[i][b>>(uint(i)*width)&mask]++
+			}
 		}
 	}
-	buf := make([]posting, len(list))
-	src, dst := list, buf
+	var out, spare []posting
+	out = make([]posting, n)
 	for i := range passes {
 		c := counts[i]
-		if c[list[0].key>>shift>>(uint(i)*width)&mask] == len(list) {
-			continue // every entry has the same digit
+		if n == 0 || i > 0 && c[any>>(uint(i)*width)&mask] == n {
+			continue // every entry has the same digit: the order stays
 		}
 		sum := 0
-		for d, n := range c {
+		for d, m := range c {
 			c[d] = sum
-			sum += n
+			sum += m
 		}
 		sh := shift + uint8(uint(i)*width)
-		for _, e := range src {
+		if i == 0 {
+			// The first pass gathers the chunks into out.
+			for _, ch := range chunks {
+				for _, e := range ch {
+					d := e.key >> sh & mask
+					out[c[d]] = e
+					c[d]++
+				}
+			}
+			continue
+		}
+		if spare == nil {
+			spare = make([]posting, n)
+		}
+		for _, e := range out {
 			d := e.key >> sh & mask
-			dst[c[d]] = e
+			spare[c[d]] = e
 			c[d]++
 		}
-		src, dst = dst, src
+		out, spare = spare, out
 	}
-	return src
+	return out
 }
 
 // Index returns the set's fingerprint index (for saving it as a snapshot that

@@ -562,19 +562,22 @@ func TestPostingsAddBulk(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	model := map[uint64][]uint32{}
 	slot := uint32(0)
-	piece := func(n int) []posting {
-		list := make([]posting, n)
-		for i := range list {
+	piece := func(n int) postingList {
+		var list postingList
+		for range n {
 			key := uint64(rng.IntN(1 << 22))
-			list[i] = posting{mixKey(key), slot}
+			list.add(posting{mixKey(key), slot})
 			model[key] = append(model[key], slot)
 			slot++
 		}
+		if n > 1<<20 && len(list.chunks) < 2 {
+			t.Fatalf("%d entries in %d chunks", n, len(list.chunks))
+		}
 		return list
 	}
-	for _, n := range []int{1 << 20, 1 << 19, 1000} {
+	for _, n := range []int{1<<20 + 5, 1 << 19, 1000} {
 		p.addBulk(piece(n))
-		if n == 1<<20 && p.bits <= 11 {
+		if n > 1<<20 && p.bits <= 11 {
 			t.Fatalf("%d buckets: the sort took one pass", 1<<p.bits)
 		}
 	}

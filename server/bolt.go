@@ -196,23 +196,17 @@ func decodeRecord(key, v []byte) (Record, error) {
 
 // Load implements Store.
 func (s *BoltStore) Load(ctx context.Context, fn func(Record) error) error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketDocs).Cursor()
-		i := 0
-		for k, v := c.First(); k != nil; k, v = c.Next() {
-			if i++; i%4096 == 0 && ctx.Err() != nil {
-				return ctx.Err()
+	return decodeInOrder(ctx, func(emit func(key, v []byte) error) error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			c := tx.Bucket(bucketDocs).Cursor()
+			for k, v := c.First(); k != nil; k, v = c.Next() {
+				if err := emit(k, v); err != nil {
+					return err
+				}
 			}
-			r, err := decodeRecord(k, v)
-			if err != nil {
-				return err
-			}
-			if err := fn(r); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+			return nil
+		})
+	}, fn)
 }
 
 // Get implements Store.

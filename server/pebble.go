@@ -171,13 +171,9 @@ func (s *PebbleStore) Size() int64 {
 
 // Load implements Store.
 func (s *PebbleStore) Load(ctx context.Context, fn func(Record) error) error {
-	return s.scan(ctx, pebblePrefixDoc, func(key, v []byte) error {
-		r, err := decodeRecord(key, v)
-		if err != nil {
-			return err
-		}
-		return fn(r)
-	})
+	return decodeInOrder(ctx, func(emit func(key, v []byte) error) error {
+		return s.scan(ctx, pebblePrefixDoc, emit)
+	}, fn)
 }
 
 // scan calls fn with the key (without its prefix byte) and value of every

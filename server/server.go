@@ -209,55 +209,31 @@ func (s *Server) Load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Records arrive in sequence order and go into the set in one
-	// Kept.AddBulk, which sorts the index and builds each table at once.
-	// They are read into chunks and copied once into slices of the final
-	// size: appending to one slice copied the features (and faulted in new
-	// memory) again at every doubling.
-	const chunk = 1 << 16
-	var (
-		idChunks [][]string
-		fChunks  [][]dedup.Features
-		n        int
-	)
+	// Records arrive in sequence order (decoded on every core) and go into
+	// a Kept Loader as they come; Finish then sorts the index and builds
+	// each table at once.
+	l := s.kept.NewLoader()
+	n := 0
 	err = s.store.Load(ctx, func(r Record) error {
 		if nsnap > 0 && s.kept.Contains(r.ID) {
 			// Store ids are unique, so this one is a snapshot document's.
 			return fmt.Errorf("%w: id %q is both in the snapshot %s and in the store: rebuild the snapshot without it, or start without --snapshot and delete it from the store",
 				ErrExists, r.ID, s.opt.Snapshot)
 		}
-		if n%chunk == 0 {
-			// The first chunk starts small (appends grow it): most stores in
-			// tests hold a handful of documents.
-			c := chunk
-			if n == 0 {
-				c = 1024
-			}
-			idChunks = append(idChunks, make([]string, 0, c))
-			fChunks = append(fChunks, make([]dedup.Features, 0, c))
-		}
-		last := len(idChunks) - 1
-		idChunks[last] = append(idChunks[last], r.ID)
-		fChunks[last] = append(fChunks[last], r.Features)
 		n++
 		s.seq = max(s.seq, r.Seq+1)
-		return nil
+		return l.Add(r.ID, r.Features)
 	})
 	if err != nil {
 		return err
 	}
-	ids := make([]string, 0, n)
-	fs := make([]dedup.Features, 0, n)
-	for i := range idChunks {
-		ids = append(ids, idChunks[i]...)
-		fs = append(fs, fChunks[i]...)
-		idChunks[i], fChunks[i] = nil, nil
-	}
-	if err := s.kept.AddBulk(ids, fs); err != nil {
+	tRead := time.Since(t0)
+	if err := l.Finish(); err != nil {
 		return fmt.Errorf("server: loading: %w", err)
 	}
 	s.ready.Store(true)
-	s.log.Info("index loaded", "documents", n+nsnap, "snapshot_documents", nsnap, "seconds", time.Since(t0).Seconds())
+	s.log.Info("index loaded", "documents", n+nsnap, "snapshot_documents", nsnap, "seconds", time.Since(t0).Seconds(),
+		"read_seconds", tRead.Seconds())
 	return nil
 }
 

@@ -1,0 +1,62 @@
+package dedup
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestFeaturesBinaryRoundTrip encodes features whose sketch deltas take
+// every varint length (1 to 5 bytes, the largest hash included), decodes
+// them back, and checks that every truncation and many corruptions of the
+// encoding are errors or decode without a panic, as the store's records and
+// kept-set files need.
+func TestFeaturesBinaryRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	edges := []uint32{0, 1, 127, 128, 129, 1<<14 - 1, 1 << 14, 1<<21 - 1, 1 << 21, 1<<28 - 1, 1 << 28, 1<<32 - 2, 1<<32 - 1}
+	for round := range 300 {
+		var h []uint32
+		switch round {
+		case 0:
+			h = slices.Clone(edges)
+		case 1:
+		default:
+			n := rng.IntN(300)
+			for range n {
+				// Spread the values so that deltas take every length.
+				h = append(h, rng.Uint32()>>rng.IntN(32))
+			}
+			slices.Sort(h)
+			h = slices.Compact(h)
+		}
+		f := Features{FP: rng.Uint64(), Exact: rng.Uint64(), Tokens: uint32(len(h) + 4), Length: 1000,
+			Sketch: Sketch{h: h, n: uint32(len(h)) + uint32(rng.IntN(3)), shift: 0}}
+		if round%7 == 3 {
+			f.Bands = []uint64{rng.Uint64(), rng.Uint64()}
+		}
+		b, err := f.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g Features
+		if err := g.UnmarshalBinary(b); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if g.FP != f.FP || g.Exact != f.Exact || g.Tokens != f.Tokens || g.Length != f.Length ||
+			!slices.Equal(g.Sketch.h, f.Sketch.h) || g.Sketch.n != f.Sketch.n || !slices.Equal(g.Bands, f.Bands) {
+			t.Fatalf("round %d: decoded %+v, encoded %+v", round, g, f)
+		}
+		if round < 20 {
+			for cut := range len(b) {
+				if err := new(Features).UnmarshalBinary(b[:cut]); err == nil {
+					t.Fatalf("round %d: %d of %d bytes decoded", round, cut, len(b))
+				}
+			}
+		}
+		for range 20 {
+			c := slices.Clone(b)
+			c[rng.IntN(len(c))] ^= byte(1 << rng.IntN(8))
+			_ = new(Features).UnmarshalBinary(c) // an error or other features, never a panic
+		}
+	}
+}
