@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/testcorpora"
 )
 
@@ -606,6 +607,124 @@ func TestPostingsAddBulk(t *testing.T) {
 		}
 		if len(got) > 4*len(want)+8 {
 			t.Fatalf("key %d: %d slots found, %d added", key, len(got), len(want))
+		}
+	}
+}
+
+// TestKeptLoaderAllOrNothing checks a Loader's failures: an id already in
+// the set, a set changed between NewLoader and Finish, a bad id, and use
+// after Finish. Each adds nothing, and the set still matches as before.
+func TestKeptLoaderAllOrNothing(t *testing.T) {
+	texts := keptTexts(t)[:60]
+	rule, _ := NewRule(Options{})
+	ex, _ := NewExtractor(Options{})
+	fs := make([]Features, len(texts))
+	for i, text := range texts {
+		fs[i] = ex.Extract(text)
+	}
+	kept, _ := NewKept(rule, 1)
+	for i := range 20 {
+		if err := kept.Add(fmt.Sprint("d", i), fs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := func() []string {
+		var out []string
+		for i := range fs {
+			ms, _ := kept.MatchAll(&fs[i], 0)
+			out = append(out, fmt.Sprint(ms))
+		}
+		return out
+	}
+	want := before()
+	matched := 0
+	for _, w := range want {
+		if w != "[]" {
+			matched++
+		}
+	}
+	if matched < 20 {
+		t.Fatalf("only %d of %d documents match: the test proves little", matched, len(want))
+	}
+	check := func(what string, err error) {
+		t.Helper()
+		if err == nil {
+			t.Fatalf("%s: no error", what)
+		}
+		if kept.Len() != 20 || kept.Contains("d25") {
+			t.Fatalf("%s: the set holds %d documents (d25: %v)", what, kept.Len(), kept.Contains("d25"))
+		}
+		if got := before(); !slices.Equal(got, want) {
+			t.Fatalf("%s: the matches changed", what)
+		}
+	}
+
+	l := kept.NewLoader()
+	for i := 20; i < 40; i++ {
+		if err := l.Add(fmt.Sprint("d", i), fs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Add("d3", fs[3]); err != nil {
+		t.Fatal(err) // the set's ids are Finish's to check
+	}
+	err := l.Finish()
+	if !errors.Is(err, index.ErrDuplicateID) {
+		t.Fatalf("Finish with an id of the set: %v", err)
+	}
+	check("duplicate", err)
+	check("after Finish", l.Add("d50", fs[50]))
+
+	l = kept.NewLoader()
+	if err := l.Add("d25", fs[25]); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Add("d25", fs[26]); !errors.Is(err, index.ErrDuplicateID) {
+		t.Fatalf("Add of an id twice: %v", err)
+	}
+	check("bad id", l.Add(strings.Repeat("x", index.MaxIDBytes+1), fs[27]))
+
+	l = kept.NewLoader()
+	if err := l.Add("d25", fs[25]); err != nil {
+		t.Fatal(err)
+	}
+	if err := kept.Add("d41", fs[41]); err != nil {
+		t.Fatal(err)
+	}
+	err = l.Finish()
+	if err == nil || kept.Contains("d25") || kept.Len() != 21 {
+		t.Fatalf("Finish after the set changed: %v, %d documents", err, kept.Len())
+	}
+	kept.Remove("d41")
+	check("changed", err)
+
+	// And a loader that succeeds adds what Add would.
+	l = kept.NewLoader()
+	one, _ := NewKept(rule, 1)
+	for i := range 45 {
+		if i >= 20 {
+			if err := l.Add(fmt.Sprint("d", i), fs[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := one.Add(fmt.Sprint("d", i), fs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range fs {
+		ids := func(ms []KeptMatch) (out []string) {
+			for _, m := range ms {
+				out = append(out, m.ID)
+			}
+			return out
+		}
+		got, _ := kept.MatchAll(&fs[i], 0)
+		w, _ := one.MatchAll(&fs[i], 0)
+		if !slices.Equal(ids(got), ids(w)) {
+			t.Fatalf("document %d: %v after the loader, %v by Add", i, got, w)
 		}
 	}
 }
