@@ -78,9 +78,18 @@ func (s *Server) respondError(w http.ResponseWriter, r *http.Request, err error)
 	respond(w, status, errorBody{errorDetail{Code: code, Message: msg}})
 }
 
+// The values of respond's headers, shared by every response (net/http
+// copies them when it writes the header): Header.Set allocated both again
+// for every request.
+var (
+	contentTypeJSON = []string{"application/json; charset=utf-8"}
+	noSniff         = []string{"nosniff"}
+)
+
 func respond(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+	h := w.Header()
+	h["Content-Type"] = contentTypeJSON[:1:1] // full: an append copies
+	h["X-Content-Type-Options"] = noSniff[:1:1]
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
