@@ -10,8 +10,10 @@ import (
 	"maps"
 	"math"
 	mathbits "math/bits"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/simhash"
@@ -959,60 +961,90 @@ func (p *postings) addBulk(list postingList) {
 
 // radixSortPostings returns the n entries of chunks in one new slice,
 // sorted stably by key>>shift, a value of bits bits.
+//
+// One pass over memory gathers the chunks into groups by the top 8 bits
+// (256 sequential streams, which the cache and the TLB hold); then each
+// group, a few MB at most, is sorted by the remaining bits on its own, in
+// least-significant-digit passes that stay in the cache, the groups shared
+// among the cores. A sort by all the bits in passes over the whole array
+// (11 bits a pass) took three times as long at 184M entries: every pass
+// went to memory and back.
 func radixSortPostings(chunks [][]posting, n int, bits uint, shift uint8) []posting {
-	const digit = 11
-	passes := max(1, (int(bits)+digit-1)/digit)
-	width := (bits + uint(passes) - 1) / uint(passes)
-	mask := uint32(1)<<width - 1
-	counts := make([][]int, passes)
-	for i := range counts {
-		counts[i] = make([]int, 1<<width)
-	}
-	var any uint32 // the bucket of some entry
+	top := min(bits, 8)
+	low := bits - top // sorted within each group
+	var counts [257]int
 	for _, c := range chunks {
 		for _, e := range c {
-			b := e.key >> shift
-			any = b
-			for i := range passes {
-				counts[i][b>>(uint(i)*width)&mask]++
-			}
+			counts[e.key>>shift>>low+1]++
 		}
 	}
-	var out, spare []posting
-	out = make([]posting, n)
+	for d := range 256 {
+		counts[d+1] += counts[d]
+	}
+	starts := counts // counts[d] is where group d starts; fill moves it on
+	out := make([]posting, n)
+	for _, c := range chunks {
+		for _, e := range c {
+			d := e.key >> shift >> low
+			out[counts[d]] = e
+			counts[d]++
+		}
+	}
+	if low == 0 {
+		return out
+	}
+	var next atomic.Int32
+	var wg sync.WaitGroup
+	for range max(1, min(runtime.GOMAXPROCS(0), 256)) {
+		wg.Go(func() {
+			var spare []posting
+			for {
+				g := int(next.Add(1) - 1)
+				if g >= 256 {
+					return
+				}
+				group := out[starts[g]:starts[g+1]]
+				if len(group) > cap(spare) {
+					spare = make([]posting, len(group))
+				}
+				sortGroup(group, spare[:len(group)], low, shift)
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// sortGroup sorts a stably by the low bits bits of key>>shift, in passes of
+// up to 11 bits, with spare (as long as a) for scratch; a ends sorted.
+func sortGroup(a, spare []posting, bits uint, shift uint8) {
+	const digit = 11
+	passes := (int(bits) + digit - 1) / digit
+	width := (bits + uint(passes) - 1) / uint(passes)
+	mask := uint32(1)<<width - 1
+	count := make([]int, 1<<width)
+	src, dst := a, spare
 	for i := range passes {
-		c := counts[i]
-		if n == 0 || i > 0 && c[any>>(uint(i)*width)&mask] == n {
-			continue // every entry has the same digit: the order stays
+		sh := shift + uint8(uint(i)*width)
+		clear(count)
+		for _, e := range src {
+			count[e.key>>sh&mask]++
 		}
 		sum := 0
-		for d, m := range c {
-			c[d] = sum
+		for d, m := range count {
+			count[d] = sum
 			sum += m
 		}
-		sh := shift + uint8(uint(i)*width)
-		if i == 0 {
-			// The first pass gathers the chunks into out.
-			for _, ch := range chunks {
-				for _, e := range ch {
-					d := e.key >> sh & mask
-					out[c[d]] = e
-					c[d]++
-				}
-			}
-			continue
-		}
-		if spare == nil {
-			spare = make([]posting, n)
-		}
-		for _, e := range out {
+		for _, e := range src {
 			d := e.key >> sh & mask
-			spare[c[d]] = e
-			c[d]++
+			dst[count[d]] = e
+			count[d]++
 		}
-		out, spare = spare, out
+		src, dst = dst, src
 	}
-	return out
+	if len(src) > 0 && &src[0] != &a[0] {
+		copy(a, src)
+	}
 }
 
 // Index returns the set's fingerprint index (for saving it as a snapshot that

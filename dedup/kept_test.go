@@ -728,3 +728,30 @@ func TestKeptLoaderAllOrNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestRadixSortPostings compares the sort with a stable sort by bucket for
+// tables of every size: one group pass alone, and groups sorted in one pass
+// and in several.
+func TestRadixSortPostings(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, bits := range []uint{4, 8, 9, 19, 20, 24, 30} {
+		shift := uint8(32 - bits)
+		var chunks [][]posting
+		n := 0
+		for range 1 + rng.IntN(5) {
+			c := make([]posting, rng.IntN(40000))
+			for i := range c {
+				// Few distinct keys, so that equal buckets test stability.
+				c[i] = posting{rng.Uint32() &^ (1<<(shift/2) - 1), uint32(n + i)}
+			}
+			chunks = append(chunks, c)
+			n += len(c)
+		}
+		got := radixSortPostings(chunks, n, bits, shift)
+		want := slices.Concat(chunks...)
+		slices.SortStableFunc(want, func(a, b posting) int { return cmp.Compare(a.key>>shift, b.key>>shift) })
+		if !slices.Equal(got, want) {
+			t.Fatalf("bits %d: the sort differs from a stable sort by bucket", bits)
+		}
+	}
+}
