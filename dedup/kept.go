@@ -93,6 +93,14 @@ type counts struct {
 	bytes  int64 // sketch bytes held
 }
 
+// plus adds o's tallies.
+func (c *counts) plus(o counts) {
+	c.live += o.live
+	c.wide += o.wide
+	c.fpOnly += o.fpOnly
+	c.bytes += o.bytes
+}
+
 // add counts f in (by = 1) or out (by = -1).
 func (c *counts) add(k *Kept, f *Features, by int) {
 	c.live += by
@@ -364,6 +372,7 @@ type Loader struct {
 	bands  postingList
 	slot   uint32 // of the document being added
 	put    func(t *postings, key uint64)
+	err    error // a duplicate id: Add and Finish fail
 }
 
 // NewLoader returns a Loader for k.
@@ -387,17 +396,17 @@ func (k *Kept) NewLoader() *Loader {
 
 // Add collects id with features f, last in priority. An id that the loader
 // holds already is an error wrapping index.ErrDuplicateID (one that the set
-// holds is Finish's), and the loader must not be used after an error.
+// holds is Finish's), which every later Add and Finish return too.
 func (l *Loader) Add(id string, f Features) error {
 	k := l.k
 	if k == nil {
 		return errors.New("dedup: Loader used after Finish")
 	}
+	if l.err != nil {
+		return l.err
+	}
 	if id == "" || len(id) > index.MaxIDBytes {
 		return fmt.Errorf("%w: length %d not in 1..%d", index.ErrBadID, len(id), index.MaxIDBytes)
-	}
-	if _, ok := l.ids[id]; ok {
-		return fmt.Errorf("%w %q", index.ErrDuplicateID, id)
 	}
 	if l.base+l.docs.n >= math.MaxUint32 {
 		return fmt.Errorf("dedup: kept set is full (%d documents added)", l.base+l.docs.n)
@@ -405,9 +414,16 @@ func (l *Loader) Add(id string, f Features) error {
 	if f.FingerprintOnly && k.rule.method == MethodMinHash {
 		return errFingerprintOnly
 	}
+	// One map operation, not a lookup and then an insert: at millions of
+	// ids each is a cache miss or two, on the one goroutine that adds.
+	n := len(l.ids)
+	l.ids[id] = uint32(l.base + l.docs.n)
+	if len(l.ids) == n {
+		l.err = fmt.Errorf("%w %q", index.ErrDuplicateID, id) // and the map is wrong now
+		return l.err
+	}
 	f.Sig = nil // as insertLocked
 	l.slot = uint32(l.base) + l.docs.add(keptDoc{id: id, f: f, live: true})
-	l.ids[id] = l.slot
 	if k.rule.method != MethodMinHash {
 		l.order = append(l.order, id)
 		l.fps = append(l.fps, f.FP)
@@ -427,6 +443,9 @@ func (l *Loader) Finish() error {
 	k, ld := l.k, *l
 	*l = Loader{} // the set takes its maps and chunks
 	l = &ld
+	if l.err != nil {
+		return l.err
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.docs.n != l.base {
@@ -456,10 +475,7 @@ func (l *Loader) Finish() error {
 			k.docs.add(*l.docs.at(uint32(i)))
 		}
 	}
-	k.live += l.counts.live
-	k.wide += l.counts.wide
-	k.fpOnly += l.counts.fpOnly
-	k.bytes += l.counts.bytes
+	k.counts.plus(l.counts)
 	var wg sync.WaitGroup
 	wg.Go(func() { k.exact.addBulk(l.exact) })
 	wg.Go(func() { k.bands.addBulk(l.bands) })

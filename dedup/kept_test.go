@@ -682,7 +682,15 @@ func TestKeptLoaderAllOrNothing(t *testing.T) {
 	if err := l.Add("d25", fs[26]); !errors.Is(err, index.ErrDuplicateID) {
 		t.Fatalf("Add of an id twice: %v", err)
 	}
-	check("bad id", l.Add(strings.Repeat("x", index.MaxIDBytes+1), fs[27]))
+	if err := l.Add("d26", fs[26]); !errors.Is(err, index.ErrDuplicateID) {
+		t.Fatalf("Add after a duplicate: %v", err)
+	}
+	check("Finish after a duplicate", l.Finish())
+
+	l = kept.NewLoader()
+	if err := l.Add(strings.Repeat("x", index.MaxIDBytes+1), fs[27]); !errors.Is(err, index.ErrBadID) {
+		t.Fatalf("Add of a long id: %v", err)
+	}
 
 	l = kept.NewLoader()
 	if err := l.Add("d25", fs[25]); err != nil {
