@@ -35,11 +35,14 @@ func decodeInOrder(ctx context.Context, scan func(emit func(key, v []byte) error
 			for b := range work {
 				b.recs = make([]Record, 0, len(b.ends)/2)
 				start := 0
-				for i := 0; i < len(b.ends) && b.err == nil; i += 2 {
+				for i := 0; i < len(b.ends); i += 2 {
 					key, v := b.raw[start:b.ends[i]], b.raw[b.ends[i]:b.ends[i+1]]
 					start = b.ends[i+1]
-					var r Record
-					r, b.err = decodeRecord(key, v)
+					r, err := decodeRecord(key, v)
+					if err != nil {
+						b.err = err // the records before it still go to fn
+						break
+					}
 					b.recs = append(b.recs, r)
 				}
 				close(b.done)
@@ -56,9 +59,12 @@ func decodeInOrder(ctx context.Context, scan func(emit func(key, v []byte) error
 			if failed {
 				continue // drain
 			}
-			err := b.err
+			err := context.Cause(ctx) // cancelled: call fn no more
 			for i := 0; err == nil && i < len(b.recs); i++ {
 				err = fn(b.recs[i])
+			}
+			if err == nil {
+				err = b.err
 			}
 			if err != nil {
 				failed = true
