@@ -293,12 +293,15 @@ func (s *PebbleStore) apply(ctx context.Context, op *boltOp, checkPut bool) func
 		b.Close()
 		return fail(err)
 	}
+	// Counted before it reaches the WAL: a sync that covers it then
+	// always counts it, and reports it before its waiter is released.
+	s.commits.applied.Add(1)
 	// ApplyNoSyncWait returns once the batch is in the WAL's buffer and
 	// the memtable; its fsync is shared with the batches around it.
 	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
+		s.commits.applied.Add(^uint64(0))
 		return fail(fmt.Errorf("%w: %w", ErrStore, err))
 	}
-	s.commits.applied.Add(1)
 	s.inflight.Add(1)
 	return sync.OnceValue(func() error {
 		defer s.inflight.Done()
@@ -380,8 +383,11 @@ func (pebbleLogger) Fatalf(format string, args ...any) {
 // walCommits counts the store's writes made durable by each fsync of the
 // WAL, for observeCommits. Pebble does not say which batches a sync covered,
 // but it syncs the WAL in order: a sync covers every write applied before it
-// started. A write applied while a sync starts may be counted in it or in
-// the next; the counts always sum to the writes synced.
+// started. A write is counted just before it is applied, so a sync that
+// covers it counts it (a write being applied as a sync starts may be counted
+// in that sync or the next), and the count is reported before the sync
+// returns and its waiters are released: once a write's wait returns, its
+// sync has been reported.
 type walCommits struct {
 	onCommit atomic.Pointer[func(ops int, err error)] // set by the Server for its metrics
 	applied  atomic.Uint64                            // writes applied to the WAL so far
