@@ -18,7 +18,7 @@ func TestDecodeInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const n = 3000 // several batches of 512
+	const n = 20000 // many batches of 512: more than the pipeline holds, so batches are reused
 	keys := make([][]byte, n)
 	vals := make([][]byte, n)
 	for i := range n {
@@ -62,11 +62,11 @@ func TestDecodeInOrder(t *testing.T) {
 	}
 
 	damaged := append([][]byte(nil), vals...)
-	damaged[2500] = []byte{0xff}
+	damaged[15000] = []byte{0xff}
 	got = 0
 	err = decodeInOrder(context.Background(), scan(keys, damaged), func(Record) error { got++; return nil })
-	if !errors.Is(err, ErrStoreFormat) || got != 2500 {
-		t.Fatalf("damaged record 2500: %v after %d records", err, got)
+	if !errors.Is(err, ErrStoreFormat) || got != 15000 {
+		t.Fatalf("damaged record 15000: %v after %d records", err, got)
 	}
 
 	stop := errors.New("stop here")
