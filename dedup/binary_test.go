@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -59,4 +60,47 @@ func TestFeaturesBinaryRoundTrip(t *testing.T) {
 			_ = new(Features).UnmarshalBinary(c) // an error or other features, never a panic
 		}
 	}
+}
+
+// TestUvarint compares the sketch's varint decoder with binary.Uvarint on
+// every length from 1 to 10 bytes, minimal or not, truncated, and with
+// fewer than 8 bytes to read.
+func TestUvarint(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	check := func(b []byte) {
+		t.Helper()
+		v, n := uvarint(b)
+		wv, wn := binary.Uvarint(b)
+		if v != wv || n != wn {
+			t.Fatalf("% x: %d, %d; binary.Uvarint %d, %d", b, v, n, wv, wn)
+		}
+	}
+	for range 200000 {
+		var v uint64
+		switch rng.IntN(3) {
+		case 0:
+			v = rng.Uint64() >> rng.IntN(64)
+		case 1:
+			v = uint64(rng.Uint32()) >> rng.IntN(32)
+		default:
+			v = 1<<(7*rng.IntN(10)) - uint64(rng.IntN(2)) // the edges of each length
+		}
+		b := binary.AppendUvarint(nil, v)
+		if rng.IntN(4) == 0 && len(b) < 10 { // a non-minimal encoding: a zero group more
+			b[len(b)-1] |= 0x80
+			b = append(b, 0)
+		}
+		tail := make([]byte, rng.IntN(10))
+		for i := range tail {
+			tail[i] = byte(rng.Uint32())
+		}
+		check(append(b, tail...))
+		check(b)
+		check(b[:rng.IntN(len(b))]) // truncated
+	}
+	all := make([]byte, 12)
+	for i := range all {
+		all[i] = 0x80 // no end: an error, as binary.Uvarint says
+	}
+	check(all)
 }

@@ -1224,7 +1224,7 @@ func (s *Sketch) readBinary(r *sliceReader) error {
 	h := make([]uint32, c)
 	b, prev := r.b[r.i:], uint64(0)
 	for i := range h {
-		d, w := binary.Uvarint(b)
+		d, w := uvarint(b)
 		if w <= 0 || prev+d > 1<<32-1 || (i > 0 && d == 0) {
 			return fmt.Errorf("sketch hash %d", i)
 		}
@@ -1235,6 +1235,28 @@ func (s *Sketch) readBinary(r *sliceReader) error {
 	r.i = len(r.b) - len(b)
 	s.h, s.n, s.shift = h, uint32(n), shift
 	return nil
+}
+
+// uvarint is binary.Uvarint for the deltas of a sketch, which take 3 or 4
+// bytes: with 8 bytes to read it finds the last byte of the value from one
+// load (the first without its top bit) and gathers the 7-bit groups with
+// shifts, without a branch per byte. A value of up to 8 bytes is decoded
+// as binary.Uvarint decodes it; anything else goes to binary.Uvarint.
+func uvarint(b []byte) (uint64, int) {
+	if len(b) < 8 {
+		return binary.Uvarint(b)
+	}
+	x := binary.LittleEndian.Uint64(b)
+	stop := ^x & 0x8080808080808080
+	if stop == 0 {
+		return binary.Uvarint(b)
+	}
+	n := mathbits.TrailingZeros64(stop)/8 + 1
+	x &= ^uint64(0) >> (64 - 8*n) // the value's n bytes
+	x &^= 0x8080808080808080      // without their continuation bits
+	v := x&0x7f | x>>1&(0x7f<<7) | x>>2&(0x7f<<14) | x>>3&(0x7f<<21) |
+		x>>4&(0x7f<<28) | x>>5&(0x7f<<35) | x>>6&(0x7f<<42) | x>>7&(0x7f<<49)
+	return v, n
 }
 
 // MarshalBinary encodes the sketch (for stores that keep it).
