@@ -354,17 +354,16 @@ func (k *Kept) AddBulk(ids []string, fs []Features) error {
 // (a store's records at start-up, say), and builds the tables when it is
 // finished: Add only collects, without the set's lock, so reading and
 // decoding the next documents go on meanwhile, and Finish sorts the index
-// and rebuilds each table in one array (see postings.addBulk), on every
+// and rebuilds each table in one array (see postings.sortBulk), on every
 // core. The set does not hold the documents until Finish, which adds all
 // of them or, on an error, none. Nothing else may be added to the set
 // between NewLoader and Finish (Finish fails then). A Loader is not safe
 // for concurrent use.
 type Loader struct {
 	k      *Kept
-	base   int               // k.docs.n at NewLoader: the first document's slot
-	ids    map[string]uint32 // slot by id
-	order  []string          // the ids in order
-	fps    []uint64
+	base   int      // k.docs.n at NewLoader: the first document's slot
+	order  []string // the ids in order: their map is built by Finish
+	fps    []uint64 // the fingerprints in order (not MethodMinHash)
 	docs   slots
 	counts counts
 	exact  postingList // the tables' entries (mixed keys)
@@ -372,14 +371,13 @@ type Loader struct {
 	bands  postingList
 	slot   uint32 // of the document being added
 	put    func(t *postings, key uint64)
-	err    error // a duplicate id: Add and Finish fail
 }
 
 // NewLoader returns a Loader for k.
 func (k *Kept) NewLoader() *Loader {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
-	l := &Loader{k: k, base: k.docs.n, ids: map[string]uint32{}}
+	l := &Loader{k: k, base: k.docs.n}
 	l.put = func(t *postings, key uint64) {
 		e := posting{mixKey(key), l.slot}
 		switch t {
@@ -394,16 +392,12 @@ func (k *Kept) NewLoader() *Loader {
 	return l
 }
 
-// Add collects id with features f, last in priority. An id that the loader
-// holds already is an error wrapping index.ErrDuplicateID (one that the set
-// holds is Finish's), which every later Add and Finish return too.
+// Add collects id with features f, last in priority. Ids are not checked
+// until Finish: one that the loader or the set holds already fails Finish.
 func (l *Loader) Add(id string, f Features) error {
 	k := l.k
 	if k == nil {
 		return errors.New("dedup: Loader used after Finish")
-	}
-	if l.err != nil {
-		return l.err
 	}
 	if id == "" || len(id) > index.MaxIDBytes {
 		return fmt.Errorf("%w: length %d not in 1..%d", index.ErrBadID, len(id), index.MaxIDBytes)
@@ -414,18 +408,10 @@ func (l *Loader) Add(id string, f Features) error {
 	if f.FingerprintOnly && k.rule.method == MethodMinHash {
 		return errFingerprintOnly
 	}
-	// One map operation, not a lookup and then an insert: at millions of
-	// ids each is a cache miss or two, on the one goroutine that adds.
-	n := len(l.ids)
-	l.ids[id] = uint32(l.base + l.docs.n)
-	if len(l.ids) == n {
-		l.err = fmt.Errorf("%w %q", index.ErrDuplicateID, id) // and the map is wrong now
-		return l.err
-	}
 	f.Sig = nil // as insertLocked
 	l.slot = uint32(l.base) + l.docs.add(keptDoc{id: id, f: f, live: true})
+	l.order = append(l.order, id)
 	if k.rule.method != MethodMinHash {
-		l.order = append(l.order, id)
 		l.fps = append(l.fps, f.FP)
 	}
 	l.counts.add(k, &f, 1)
@@ -434,29 +420,38 @@ func (l *Loader) Add(id string, f Features) error {
 }
 
 // Finish adds the collected documents to the set, or none of them when one
-// of their ids is in the set already (an error wrapping
+// of their ids is in the set already or twice among them (an error wrapping
 // index.ErrDuplicateID) or the set changed since NewLoader.
+//
+// The map of ids is built here, at its final size, beside the sort of the
+// tables: at start-up, one insert per Add into a growing map was the
+// largest cost of the goroutine that adds (every id hashed again at each
+// doubling), and the tables' sort left a core idle.
 func (l *Loader) Finish() error {
 	if l.k == nil {
 		return errors.New("dedup: Loader used after Finish")
 	}
 	k, ld := l.k, *l
-	*l = Loader{} // the set takes its maps and chunks
+	*l = Loader{} // the set takes its chunks
 	l = &ld
-	if l.err != nil {
-		return l.err
-	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.docs.n != l.base {
 		return fmt.Errorf("dedup: the kept set changed while a Loader filled it (%d documents, %d before)", k.docs.n, l.base)
 	}
-	if len(k.ids) > 0 {
-		for id := range l.ids {
-			if _, ok := k.ids[id]; ok {
-				return fmt.Errorf("%w %q", index.ErrDuplicateID, id)
-			}
-		}
+	// Nothing in the set changes until the ids are known to be new: the
+	// sorts below only read the tables (and finish a doubling in progress,
+	// which moves no entry out of reach).
+	var ids map[string]uint32
+	var idsErr error
+	var exact, sets, bands sortedPostings
+	var wg sync.WaitGroup
+	wg.Go(func() { ids, idsErr = l.idMap() })
+	wg.Go(func() { exact, bands = k.exact.sortBulk(&l.exact), k.bands.sortBulk(&l.bands) })
+	sets = k.sets.sortBulk(&l.sets)
+	wg.Wait()
+	if idsErr != nil {
+		return idsErr
 	}
 	if k.rule.method != MethodMinHash {
 		if err := k.x.AddBulk(l.order, l.fps); err != nil {
@@ -464,9 +459,9 @@ func (l *Loader) Finish() error {
 		}
 	}
 	if len(k.ids) == 0 {
-		k.ids = l.ids
+		k.ids = ids
 	} else {
-		maps.Copy(k.ids, l.ids)
+		maps.Copy(k.ids, ids)
 	}
 	if k.docs.n == 0 {
 		k.docs = l.docs
@@ -476,12 +471,34 @@ func (l *Loader) Finish() error {
 		}
 	}
 	k.counts.plus(l.counts)
-	var wg sync.WaitGroup
-	wg.Go(func() { k.exact.addBulk(l.exact) })
-	wg.Go(func() { k.bands.addBulk(l.bands) })
-	k.sets.addBulk(l.sets)
-	wg.Wait()
+	k.exact.installBulk(exact)
+	k.bands.installBulk(bands)
+	k.sets.installBulk(sets)
 	return nil
+}
+
+// idMap returns the loader's ids by slot, or an error wrapping
+// index.ErrDuplicateID when one of them is in the set already or twice
+// among them. The set's lock is held.
+func (l *Loader) idMap() (map[string]uint32, error) {
+	ids := make(map[string]uint32, len(l.order))
+	for i, id := range l.order {
+		// One map operation, not a lookup and then an insert: at millions
+		// of ids each is a cache miss or two.
+		n := len(ids)
+		ids[id] = uint32(l.base + i)
+		if len(ids) == n {
+			return nil, fmt.Errorf("%w %q", index.ErrDuplicateID, id)
+		}
+	}
+	if len(l.k.ids) > 0 {
+		for id := range ids {
+			if _, ok := l.k.ids[id]; ok {
+				return nil, fmt.Errorf("%w %q", index.ErrDuplicateID, id)
+			}
+		}
+	}
+	return ids, nil
 }
 
 // AddFingerprints adds the fingerprint-only documents ids[i] with
@@ -930,38 +947,62 @@ func (l *postingList) add(e posting) {
 	l.n++
 }
 
-// addBulk adds the entries of list (mixed keys, as mixKey makes them),
-// rebuilding the table in one array sorted by bucket, each bucket a full
-// slice of it: no bucket grows one append at a time, and a later add to a
-// bucket copies only that bucket out.
+// sortedPostings is a table's entries after a bulk load, sorted by bucket,
+// ready to be installed (postings.sortBulk).
+type sortedPostings struct {
+	all  []posting   // sorted by bucket
+	bits uint8       // of the table
+	list postingList // or these, added one at a time
+}
+
+// sortBulk sorts the table's entries with those of list (mixed keys, as
+// mixKey makes them) for installBulk, which rebuilds the table in one array
+// sorted by bucket, each bucket a full slice of it: no bucket grows one
+// append at a time, and a later add to a bucket copies only that bucket out.
+// It takes list's chunks and changes nothing in the table but finishing a
+// doubling in progress.
 //
-// The sort is a least-significant-digit radix sort by bucket, 11 bits a
-// pass: at a million documents the table has millions of buckets, and a
-// counting sort straight into them (one pass) missed the cache and the TLB
-// on every entry, while a pass writes only 2,048 sequential streams. It is
-// stable, so a bucket keeps the order of addition.
-func (p *postings) addBulk(list postingList) {
-	if p.n > 2*list.n {
+// The sort is radixSortPostings: at a million documents the table has
+// millions of buckets, and a counting sort straight into them (one pass)
+// missed the cache and the TLB on every entry. It is stable, so a bucket
+// keeps the order of addition.
+func (p *postings) sortBulk(list *postingList) sortedPostings {
+	l := *list
+	*list = postingList{}
+	if l.n == 0 {
+		return sortedPostings{}
+	}
+	if p.n > 2*l.n {
 		// Rebuilding would move more entries than it adds.
-		for _, c := range list.chunks {
+		return sortedPostings{list: l}
+	}
+	p.splitSome(len(p.old))
+	chunks := l.chunks
+	if p.n > 0 {
+		// The entries already there come first, bucket by bucket.
+		chunks = append(slices.Clone(p.buckets), chunks...)
+	}
+	n := p.n + l.n
+	bits := p.bits
+	for n >= perBucket*(1<<bits) && bits < 30 {
+		bits++
+	}
+	return sortedPostings{all: radixSortPostings(chunks, n, uint(bits), 32-bits), bits: bits}
+}
+
+// installBulk makes the table hold the entries sortBulk sorted.
+func (p *postings) installBulk(b sortedPostings) {
+	if b.all == nil {
+		for _, c := range b.list.chunks {
 			for _, e := range c {
 				p.addMixed(e.key, e.slot)
 			}
 		}
 		return
 	}
-	p.splitSome(len(p.old))
-	chunks := list.chunks
-	if p.n > 0 {
-		// The entries already there come first, bucket by bucket.
-		chunks = append(slices.Clone(p.buckets), chunks...)
-	}
-	n := p.n + list.n
-	for n >= perBucket*(1<<p.bits) && p.bits < 30 {
-		p.bits++
-	}
+	p.bits = b.bits
 	shift := 32 - p.bits
-	all := radixSortPostings(chunks, n, uint(p.bits), shift)
+	all := b.all
 	p.buckets = make([][]posting, 1<<p.bits)
 	for lo := 0; lo < len(all); {
 		j := all[lo].key >> shift
@@ -972,11 +1013,12 @@ func (p *postings) addBulk(list postingList) {
 		p.buckets[j] = all[lo:hi:hi]
 		lo = hi
 	}
-	p.n = n
+	p.n = len(all)
 }
 
 // radixSortPostings returns the n entries of chunks in one new slice,
-// sorted stably by key>>shift, a value of bits bits.
+// sorted stably by key>>shift, a value of bits bits. It sets the elements
+// of chunks to nil as it goes.
 //
 // One pass over memory gathers the chunks into groups by the top 8 bits
 // (256 sequential streams, which the cache and the TLB hold); then each
@@ -999,12 +1041,17 @@ func radixSortPostings(chunks [][]posting, n int, bits uint, shift uint8) []post
 	}
 	starts := counts // counts[d] is where group d starts; fill moves it on
 	out := make([]posting, n)
-	for _, c := range chunks {
+	for i, c := range chunks {
 		for _, e := range c {
 			d := e.key >> shift >> low
 			out[counts[d]] = e
 			counts[d]++
 		}
+		// Dropped as soon as it is copied, so that the collector can take
+		// it back while the others are: at start-up the entries are a
+		// fifth of the heap, and the entries and their sorted copy need
+		// not be held whole at once.
+		chunks[i] = nil
 	}
 	if low == 0 {
 		return out

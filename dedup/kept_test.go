@@ -577,7 +577,8 @@ func TestPostingsAddBulk(t *testing.T) {
 		return list
 	}
 	for _, n := range []int{1<<20 + 5, 1 << 19, 1000} {
-		p.addBulk(piece(n))
+		list := piece(n)
+		p.installBulk(p.sortBulk(&list))
 		if n > 1<<20 && p.bits <= 11 {
 			t.Fatalf("%d buckets: the sort took one pass", 1<<p.bits)
 		}
@@ -676,16 +677,16 @@ func TestKeptLoaderAllOrNothing(t *testing.T) {
 	check("after Finish", l.Add("d50", fs[50]))
 
 	l = kept.NewLoader()
-	if err := l.Add("d25", fs[25]); err != nil {
-		t.Fatal(err)
+	for _, i := range []int{25, 26, 25, 27} {
+		if err := l.Add(fmt.Sprint("d", i), fs[i]); err != nil {
+			t.Fatal(err) // ids are Finish's to check
+		}
 	}
-	if err := l.Add("d25", fs[26]); !errors.Is(err, index.ErrDuplicateID) {
-		t.Fatalf("Add of an id twice: %v", err)
+	err = l.Finish()
+	if !errors.Is(err, index.ErrDuplicateID) {
+		t.Fatalf("Finish with an id twice: %v", err)
 	}
-	if err := l.Add("d26", fs[26]); !errors.Is(err, index.ErrDuplicateID) {
-		t.Fatalf("Add after a duplicate: %v", err)
-	}
-	check("Finish after a duplicate", l.Finish())
+	check("an id twice", err)
 
 	l = kept.NewLoader()
 	if err := l.Add(strings.Repeat("x", index.MaxIDBytes+1), fs[27]); !errors.Is(err, index.ErrBadID) {
@@ -755,11 +756,16 @@ func TestRadixSortPostings(t *testing.T) {
 			chunks = append(chunks, c)
 			n += len(c)
 		}
-		got := radixSortPostings(chunks, n, bits, shift)
 		want := slices.Concat(chunks...)
 		slices.SortStableFunc(want, func(a, b posting) int { return cmp.Compare(a.key>>shift, b.key>>shift) })
+		got := radixSortPostings(chunks, n, bits, shift)
 		if !slices.Equal(got, want) {
 			t.Fatalf("bits %d: the sort differs from a stable sort by bucket", bits)
+		}
+		for i, c := range chunks {
+			if c != nil {
+				t.Fatalf("bits %d: chunk %d still held after the sort", bits, i)
+			}
 		}
 	}
 }
