@@ -929,22 +929,41 @@ func (p *postings) splitSome(n int) {
 	}
 }
 
-// postingList collects a bulk load's entries for a table in chunks that
-// double up to a fixed size, so that no append copies what came before (a
-// slice grown by appends copied, and faulted in, tens of millions of
-// entries again at every doubling, a quarter of start-up).
+// postingList collects a bulk load's entries for a table, grouped by the
+// top 8 bits of their key, which are the first digit of the table's sort
+// (radixSortPostings): the groups are then sorted each on its own, on every
+// core, with no pass over all the entries first. Each group's entries are
+// in order of addition, in chunks that double up to a fixed size, so that
+// no append copies what came before (a slice grown by appends copied, and
+// faulted in, tens of millions of entries again at every doubling).
 type postingList struct {
-	chunks [][]posting
+	groups [256][][]posting
 	n      int
 }
 
 func (l *postingList) add(e posting) {
-	if len(l.chunks) == 0 || len(l.chunks[len(l.chunks)-1]) == cap(l.chunks[len(l.chunks)-1]) {
-		l.chunks = append(l.chunks, make([]posting, 0, min(1<<20, max(256, l.n))))
+	g := &l.groups[e.key>>24]
+	if len(*g) == 0 || len((*g)[len(*g)-1]) == cap((*g)[len(*g)-1]) {
+		size := 16
+		if len(*g) > 0 {
+			size = min(1<<16, 2*cap((*g)[len(*g)-1]))
+		}
+		*g = append(*g, make([]posting, 0, size))
 	}
-	c := &l.chunks[len(l.chunks)-1]
+	c := &(*g)[len(*g)-1]
 	*c = append(*c, e)
 	l.n++
+}
+
+// each calls fn with every entry, group by group.
+func (l *postingList) each(fn func(posting)) {
+	for _, g := range l.groups {
+		for _, c := range g {
+			for _, e := range c {
+				fn(e)
+			}
+		}
+	}
 }
 
 // sortedPostings is a table's entries after a bulk load, sorted by bucket,
@@ -977,27 +996,31 @@ func (p *postings) sortBulk(list *postingList) sortedPostings {
 		return sortedPostings{list: l}
 	}
 	p.splitSome(len(p.old))
-	chunks := l.chunks
 	if p.n > 0 {
-		// The entries already there come first, bucket by bucket.
-		chunks = append(slices.Clone(p.buckets), chunks...)
+		// The entries already there come first in each group.
+		var all postingList
+		for _, b := range p.buckets {
+			for _, e := range b {
+				all.add(e)
+			}
+		}
+		for g := range all.groups {
+			all.groups[g] = append(all.groups[g], l.groups[g]...)
+		}
+		all.n += l.n
+		l = all
 	}
-	n := p.n + l.n
 	bits := p.bits
-	for n >= perBucket*(1<<bits) && bits < 30 {
+	for l.n >= perBucket*(1<<bits) && bits < 30 {
 		bits++
 	}
-	return sortedPostings{all: radixSortPostings(chunks, n, uint(bits), 32-bits), bits: bits}
+	return sortedPostings{all: radixSortPostings(&l, uint(bits), 32-bits), bits: bits}
 }
 
 // installBulk makes the table hold the entries sortBulk sorted.
 func (p *postings) installBulk(b sortedPostings) {
 	if b.all == nil {
-		for _, c := range b.list.chunks {
-			for _, e := range c {
-				p.addMixed(e.key, e.slot)
-			}
-		}
+		b.list.each(func(e posting) { p.addMixed(e.key, e.slot) })
 		return
 	}
 	p.bits = b.bits
@@ -1016,46 +1039,32 @@ func (p *postings) installBulk(b sortedPostings) {
 	p.n = len(all)
 }
 
-// radixSortPostings returns the n entries of chunks in one new slice,
-// sorted stably by key>>shift, a value of bits bits. It sets the elements
-// of chunks to nil as it goes.
+// radixSortPostings returns the entries of l in one new slice, sorted by
+// key>>shift, a value of bits bits; an entry whose bucket has 8 bits or
+// more keeps its order of addition among those of its bucket. It empties
+// l's groups as it goes.
 //
-// One pass over memory gathers the chunks into groups by the top 8 bits
-// (256 sequential streams, which the cache and the TLB hold); then each
-// group, a few MB at most, is sorted by the remaining bits on its own, in
-// least-significant-digit passes that stay in the cache, the groups shared
-// among the cores. A sort by all the bits in passes over the whole array
-// (11 bits a pass) took three times as long at 184M entries: every pass
-// went to memory and back.
-func radixSortPostings(chunks [][]posting, n int, bits uint, shift uint8) []posting {
-	top := min(bits, 8)
-	low := bits - top // sorted within each group
-	var counts [257]int
-	for _, c := range chunks {
-		for _, e := range c {
-			counts[e.key>>shift>>low+1]++
+// The entries come grouped by the top 8 bits of their key, the first
+// digit of the sort, so each group is copied to its place and sorted by
+// the bits below on its own, in least-significant-digit passes that stay in
+// the cache (a group is a few MB at most), the groups shared among the
+// cores. A sort by all the bits in passes over the whole array (11 bits a
+// pass) took three times as long at 184M entries: every pass went to
+// memory and back; and a first pass gathering the groups from one list
+// took 7.6 s of a single core at 352M entries.
+func radixSortPostings(l *postingList, bits uint, shift uint8) []posting {
+	low := uint(0) // bits sorted within each group
+	if bits > 8 {
+		low = bits - 8
+	}
+	var starts [257]int
+	for g, chunks := range l.groups {
+		starts[g+1] = starts[g]
+		for _, c := range chunks {
+			starts[g+1] += len(c)
 		}
 	}
-	for d := range 256 {
-		counts[d+1] += counts[d]
-	}
-	starts := counts // counts[d] is where group d starts; fill moves it on
-	out := make([]posting, n)
-	for i, c := range chunks {
-		for _, e := range c {
-			d := e.key >> shift >> low
-			out[counts[d]] = e
-			counts[d]++
-		}
-		// Dropped as soon as it is copied, so that the collector can take
-		// it back while the others are: at start-up the entries are a
-		// fifth of the heap, and the entries and their sorted copy need
-		// not be held whole at once.
-		chunks[i] = nil
-	}
-	if low == 0 {
-		return out
-	}
+	out := make([]posting, starts[256])
 	var next atomic.Int32
 	var wg sync.WaitGroup
 	for range max(1, min(runtime.GOMAXPROCS(0), 256)) {
@@ -1067,6 +1076,18 @@ func radixSortPostings(chunks [][]posting, n int, bits uint, shift uint8) []post
 					return
 				}
 				group := out[starts[g]:starts[g+1]]
+				i := 0
+				for _, c := range l.groups[g] {
+					i += copy(group[i:], c)
+				}
+				// Dropped once copied, so that the collector can take
+				// them back while the others are: at start-up the
+				// entries are a fifth of the heap, and they and their
+				// sorted copy need not be held whole at once.
+				l.groups[g] = nil
+				if low == 0 {
+					continue
+				}
 				if len(group) > cap(spare) {
 					spare = make([]posting, len(group))
 				}
@@ -1271,7 +1292,14 @@ func (s *Sketch) readBinary(r *sliceReader) error {
 	h := make([]uint32, c)
 	b, prev := r.b[r.i:], uint64(0)
 	for i := range h {
-		d, w := uvarint(b)
+		var d uint64
+		var w int
+		if len(b) >= 8 {
+			d, w = uvarint8(binary.LittleEndian.Uint64(b))
+		}
+		if w == 0 {
+			d, w = binary.Uvarint(b)
+		}
 		if w <= 0 || prev+d > 1<<32-1 || (i > 0 && d == 0) {
 			return fmt.Errorf("sketch hash %d", i)
 		}
@@ -1285,25 +1313,30 @@ func (s *Sketch) readBinary(r *sliceReader) error {
 }
 
 // uvarint is binary.Uvarint for the deltas of a sketch, which take 3 or 4
-// bytes: with 8 bytes to read it finds the last byte of the value from one
-// load (the first without its top bit) and gathers the 7-bit groups with
-// shifts, without a branch per byte. A value of up to 8 bytes is decoded
-// as binary.Uvarint decodes it; anything else goes to binary.Uvarint.
+// bytes: with 8 bytes to read it decodes them with uvarint8, and anything
+// else with binary.Uvarint.
 func uvarint(b []byte) (uint64, int) {
-	if len(b) < 8 {
-		return binary.Uvarint(b)
+	if len(b) >= 8 {
+		if v, n := uvarint8(binary.LittleEndian.Uint64(b)); n > 0 {
+			return v, n
+		}
 	}
-	x := binary.LittleEndian.Uint64(b)
-	stop := ^x & 0x8080808080808080
-	if stop == 0 {
-		return binary.Uvarint(b)
+	return binary.Uvarint(b)
+}
+
+// uvarint8 decodes the varint at the start of the 8 bytes x (little-endian)
+// and returns it and its length, or a length of 0 when it is longer than 5
+// bytes (a sketch's deltas take at most 5). It finds the value's last byte (the first without its top bit)
+// from the one load and gathers the 7-bit groups with shifts, without a
+// branch per byte; small enough to be inlined into the sketch's loop, where
+// binary.Uvarint, a call and a branch per byte, was 9% of start-up.
+func uvarint8(x uint64) (uint64, int) {
+	n := mathbits.TrailingZeros64(^x&0x8080808080808080)/8 + 1
+	if n > 5 {
+		return 0, 0 // longer than a 32-bit delta: binary.Uvarint's
 	}
-	n := mathbits.TrailingZeros64(stop)/8 + 1
-	x &= ^uint64(0) >> (64 - 8*n) // the value's n bytes
-	x &^= 0x8080808080808080      // without their continuation bits
-	v := x&0x7f | x>>1&(0x7f<<7) | x>>2&(0x7f<<14) | x>>3&(0x7f<<21) |
-		x>>4&(0x7f<<28) | x>>5&(0x7f<<35) | x>>6&(0x7f<<42) | x>>7&(0x7f<<49)
-	return v, n
+	x &= ^uint64(0) >> (64 - 8*n) &^ 0x8080808080808080
+	return x&0x7f | x>>1&(0x7f<<7) | x>>2&(0x7f<<14) | x>>3&(0x7f<<21) | x>>4&(0x7f<<28), n
 }
 
 // MarshalBinary encodes the sketch (for stores that keep it).

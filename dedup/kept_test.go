@@ -571,8 +571,21 @@ func TestPostingsAddBulk(t *testing.T) {
 			model[key] = append(model[key], slot)
 			slot++
 		}
-		if n > 1<<20 && len(list.chunks) < 2 {
-			t.Fatalf("%d entries in %d chunks", n, len(list.chunks))
+		if n > 1<<20 {
+			chunks := 0
+			for g, cs := range list.groups {
+				for _, c := range cs {
+					chunks++
+					for _, e := range c {
+						if int(e.key>>24) != g {
+							t.Fatalf("key %x in group %d", e.key, g)
+						}
+					}
+				}
+			}
+			if chunks < 2*256 {
+				t.Fatalf("%d entries in %d chunks", n, chunks)
+			}
 		}
 		return list
 	}
@@ -739,32 +752,30 @@ func TestKeptLoaderAllOrNothing(t *testing.T) {
 }
 
 // TestRadixSortPostings compares the sort with a stable sort by bucket for
-// tables of every size: one group pass alone, and groups sorted in one pass
-// and in several.
+// tables of every size: groups copied alone (under 8 bits, where the order
+// of addition is kept within each group of the top 8 bits of the key rather
+// than within each bucket), and groups sorted in one pass and in several.
 func TestRadixSortPostings(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, bits := range []uint{4, 8, 9, 19, 20, 24, 30} {
 		shift := uint8(32 - bits)
-		var chunks [][]posting
-		n := 0
-		for range 1 + rng.IntN(5) {
-			c := make([]posting, rng.IntN(40000))
-			for i := range c {
-				// Few distinct keys, so that equal buckets test stability.
-				c[i] = posting{rng.Uint32() &^ (1<<(shift/2) - 1), uint32(n + i)}
-			}
-			chunks = append(chunks, c)
-			n += len(c)
+		var list postingList
+		var want []posting
+		for i := range 1 + rng.IntN(200000) {
+			// Few distinct keys, so that equal buckets test stability.
+			e := posting{rng.Uint32() &^ (1<<(shift/2) - 1), uint32(i)}
+			list.add(e)
+			want = append(want, e)
 		}
-		want := slices.Concat(chunks...)
-		slices.SortStableFunc(want, func(a, b posting) int { return cmp.Compare(a.key>>shift, b.key>>shift) })
-		got := radixSortPostings(chunks, n, bits, shift)
+		by := min(shift, 24)
+		slices.SortStableFunc(want, func(a, b posting) int { return cmp.Compare(a.key>>by, b.key>>by) })
+		got := radixSortPostings(&list, bits, shift)
 		if !slices.Equal(got, want) {
 			t.Fatalf("bits %d: the sort differs from a stable sort by bucket", bits)
 		}
-		for i, c := range chunks {
+		for g, c := range list.groups {
 			if c != nil {
-				t.Fatalf("bits %d: chunk %d still held after the sort", bits, i)
+				t.Fatalf("bits %d: group %d still held after the sort", bits, g)
 			}
 		}
 	}
