@@ -104,3 +104,53 @@ func TestUvarint(t *testing.T) {
 	}
 	check(all)
 }
+
+// TestArenaUnmarshalFeatures decodes sketches through an Arena across
+// several of its blocks, and one too large for a block: each equals what
+// UnmarshalBinary decodes, owns exactly its length (an append to one does
+// not write into the next), and the sets stay intact after the rest of the
+// blocks are filled.
+func TestArenaUnmarshalFeatures(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	var a Arena
+	var want, got []Features
+	total := 0
+	for i := 0; total < 3*arenaBlock; i++ {
+		n := 1 + rng.IntN(4000)
+		if i == 5 {
+			n = arenaBlock/16 + 1 // allocated on its own
+		}
+		h := make([]uint32, n)
+		for j := range h {
+			h[j] = rng.Uint32()
+		}
+		slices.Sort(h)
+		h = slices.Compact(h)
+		f := Features{FP: rng.Uint64(), Tokens: uint32(len(h)), Sketch: Sketch{h: h, n: uint32(len(h))}}
+		b, err := f.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g Features
+		if err := a.UnmarshalFeatures(&g, b); err != nil {
+			t.Fatal(err)
+		}
+		if cap(g.Sketch.h) != len(g.Sketch.h) {
+			t.Fatalf("set %d: capacity %d for %d hashes", i, cap(g.Sketch.h), len(g.Sketch.h))
+		}
+		if i > 0 {
+			// Writes into a copy, never into the next set.
+			_ = append(got[i-1].Sketch.h, 0)
+		}
+		want, got = append(want, f), append(got, g)
+		total += len(h)
+	}
+	for i := range got {
+		if !slices.Equal(got[i].Sketch.h, want[i].Sketch.h) || got[i].FP != want[i].FP {
+			t.Fatalf("set %d differs after %d more were decoded", i, len(got)-i-1)
+		}
+	}
+	if len(a.free) == arenaBlock {
+		t.Fatal("the last block is unused: the test did not fill blocks")
+	}
+}

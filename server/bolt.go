@@ -12,6 +12,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/neardup/neardup/dedup"
 )
 
 // The on-disk layout (one bbolt file, DATA/neardup.db; see doc.go):
@@ -169,7 +171,11 @@ func encodeRecord(r *Record) ([]byte, error) {
 	return append(b, r.Meta...), nil
 }
 
-func decodeRecord(key, v []byte) (Record, error) {
+func decodeRecord(key, v []byte) (Record, error) { return decodeRecordArena(key, v, nil) }
+
+// decodeRecordArena is decodeRecord with the shingle set allocated from a
+// (see dedup.Arena): for start-up, whose records are kept.
+func decodeRecordArena(key, v []byte, a *dedup.Arena) (Record, error) {
 	// Made only when it is returned: formatting it for every record was
 	// 4% of start-up.
 	bad := func() error { return fmt.Errorf("%w: damaged record %x", ErrStoreFormat, key) }
@@ -187,7 +193,7 @@ func decodeRecord(key, v []byte) (Record, error) {
 	if w <= 0 || n > uint64(len(v)-w) {
 		return Record{}, bad()
 	}
-	if err := r.Features.UnmarshalBinary(v[w : w+int(n)]); err != nil {
+	if err := a.UnmarshalFeatures(&r.Features, v[w:w+int(n)]); err != nil {
 		return Record{}, fmt.Errorf("%w: record %x: %w", ErrStoreFormat, key, err)
 	}
 	if m := v[w+int(n):]; len(m) > 0 {

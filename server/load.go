@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+
+	"github.com/neardup/neardup/dedup"
 )
 
 // decodeInOrder decodes the records that scan emits (a store key and value,
@@ -37,13 +39,14 @@ func decodeInOrder(ctx context.Context, scan func(emit func(key, v []byte) error
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
+			var arena dedup.Arena // the records' sketches are kept
 			for b := range work {
 				b.recs = slices.Grow(b.recs[:0], len(b.ends)/2)
 				start := 0
 				for i := 0; i < len(b.ends); i += 2 {
 					key, v := b.raw[start:b.ends[i]], b.raw[b.ends[i]:b.ends[i+1]]
 					start = b.ends[i+1]
-					r, err := decodeRecord(key, v)
+					r, err := decodeRecordArena(key, v, &arena)
 					if err != nil {
 						b.err = err // the records before it still go to fn
 						break
