@@ -304,23 +304,40 @@ func (k *Kept) insertLocked(id string, f Features) {
 // entries calls fn with each table entry of f: its token-sequence hash
 // (unless fingerprint-only), then its band keys (MethodMinHash) or the
 // hashes of its set's prefix (an exact set under Jaccard). Adding, removing
-// and sizing a bulk load all go through it, so they agree on the entries.
+// and sizing a bulk load all go through appendEntries, so they agree on the
+// entries.
 func (k *Kept) entries(f *Features, fn func(t *postings, key uint64)) {
+	var buf [64]tableKey
+	tabs := k.tables()
+	for _, e := range k.appendEntries(buf[:0], f) {
+		fn(tabs[e.t], e.key)
+	}
+}
+
+// A tableKey is a table entry's table (its index in Kept.tables) and key.
+type tableKey struct {
+	t   uint8
+	key uint64
+}
+
+// appendEntries appends the table entries of f (see entries) to dst.
+func (k *Kept) appendEntries(dst []tableKey, f *Features) []tableKey {
 	if !f.FingerprintOnly {
-		fn(&k.exact, f.Exact)
+		dst = append(dst, tableKey{0, f.Exact})
 	}
 	switch {
 	case k.rule.method == MethodMinHash:
 		if len(f.Bands) == k.rule.bands {
 			for i, key := range f.Bands {
-				fn(&k.bands, bandKey(i, key))
+				dst = append(dst, tableKey{2, bandKey(i, key)})
 			}
 		}
 	case k.byPrefix(f):
 		for _, h := range f.Sketch.h[:prefixLen(len(f.Sketch.h), k.rule.threshold)] {
-			fn(&k.sets, uint64(h))
+			dst = append(dst, tableKey{1, uint64(h)})
 		}
 	}
+	return dst
 }
 
 // wideDoc reports whether the document is found through the Hamming index
@@ -356,7 +373,7 @@ func (k *Kept) AddBulk(ids []string, fs []Features) error {
 // (a store's records at start-up, say), and builds the tables when it is
 // finished: Add only collects, without the set's lock, so reading and
 // decoding the next documents go on meanwhile, and Finish sorts the index
-// and rebuilds each table in one array (see postings.sortBulk), on every
+// and rebuilds each table in one array (see Loader.sortTables), on every
 // core. The set does not hold the documents until Finish, which adds all
 // of them or, on an error, none. Nothing else may be added to the set
 // between NewLoader and Finish (Finish fails then). A Loader is not safe
@@ -368,30 +385,13 @@ type Loader struct {
 	fps    []uint64 // the fingerprints in order (not MethodMinHash)
 	docs   slots
 	counts counts
-	exact  postingList // the tables' entries (mixed keys)
-	sets   postingList
-	bands  postingList
-	slot   uint32 // of the document being added
-	put    func(t *postings, key uint64)
 }
 
 // NewLoader returns a Loader for k.
 func (k *Kept) NewLoader() *Loader {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
-	l := &Loader{k: k, base: k.docs.n}
-	l.put = func(t *postings, key uint64) {
-		e := posting{mixKey(key), l.slot}
-		switch t {
-		case &k.exact:
-			l.exact.add(e)
-		case &k.sets:
-			l.sets.add(e)
-		case &k.bands:
-			l.bands.add(e)
-		}
-	}
-	return l
+	return &Loader{k: k, base: k.docs.n}
 }
 
 // Add collects id with features f, last in priority. Ids are not checked
@@ -411,13 +411,12 @@ func (l *Loader) Add(id string, f Features) error {
 		return errFingerprintOnly
 	}
 	f.Sig = nil // as insertLocked
-	l.slot = uint32(l.base) + l.docs.add(keptDoc{id: id, f: f, live: true})
+	l.docs.add(keptDoc{id: id, f: f, live: true})
 	l.order = append(l.order, id)
 	if k.rule.method != MethodMinHash {
 		l.fps = append(l.fps, f.FP)
 	}
 	l.counts.add(k, &f, 1)
-	k.entries(&f, l.put)
 	return nil
 }
 
@@ -446,11 +445,9 @@ func (l *Loader) Finish() error {
 	// which moves no entry out of reach).
 	var ids map[string]uint32
 	var idsErr error
-	var exact, sets, bands sortedPostings
 	var wg sync.WaitGroup
 	wg.Go(func() { ids, idsErr = l.idMap() })
-	wg.Go(func() { exact, bands = k.exact.sortBulk(&l.exact), k.bands.sortBulk(&l.bands) })
-	sets = k.sets.sortBulk(&l.sets)
+	sorted := l.sortTables()
 	wg.Wait()
 	if idsErr != nil {
 		return idsErr
@@ -473,10 +470,193 @@ func (l *Loader) Finish() error {
 		}
 	}
 	k.counts.plus(l.counts)
-	k.exact.installBulk(exact)
-	k.bands.installBulk(bands)
-	k.sets.installBulk(sets)
+	for t, p := range k.tables() {
+		if sorted[t].all != nil {
+			p.installBulk(sorted[t])
+		} else if sorted[t].oneByOne {
+			l.eachEntry(0, 1, func(u int, e posting) {
+				if u == t {
+					p.addMixed(e.key, e.slot)
+				}
+			})
+		}
+	}
 	return nil
+}
+
+// tables are the set's tables, in the order of the indexes that
+// Loader.eachEntry and sortTables use.
+func (k *Kept) tables() [3]*postings { return [3]*postings{&k.exact, &k.sets, &k.bands} }
+
+// eachEntry calls fn with the table entries (the table's index in tables,
+// the mixed key and the slot) of the w-th of n shares of the loader's
+// documents, in slot order.
+func (l *Loader) eachEntry(w, n int, fn func(t int, e posting)) {
+	var buf []tableKey
+	for i := l.docs.n * w / n; i < l.docs.n*(w+1)/n; i++ {
+		slot := uint32(l.base + i)
+		buf = l.k.appendEntries(buf[:0], &l.docs.at(uint32(i)).f)
+		for _, e := range buf {
+			fn(int(e.t), posting{mixKey(e.key), slot})
+		}
+	}
+}
+
+// sortTables sorts the entries of each table (when it is rebuilt) with
+// those of the loader's documents, for installBulk, which rebuilds the
+// table in one array sorted by bucket, each bucket a full slice of it: no
+// bucket grows one append at a time, and a later add to a bucket copies
+// only that bucket out. A table that holds more than twice the entries it
+// gains is not rebuilt: its entries are added one at a time (oneByOne).
+// Nothing in the tables changes but finishing a doubling in progress.
+//
+// The entries are made from the documents' features (the table keys are in
+// them) rather than collected as the documents came: the collected entries
+// and their sorted copy were 5.6 GB at 10M documents, and collecting them
+// took a quarter of the CPU of the goroutine that reads the store. Each core
+// counts the entries of its share of the documents by their group, the top
+// 8 bits of their key (the first digit of the sort); the counts place every
+// group, and every core's part of it, in the sorted array; each core then
+// writes its entries there, in order, and the groups are sorted on their own
+// by the bits below, the groups shared among the cores, in
+// least-significant-digit passes that stay in the cache (a group is a few MB
+// at most). Under 8 bits of bucket, a group is already in bucket order. A
+// bucket keeps its entries in the order they were added: the table's first,
+// then the documents' in slot order. A sort by all the bits in passes over
+// the whole array (11 bits a pass) took three times as long at 184M
+// entries: every pass went to memory and back.
+func (l *Loader) sortTables() [3]sortedPostings {
+	tabs := l.k.tables()
+	nw := max(1, min(runtime.GOMAXPROCS(0), l.docs.n/1024))
+	// counts[w][t][g]: the entries of share w for group g of table t;
+	// then where the next of them goes in the table's sorted array.
+	counts := make([][3][256]int, nw)
+	var wg sync.WaitGroup
+	// The two passes below are eachEntry written out: a call per entry
+	// was half their time at 10M documents.
+	share := func(w int) (int, int) { return l.docs.n * w / nw, l.docs.n * (w + 1) / nw }
+	for w := range nw {
+		wg.Go(func() {
+			c := &counts[w]
+			var buf []tableKey
+			lo, hi := share(w)
+			for i := lo; i < hi; i++ {
+				buf = l.k.appendEntries(buf[:0], &l.docs.at(uint32(i)).f)
+				for _, e := range buf {
+					c[e.t][mixKey(e.key)>>24]++
+				}
+			}
+		})
+	}
+	wg.Wait()
+
+	var out [3]sortedPostings
+	var starts [3][257]int
+	for t, p := range tabs {
+		n := 0
+		for w := range counts {
+			for _, c := range counts[w][t] {
+				n += c
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		if p.n > 2*n {
+			// Rebuilding would move more entries than it adds.
+			out[t].oneByOne = true
+			continue
+		}
+		p.splitSome(len(p.old))
+		var pre [256]int // the table's entries come first in each group
+		for _, b := range p.buckets {
+			for _, e := range b {
+				pre[e.key>>24]++
+			}
+		}
+		at := 0
+		for g := range 256 {
+			starts[t][g] = at
+			at += pre[g]
+			pre[g] = starts[t][g]
+			for w := range counts {
+				c := counts[w][t][g]
+				counts[w][t][g] = at
+				at += c
+			}
+		}
+		starts[t][256] = at
+		all := make([]posting, at)
+		hugepage.Advise(all)
+		for _, b := range p.buckets {
+			for _, e := range b {
+				all[pre[e.key>>24]] = e
+				pre[e.key>>24]++
+			}
+		}
+		bits := p.bits
+		for at >= perBucket*(1<<bits) && bits < 30 {
+			bits++
+		}
+		buckets := make([][]posting, 1<<bits)
+		hugepage.Advise(buckets)
+		out[t] = sortedPostings{all: all, bits: bits, buckets: buckets}
+	}
+
+	for w := range nw {
+		wg.Go(func() {
+			c := &counts[w]
+			alls := [3][]posting{out[0].all, out[1].all, out[2].all}
+			var buf []tableKey
+			lo, hi := share(w)
+			for i := lo; i < hi; i++ {
+				slot := uint32(l.base + i)
+				buf = l.k.appendEntries(buf[:0], &l.docs.at(uint32(i)).f)
+				for _, e := range buf {
+					if all := alls[e.t]; all != nil {
+						m := mixKey(e.key)
+						at := &c[e.t][m>>24]
+						all[*at] = posting{m, slot}
+						*at++
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+
+	var next atomic.Int32
+	for range max(1, min(runtime.GOMAXPROCS(0), 3*256)) {
+		wg.Go(func() {
+			var spare []posting
+			for {
+				j := int(next.Add(1) - 1)
+				if j >= 3*256 {
+					return
+				}
+				t, g := j/256, j%256
+				o := &out[t]
+				switch {
+				case o.all == nil:
+				case o.bits <= 8:
+					// A bucket spans groups, which are in bucket
+					// order: one job slices the whole table.
+					if g == 0 {
+						o.slice(o.all)
+					}
+				default:
+					group := o.all[starts[t][g]:starts[t][g+1]]
+					if len(group) > cap(spare) {
+						spare = make([]posting, len(group))
+					}
+					sortGroup(group, spare[:len(group)], uint(o.bits-8), 32-o.bits)
+					o.slice(group) // its buckets are its own
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // idMap returns the loader's ids by slot, or an error wrapping
@@ -931,177 +1111,33 @@ func (p *postings) splitSome(n int) {
 	}
 }
 
-// postingList collects a bulk load's entries for a table, grouped by the
-// top 8 bits of their key, which are the first digit of the table's sort
-// (radixSortPostings): the groups are then sorted each on its own, on every
-// core, with no pass over all the entries first. Each group's entries are
-// in order of addition, in chunks that double up to a fixed size, so that
-// no append copies what came before (a slice grown by appends copied, and
-// faulted in, tens of millions of entries again at every doubling).
-type postingList struct {
-	groups [256][][]posting
-	n      int
-}
-
-func (l *postingList) add(e posting) {
-	g := &l.groups[e.key>>24]
-	if len(*g) == 0 || len((*g)[len(*g)-1]) == cap((*g)[len(*g)-1]) {
-		size := 16
-		if len(*g) > 0 {
-			size = min(1<<19, 2*cap((*g)[len(*g)-1]))
-		}
-		c := make([]posting, 0, size)
-		hugepage.Advise(c) // from 4 MB
-		*g = append(*g, c)
-	}
-	c := &(*g)[len(*g)-1]
-	*c = append(*c, e)
-	l.n++
-}
-
-// each calls fn with every entry, group by group.
-func (l *postingList) each(fn func(posting)) {
-	for _, g := range l.groups {
-		for _, c := range g {
-			for _, e := range c {
-				fn(e)
-			}
-		}
-	}
-}
-
 // sortedPostings is a table's entries after a bulk load, sorted by bucket,
-// ready to be installed (postings.sortBulk).
+// ready to be installed (Loader.sortTables).
 type sortedPostings struct {
-	all  []posting   // sorted by bucket
-	bits uint8       // of the table
-	list postingList // or these, added one at a time
+	all      []posting   // sorted by bucket
+	bits     uint8       // of the table
+	buckets  [][]posting // the table's buckets: full slices of all
+	oneByOne bool        // or the loader's entries are added one at a time
 }
 
-// sortBulk sorts the table's entries with those of list (mixed keys, as
-// mixKey makes them) for installBulk, which rebuilds the table in one array
-// sorted by bucket, each bucket a full slice of it: no bucket grows one
-// append at a time, and a later add to a bucket copies only that bucket out.
-// It takes list's chunks and changes nothing in the table but finishing a
-// doubling in progress.
-//
-// The sort is radixSortPostings: at a million documents the table has
-// millions of buckets, and a counting sort straight into them (one pass)
-// missed the cache and the TLB on every entry. It is stable, so a bucket
-// keeps the order of addition.
-func (p *postings) sortBulk(list *postingList) sortedPostings {
-	l := *list
-	*list = postingList{}
-	if l.n == 0 {
-		return sortedPostings{}
-	}
-	if p.n > 2*l.n {
-		// Rebuilding would move more entries than it adds.
-		return sortedPostings{list: l}
-	}
-	p.splitSome(len(p.old))
-	if p.n > 0 {
-		// The entries already there come first in each group.
-		var all postingList
-		for _, b := range p.buckets {
-			for _, e := range b {
-				all.add(e)
-			}
-		}
-		for g := range all.groups {
-			all.groups[g] = append(all.groups[g], l.groups[g]...)
-		}
-		all.n += l.n
-		l = all
-	}
-	bits := p.bits
-	for l.n >= perBucket*(1<<bits) && bits < 30 {
-		bits++
-	}
-	return sortedPostings{all: radixSortPostings(&l, uint(bits), 32-bits), bits: bits}
-}
-
-// installBulk makes the table hold the entries sortBulk sorted.
-func (p *postings) installBulk(b sortedPostings) {
-	if b.all == nil {
-		b.list.each(func(e posting) { p.addMixed(e.key, e.slot) })
-		return
-	}
-	p.bits = b.bits
-	shift := 32 - p.bits
-	all := b.all
-	p.buckets = make([][]posting, 1<<p.bits)
-	for lo := 0; lo < len(all); {
-		j := all[lo].key >> shift
+// slice sets the buckets of the sorted entries part, which holds whole
+// buckets.
+func (b *sortedPostings) slice(part []posting) {
+	shift := 32 - b.bits
+	for lo := 0; lo < len(part); {
+		j := part[lo].key >> shift
 		hi := lo + 1
-		for hi < len(all) && all[hi].key>>shift == j {
+		for hi < len(part) && part[hi].key>>shift == j {
 			hi++
 		}
-		p.buckets[j] = all[lo:hi:hi]
+		b.buckets[j] = part[lo:hi:hi]
 		lo = hi
 	}
-	p.n = len(all)
 }
 
-// radixSortPostings returns the entries of l in one new slice, sorted by
-// key>>shift, a value of bits bits; an entry whose bucket has 8 bits or
-// more keeps its order of addition among those of its bucket. It empties
-// l's groups as it goes.
-//
-// The entries come grouped by the top 8 bits of their key, the first
-// digit of the sort, so each group is copied to its place and sorted by
-// the bits below on its own, in least-significant-digit passes that stay in
-// the cache (a group is a few MB at most), the groups shared among the
-// cores. A sort by all the bits in passes over the whole array (11 bits a
-// pass) took three times as long at 184M entries: every pass went to
-// memory and back; and a first pass gathering the groups from one list
-// took 7.6 s of a single core at 352M entries.
-func radixSortPostings(l *postingList, bits uint, shift uint8) []posting {
-	low := uint(0) // bits sorted within each group
-	if bits > 8 {
-		low = bits - 8
-	}
-	var starts [257]int
-	for g, chunks := range l.groups {
-		starts[g+1] = starts[g]
-		for _, c := range chunks {
-			starts[g+1] += len(c)
-		}
-	}
-	out := make([]posting, starts[256])
-	hugepage.Advise(out)
-	var next atomic.Int32
-	var wg sync.WaitGroup
-	for range max(1, min(runtime.GOMAXPROCS(0), 256)) {
-		wg.Go(func() {
-			var spare []posting
-			for {
-				g := int(next.Add(1) - 1)
-				if g >= 256 {
-					return
-				}
-				group := out[starts[g]:starts[g+1]]
-				i := 0
-				for _, c := range l.groups[g] {
-					i += copy(group[i:], c)
-				}
-				// Dropped once copied, so that the collector can take
-				// them back while the others are: at start-up the
-				// entries are a fifth of the heap, and they and their
-				// sorted copy need not be held whole at once.
-				l.groups[g] = nil
-				if low == 0 {
-					continue
-				}
-				if len(group) > cap(spare) {
-					spare = make([]posting, len(group))
-				}
-				sortGroup(group, spare[:len(group)], low, shift)
-			}
-		})
-	}
-	wg.Wait()
-	return out
+// installBulk makes the table hold the entries sortTables sorted.
+func (p *postings) installBulk(b sortedPostings) {
+	p.bits, p.buckets, p.n = b.bits, b.buckets, len(b.all)
 }
 
 // sortGroup sorts a stably by the low bits bits of key>>shift, in passes of

@@ -553,74 +553,83 @@ func TestPostingsGrowIncrementally(t *testing.T) {
 	}
 }
 
-// TestPostingsAddBulk loads a table in bulk: into an empty table (a sort of
-// several radix passes), into one that holds entries (a rebuild), and a
-// piece small enough to go in one add at a time; each bucket must hold
-// exactly its keys' entries, in the order they were added.
-func TestPostingsAddBulk(t *testing.T) {
-	var p postings
-	p.init(0)
+// TestLoaderTables loads a set in bulk three times: into empty tables (the
+// groups sorted), into tables that hold entries (a rebuild), and a piece
+// small enough to go in one entry at a time. Each bucket of each table must
+// hold exactly its keys' entries, in the order they were added, and every
+// document's entries must be found.
+func TestLoaderTables(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	model := map[uint64][]uint32{}
-	slot := uint32(0)
-	piece := func(n int) postingList {
-		var list postingList
+	ex, _ := NewExtractor(Options{})
+	rule, _ := NewRule(Options{})
+	k, _ := NewKept(rule, 1)
+	var fs []Features
+	for _, n := range []int{12000, 8000, 500} {
+		l := k.NewLoader()
 		for range n {
-			key := uint64(rng.IntN(1 << 22))
-			list.add(posting{mixKey(key), slot})
-			model[key] = append(model[key], slot)
-			slot++
+			w := make([]string, 170)
+			for i := range w {
+				w[i] = fmt.Sprint("w", rng.IntN(20000))
+			}
+			f := ex.Extract(strings.Join(w, " "))
+			if err := l.Add(fmt.Sprint("d", len(fs)), f); err != nil {
+				t.Fatal(err)
+			}
+			fs = append(fs, f)
 		}
-		if n > 1<<20 {
-			chunks := 0
-			for g, cs := range list.groups {
-				for _, c := range cs {
-					chunks++
-					for _, e := range c {
-						if int(e.key>>24) != g {
-							t.Fatalf("key %x in group %d", e.key, g)
-						}
-					}
+		if err := l.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		if k.sets.bits <= 8 {
+			t.Fatalf("%d buckets: no group was sorted", 1<<k.sets.bits)
+		}
+	}
+	want := map[*postings]int{}
+	for i := range fs {
+		k.entries(&fs[i], func(p *postings, key uint64) {
+			want[p]++
+			if !slices.Contains(p.find(nil, key), uint32(i)) {
+				t.Fatalf("document %d not found by its key %x", i, key)
+			}
+		})
+	}
+	for name, p := range map[string]*postings{"exact": &k.exact, "sets": &k.sets} {
+		total := 0
+		for j, b := range p.buckets {
+			total += len(b)
+			for i, e := range b {
+				if int(e.key>>(32-p.bits)) != j {
+					t.Fatalf("%s: bucket %d holds key %x", name, j, e.key)
+				}
+				if i > 0 && e.slot < b[i-1].slot { // a document may have two keys in a bucket
+					t.Fatalf("%s: bucket %d: slot %d after %d", name, j, e.slot, b[i-1].slot)
 				}
 			}
-			if chunks < 2*256 {
-				t.Fatalf("%d entries in %d chunks", n, chunks)
-			}
 		}
-		return list
-	}
-	for _, n := range []int{1<<20 + 5, 1 << 19, 1000} {
-		list := piece(n)
-		p.installBulk(p.sortBulk(&list))
-		if n > 1<<20 && p.bits <= 11 {
-			t.Fatalf("%d buckets: the sort took one pass", 1<<p.bits)
+		if total != want[p] || p.n != total {
+			t.Fatalf("%s: %d entries in buckets, n = %d, %d added", name, total, p.n, want[p])
 		}
 	}
-	total := 0
-	for j, b := range p.buckets {
-		total += len(b)
-		for i, e := range b {
-			if int(e.key>>(32-p.bits)) != j {
-				t.Fatalf("bucket %d holds key %x", j, e.key)
-			}
-			if i > 0 && e.slot <= b[i-1].slot {
-				t.Fatalf("bucket %d: slot %d after %d", j, e.slot, b[i-1].slot)
-			}
+}
+
+// TestSortGroup compares a group's sort with a stable sort by its bits, in
+// one pass and in several.
+func TestSortGroup(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, bits := range []uint{1, 11, 12, 22, 23} {
+		shift := uint8(24 - bits) // the bits below a group's top 8
+		a := make([]posting, 1+rng.IntN(100000))
+		for i := range a {
+			// One group (its top 8 bits), and few distinct keys, so that
+			// equal buckets test stability.
+			a[i] = posting{0x5a<<24 | rng.Uint32()>>8&^(1<<(shift/2)-1), uint32(i)}
 		}
-	}
-	if total != int(slot) || p.n != total {
-		t.Fatalf("%d entries in buckets, n = %d, %d added", total, p.n, slot)
-	}
-	for key, want := range model {
-		got := p.find(nil, key)
-		// Other keys may share the 32 bits kept: count this key's only.
-		for _, s := range want {
-			if !slices.Contains(got, s) {
-				t.Fatalf("key %d: slot %d missing from %v", key, s, got)
-			}
-		}
-		if len(got) > 4*len(want)+8 {
-			t.Fatalf("key %d: %d slots found, %d added", key, len(got), len(want))
+		mask := uint32(1)<<bits - 1
+		want := slices.Clone(a)
+		slices.SortStableFunc(want, func(x, y posting) int { return cmp.Compare(x.key>>shift&mask, y.key>>shift&mask) })
+		sortGroup(a, make([]posting, len(a)), bits, shift)
+		if !slices.Equal(a, want) {
+			t.Fatalf("bits %d: the sort differs from a stable sort", bits)
 		}
 	}
 }
@@ -747,36 +756,6 @@ func TestKeptLoaderAllOrNothing(t *testing.T) {
 		w, _ := one.MatchAll(&fs[i], 0)
 		if !slices.Equal(ids(got), ids(w)) {
 			t.Fatalf("document %d: %v after the loader, %v by Add", i, got, w)
-		}
-	}
-}
-
-// TestRadixSortPostings compares the sort with a stable sort by bucket for
-// tables of every size: groups copied alone (under 8 bits, where the order
-// of addition is kept within each group of the top 8 bits of the key rather
-// than within each bucket), and groups sorted in one pass and in several.
-func TestRadixSortPostings(t *testing.T) {
-	rng := rand.New(rand.NewPCG(9, 10))
-	for _, bits := range []uint{4, 8, 9, 19, 20, 24, 30} {
-		shift := uint8(32 - bits)
-		var list postingList
-		var want []posting
-		for i := range 1 + rng.IntN(200000) {
-			// Few distinct keys, so that equal buckets test stability.
-			e := posting{rng.Uint32() &^ (1<<(shift/2) - 1), uint32(i)}
-			list.add(e)
-			want = append(want, e)
-		}
-		by := min(shift, 24)
-		slices.SortStableFunc(want, func(a, b posting) int { return cmp.Compare(a.key>>by, b.key>>by) })
-		got := radixSortPostings(&list, bits, shift)
-		if !slices.Equal(got, want) {
-			t.Fatalf("bits %d: the sort differs from a stable sort by bucket", bits)
-		}
-		for g, c := range list.groups {
-			if c != nil {
-				t.Fatalf("bits %d: group %d still held after the sort", bits, g)
-			}
 		}
 	}
 }

@@ -3,6 +3,8 @@ package index
 import (
 	"encoding/binary"
 	"math/bits"
+
+	"github.com/neardup/neardup/internal/hugepage"
 )
 
 // A table is one sorted copy of a segment's fingerprints under one table
@@ -55,6 +57,7 @@ func newTable(sorted []uint64) *table {
 	t.low = ^uint64(0) >> bb
 	t.starts = make([]uint32, (1<<bb)+1)
 	t.data = make([]byte, n*t.w+8)
+	hugepage.Advise(t.data) // tens of MB at millions: see internal/hugepage
 	b := uint64(0)
 	for i, v := range sorted {
 		if bb > 0 {
