@@ -1353,24 +1353,14 @@ func (s *Sketch) readBinary(r *sliceReader) error {
 	return nil
 }
 
-// uvarint is binary.Uvarint for the deltas of a sketch, which take 3 or 4
-// bytes: with 8 bytes to read it decodes them with uvarint8, and anything
-// else with binary.Uvarint.
-func uvarint(b []byte) (uint64, int) {
-	if len(b) >= 8 {
-		if v, n := uvarint8(binary.LittleEndian.Uint64(b)); n > 0 {
-			return v, n
-		}
-	}
-	return binary.Uvarint(b)
-}
-
 // uvarint8 decodes the varint at the start of the 8 bytes x (little-endian)
 // and returns it and its length, or a length of 0 when it is longer than 5
-// bytes (a sketch's deltas take at most 5). It finds the value's last byte (the first without its top bit)
-// from the one load and gathers the 7-bit groups with shifts, without a
-// branch per byte; small enough to be inlined into the sketch's loop, where
-// binary.Uvarint, a call and a branch per byte, was 9% of start-up.
+// bytes (a sketch's deltas take at most 5; Sketch.readBinary gives the rest,
+// and the last 7 bytes of a record, to binary.Uvarint). It finds the value's
+// last byte (the first without its top bit) from the one load and gathers
+// the 7-bit groups with shifts, without a branch per byte; it is small
+// enough to be inlined into the sketch's loop, where binary.Uvarint, a call
+// and a branch per byte, was 9% of start-up.
 func uvarint8(x uint64) (uint64, int) {
 	n := mathbits.TrailingZeros64(^x&0x8080808080808080)/8 + 1
 	if n > 5 {
