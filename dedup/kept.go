@@ -470,37 +470,28 @@ func (l *Loader) Finish() error {
 		}
 	}
 	k.counts.plus(l.counts)
-	for t, p := range k.tables() {
+	tabs := k.tables()
+	for t, p := range tabs {
 		if sorted[t].all != nil {
 			p.installBulk(sorted[t])
-		} else if sorted[t].oneByOne {
-			l.eachEntry(0, 1, func(u int, e posting) {
-				if u == t {
-					p.addMixed(e.key, e.slot)
+		}
+	}
+	if sorted[0].oneByOne || sorted[1].oneByOne || sorted[2].oneByOne {
+		var buf []tableKey
+		for i := range l.docs.n {
+			buf = k.appendEntries(buf[:0], &l.docs.at(uint32(i)).f)
+			for _, e := range buf {
+				if sorted[e.t].oneByOne {
+					tabs[e.t].add(e.key, uint32(l.base+i))
 				}
-			})
+			}
 		}
 	}
 	return nil
 }
 
-// tables are the set's tables, in the order of the indexes that
-// Loader.eachEntry and sortTables use.
+// tables are the set's tables, in the order of tableKey.t.
 func (k *Kept) tables() [3]*postings { return [3]*postings{&k.exact, &k.sets, &k.bands} }
-
-// eachEntry calls fn with the table entries (the table's index in tables,
-// the mixed key and the slot) of the w-th of n shares of the loader's
-// documents, in slot order.
-func (l *Loader) eachEntry(w, n int, fn func(t int, e posting)) {
-	var buf []tableKey
-	for i := l.docs.n * w / n; i < l.docs.n*(w+1)/n; i++ {
-		slot := uint32(l.base + i)
-		buf = l.k.appendEntries(buf[:0], &l.docs.at(uint32(i)).f)
-		for _, e := range buf {
-			fn(int(e.t), posting{mixKey(e.key), slot})
-		}
-	}
-}
 
 // sortTables sorts the entries of each table (when it is rebuilt) with
 // those of the loader's documents, for installBulk, which rebuilds the
@@ -532,8 +523,8 @@ func (l *Loader) sortTables() [3]sortedPostings {
 	// then where the next of them goes in the table's sorted array.
 	counts := make([][3][256]int, nw)
 	var wg sync.WaitGroup
-	// The two passes below are eachEntry written out: a call per entry
-	// was half their time at 10M documents.
+	// The two passes below make each document's entries and loop over
+	// them inline: a call per entry was half their time at 10M documents.
 	share := func(w int) (int, int) { return l.docs.n * w / nw, l.docs.n * (w + 1) / nw }
 	for w := range nw {
 		wg.Go(func() {
@@ -994,15 +985,13 @@ func (p *postings) bucket(h uint32) *[]posting {
 	return &p.buckets[j]
 }
 
-func (p *postings) add(key uint64, slot uint32) { p.addMixed(mixKey(key), slot) }
-
-// addMixed adds an entry of mixed key h.
-func (p *postings) addMixed(h uint32, slot uint32) {
+func (p *postings) add(key uint64, slot uint32) {
 	if p.old != nil {
 		p.splitSome(splitsPerAdd)
 	} else if p.n >= perBucket*len(p.buckets) && p.bits < 30 {
 		p.grow()
 	}
+	h := mixKey(key)
 	b := p.bucket(h)
 	*b = append(*b, posting{h, slot})
 	p.n++
