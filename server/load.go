@@ -35,7 +35,7 @@ func decodeInOrder(ctx context.Context, scan func(emit func(key, v []byte) error
 	// Batches go back to the scan once fn has seen their records: fresh
 	// buffers cost a page fault every 4 KB (their copy was an eighth of
 	// start-up) and garbage to collect.
-	free := make(chan *batch, 4*workers+2*workers+2)
+	free := make(chan *batch, cap(work)+cap(ordered)+2) // every batch there can be
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {

@@ -36,8 +36,7 @@ func TestAdvise(t *testing.T) {
 	flags, huge := "", ""
 	in := false
 	for line := range strings.Lines(string(smaps)) {
-		var lo, hi uintptr
-		if n, _ := fmtSscanRange(line, &lo, &hi); n == 2 {
+		if lo, hi, ok := mappingRange(line); ok {
 			in = lo <= addr && addr < hi
 			continue
 		}
@@ -54,19 +53,15 @@ func TestAdvise(t *testing.T) {
 	t.Logf("AnonHugePages of its mapping: %s", huge)
 }
 
-// fmtSscanRange reads the address range that starts a mapping's line of
-// smaps ("7f12a000-7f12c000 rw-p ..."), and returns 2 when it did.
-func fmtSscanRange(line string, lo, hi *uintptr) (int, error) {
+// mappingRange reads the address range that starts a mapping's line of
+// smaps ("7f12a000-7f12c000 rw-p ..."); ok is false on the other lines.
+func mappingRange(line string) (lo, hi uintptr, ok bool) {
 	r, _, _ := strings.Cut(line, " ")
 	a, b, ok := strings.Cut(r, "-")
 	if !ok {
-		return 0, nil
+		return 0, 0, false
 	}
 	x, err1 := strconv.ParseUint(a, 16, 64)
 	y, err2 := strconv.ParseUint(b, 16, 64)
-	if err1 != nil || err2 != nil {
-		return 0, nil
-	}
-	*lo, *hi = uintptr(x), uintptr(y)
-	return 2, nil
+	return uintptr(x), uintptr(y), err1 == nil && err2 == nil
 }
