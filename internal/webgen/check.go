@@ -1,0 +1,218 @@
+package webgen
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/neardup/neardup/dedup"
+)
+
+// CheckOptions configure Check.
+type CheckOptions struct {
+	Threshold float64 // the dedup's Jaccard threshold; 0: 0.8
+	Examples  int     // unplanted and false removals to list; 0: 20, negative: none
+}
+
+// Report is what Check found. Planted near-copies and controls are sorted by
+// their planted Jaccard against the threshold, whatever their kind.
+type Report struct {
+	Threshold float64 `json:"threshold"`
+	Docs      int     `json:"docs"`
+	Removed   int     `json:"removed"`
+
+	Near        int     `json:"near"`         // planted near-copies with Jaccard >= threshold
+	NearRemoved int     `json:"near_removed"` // of which removed
+	Recall      float64 `json:"recall"`       // NearRemoved / Near (1 when Near is 0)
+
+	Exact        int `json:"exact"`
+	ExactRemoved int `json:"exact_removed"`
+
+	Controls        int `json:"controls"`         // planted near-copies with Jaccard < threshold
+	ControlsRemoved int `json:"controls_removed"` // wrongly removed
+
+	// Unplanted counts removed documents that are not planted copies (such
+	// as a second copy of one original, close to the first); UnplantedAbove
+	// those whose recomputed Jaccard to their kept document reaches the
+	// threshold.
+	Unplanted      int `json:"unplanted"`
+	UnplantedAbove int `json:"unplanted_above"`
+	// FalseRemovals counts removed documents whose exact Jaccard to their
+	// kept document, recomputed from the texts, is below the threshold.
+	FalseRemovals int `json:"false_removals"`
+	// Unverified counts removals whose kept document is not in the corpus
+	// (a stored document, in incremental mode).
+	Unverified int `json:"unverified"`
+
+	Examples []Removal `json:"examples,omitempty"` // unplanted or false removals, in duplicates-file order
+}
+
+// Removal describes one removed document.
+type Removal struct {
+	ID       string   `json:"id"`
+	KeptID   string   `json:"kept_id"`
+	Reported *float64 `json:"reported_jaccard,omitempty"` // the dedup's
+	Jaccard  float64  `json:"jaccard"`                    // recomputed
+	Planted  *Planted `json:"planted,omitempty"`
+}
+
+// Check reads a generated corpus (JSON lines with id, text and planted, as
+// Write makes them) and a dedup duplicates file (dedup.Duplicate lines) and
+// compares the removals with the planted truth. It holds the texts of the
+// removed documents and of those kept in their place: about twice the
+// removed documents' bytes.
+func Check(ctx context.Context, corpus, duplicates io.Reader, opt CheckOptions) (Report, error) {
+	if opt.Threshold == 0 {
+		opt.Threshold = 0.8
+	}
+	if opt.Examples == 0 {
+		opt.Examples = 20
+	}
+	rep := Report{Threshold: opt.Threshold}
+	var dups []dedup.Duplicate
+	need := map[string]string{} // id -> text, once read
+	dec := json.NewDecoder(bufio.NewReaderSize(duplicates, 1<<20))
+	for {
+		var d dedup.Duplicate
+		if err := dec.Decode(&d); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return rep, fmt.Errorf("%w: line %d: %v", ErrDuplicates, len(dups)+1, err)
+		}
+		dups = append(dups, d)
+		need[d.DupID] = ""
+		if !d.Index {
+			need[d.KeptID] = ""
+		}
+	}
+	planted := map[string]Planted{}
+	br := bufio.NewReaderSize(corpus, 1<<20)
+	for line := 1; ; line++ {
+		b, err := br.ReadBytes('\n')
+		if len(b) > 0 {
+			var d struct {
+				ID      string          `json:"id"`
+				Text    json.RawMessage `json:"text"`
+				Planted *Planted        `json:"planted"`
+			}
+			if err := json.Unmarshal(b, &d); err != nil {
+				return rep, fmt.Errorf("%w: line %d: %v", ErrCorpus, line, err)
+			}
+			rep.Docs++
+			if d.Planted != nil {
+				planted[d.ID] = *d.Planted
+				switch {
+				case d.Planted.Kind == KindExact:
+					rep.Exact++
+				case d.Planted.Jaccard >= opt.Threshold:
+					rep.Near++
+				default:
+					rep.Controls++
+				}
+			}
+			if _, ok := need[d.ID]; ok {
+				var text string
+				if err := json.Unmarshal(d.Text, &text); err != nil {
+					return rep, fmt.Errorf("%w: line %d: text: %v", ErrCorpus, line, err)
+				}
+				need[d.ID] = text
+			}
+			if line%(1<<16) == 0 {
+				if err := ctx.Err(); err != nil {
+					return rep, err
+				}
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return rep, err
+		}
+	}
+	for _, d := range dups {
+		rep.Removed++
+		p, isPlanted := planted[d.DupID]
+		switch {
+		case !isPlanted:
+			rep.Unplanted++
+		case p.Kind == KindExact:
+			rep.ExactRemoved++
+		case p.Jaccard >= opt.Threshold:
+			rep.NearRemoved++
+		default:
+			rep.ControlsRemoved++
+		}
+		if d.Index {
+			rep.Unverified++
+			continue
+		}
+		j := TextJaccard(need[d.DupID], need[d.KeptID])
+		if !isPlanted && j >= opt.Threshold {
+			rep.UnplantedAbove++
+		}
+		bad := j < opt.Threshold
+		if bad {
+			rep.FalseRemovals++
+		}
+		if (bad || !isPlanted) && len(rep.Examples) < opt.Examples {
+			r := Removal{ID: d.DupID, KeptID: d.KeptID, Reported: d.Jaccard, Jaccard: j}
+			if isPlanted {
+				r.Planted = &p
+			}
+			rep.Examples = append(rep.Examples, r)
+		}
+	}
+	rep.Recall = 1
+	if rep.Near > 0 {
+		rep.Recall = float64(rep.NearRemoved) / float64(rep.Near)
+	}
+	return rep, nil
+}
+
+// WriteText writes the report for people.
+func (r *Report) WriteText(w io.Writer) error {
+	pct := func(a, b int) float64 {
+		if b == 0 {
+			return 0
+		}
+		return 100 * float64(a) / float64(b)
+	}
+	_, err := fmt.Fprintf(w, `documents          %d, %d removed (threshold %.2f)
+near-copies        %d planted at J >= %.2f, %d removed: recall %.4f
+exact copies       %d planted, %d removed (%.2f%%)
+controls           %d planted at J < %.2f, %d wrongly removed
+unplanted removals %d (%d at J >= %.2f)
+false removals     %d (recomputed J < %.2f)
+`, r.Docs, r.Removed, r.Threshold,
+		r.Near, r.Threshold, r.NearRemoved, r.Recall,
+		r.Exact, r.ExactRemoved, pct(r.ExactRemoved, r.Exact),
+		r.Controls, r.Threshold, r.ControlsRemoved,
+		r.Unplanted, r.UnplantedAbove, r.Threshold,
+		r.FalseRemovals, r.Threshold)
+	if err != nil {
+		return err
+	}
+	if r.Unverified > 0 {
+		if _, err := fmt.Fprintf(w, "unverified         %d (kept document not in the corpus)\n", r.Unverified); err != nil {
+			return err
+		}
+	}
+	for _, e := range r.Examples {
+		rep := "-"
+		if e.Reported != nil {
+			rep = fmt.Sprintf("%.4f", *e.Reported)
+		}
+		kind := "unplanted"
+		if e.Planted != nil {
+			kind = fmt.Sprintf("%s of %s J %.4f", e.Planted.Kind, e.Planted.Of, e.Planted.Jaccard)
+		}
+		if _, err := fmt.Fprintf(w, "  %s removed for %s: reported J %s, recomputed %.4f (%s)\n", e.ID, e.KeptID, rep, e.Jaccard, kind); err != nil {
+			return err
+		}
+	}
+	return nil
+}
