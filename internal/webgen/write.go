@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // chunk is the number of documents a worker makes at a time.
@@ -21,19 +22,32 @@ func (g *Generator) Write(ctx context.Context, w io.Writer, first, n int64, work
 	workers = int(min(int64(workers), max(chunks, 1)))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// Chunk c goes to worker c % workers, which sends it on its own channel;
-	// the writer takes the channels in turn. free recycles the buffers.
-	out := make([]chan []byte, workers)
-	free := make(chan []byte, 3*workers)
+	// Workers take the next chunk as they become free, so one descheduled
+	// worker holds back one chunk, not every other one. At most window
+	// chunks are in flight (a token each, returned once written); chunk c
+	// waits for the writer in slots[c%window], free by then.
+	window := 4 * workers
+	tokens := make(chan struct{}, window)
+	slots := make([]chan []byte, window)
+	for i := range slots {
+		slots[i] = make(chan []byte, 1)
+	}
+	free := make(chan []byte, window)
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for wi := range workers {
-		out[wi] = make(chan []byte, 2)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer close(out[wi])
+	for range workers {
+		wg.Go(func() {
 			s := NewScratch()
-			for c := int64(wi); c < chunks; c += int64(workers) {
+			for {
+				select {
+				case tokens <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+				c := next.Add(1) - 1
+				if c >= chunks {
+					return
+				}
 				var buf []byte
 				select {
 				case buf = <-free:
@@ -44,19 +58,16 @@ func (g *Generator) Write(ctx context.Context, w io.Writer, first, n int64, work
 				for i := first + c*chunk; i < end; i++ {
 					buf = g.AppendJSON(buf, i, s)
 				}
-				select {
-				case out[wi] <- buf:
-				case <-ctx.Done():
-					return
-				}
+				slots[c%int64(window)] <- buf
 			}
-		}()
+		})
 	}
 	var err error
 	for c := int64(0); c < chunks; c++ {
-		buf, ok := <-out[c%int64(workers)]
-		if !ok {
-			break
+		var buf []byte
+		select {
+		case buf = <-slots[c%int64(window)]:
+		case <-ctx.Done():
 		}
 		if err = ctx.Err(); err != nil {
 			break
@@ -64,10 +75,8 @@ func (g *Generator) Write(ctx context.Context, w io.Writer, first, n int64, work
 		if _, err = w.Write(buf); err != nil {
 			break
 		}
-		select {
-		case free <- buf:
-		default:
-		}
+		free <- buf
+		<-tokens
 	}
 	cancel()
 	wg.Wait()
