@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/neardup/neardup/internal/outfile"
+	"github.com/neardup/neardup/internal/webgen"
+)
+
+// poolCorpora are the shared corpora whose sentences make the documents.
+var poolCorpora = []string{"en_prose", "en_gitdocs_dev", "en_spdx"}
+
+func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("neardup-gen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var opt webgen.Options
+	n := fs.Int64("n", 1000, "documents to write")
+	fs.Uint64Var(&opt.Seed, "seed", 1, "the corpus: the same seed and flags give the same bytes")
+	fs.Float64Var(&opt.Hot, "hot", 0, "fraction of documents carrying the one hot paragraph (0: none)")
+	fs.IntVar(&opt.MeanBytes, "mean", 0, "mean body size in bytes (0: 1000; bodies uniform in 300 .. 2*mean-300)")
+	fs.Float64Var(&opt.Near, "near", 0, "fraction of near-copies, controls included (0: 0.10; negative: none)")
+	fs.Float64Var(&opt.Control, "control", 0, "share of the near-copies planted as controls at J in [0.5, 0.8) (0: 0.1; negative: none)")
+	fs.Float64Var(&opt.Exact, "exact", 0, "fraction of exact copies (0: 0.02; negative: none)")
+	fs.Float64Var(&opt.Boilerplate, "boilerplate", 0, "fraction of documents with a shared paragraph (0: 0.3; negative: none)")
+	fs.IntVar(&opt.Paragraphs, "paragraphs", 0, "number of shared paragraphs (0: 2000)")
+	out := fs.String("out", "-", `output file ("-": standard output); a .zst suffix compresses with zstd`)
+	workers := fs.Int("workers", 0, "generating goroutines (0: GOMAXPROCS); the output does not depend on it")
+	dir := fs.String("corpora", "", "directory of the shared corpora (default: NEARDUP_CORPORA, else shared/corpora beside the repository)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *n < 0 {
+		return fmt.Errorf("-n %d: want at least 0", *n)
+	}
+	// Validate before the seconds of reading the pool (New does it again).
+	valid := opt
+	valid.EnsureDefaults()
+	if err := valid.Validate(); err != nil {
+		return err
+	}
+	start := time.Now()
+	pool, err := loadPool(*dir)
+	if err != nil {
+		return err
+	}
+	g, err := webgen.New(pool, opt)
+	if err != nil {
+		return err
+	}
+	loaded := time.Now()
+	var written int64
+	err = outfile.WriteFile(*out, stdout, func(w io.Writer) error {
+		if !strings.HasSuffix(*out, ".zst") {
+			cw := &countWriter{w: w}
+			err := g.Write(ctx, cw, 0, *n, *workers)
+			written = cw.n
+			return err
+		}
+		zw, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedFastest))
+		if err != nil {
+			return err
+		}
+		cw := &countWriter{w: zw}
+		err = g.Write(ctx, cw, 0, *n, *workers)
+		written = cw.n
+		return errors.Join(err, zw.Close())
+	})
+	if err != nil {
+		return err
+	}
+	d := time.Since(loaded)
+	fmt.Fprintf(stderr, "neardup-gen: %d sentences read in %.1fs; %d documents, %d bytes (uncompressed) written in %.1fs (%.0f MB/s, %.0f docs/s)\n",
+		pool.Len(), loaded.Sub(start).Seconds(), *n, written, d.Seconds(), float64(written)/1e6/d.Seconds(), float64(*n)/d.Seconds())
+	return nil
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// loadPool reads the sentence pool from dir, or from the default directory.
+func loadPool(dir string) (*webgen.Pool, error) {
+	if dir == "" {
+		dir = corporaDir()
+	}
+	var paths []string
+	for _, name := range poolCorpora {
+		p := filepath.Join(dir, name+".jsonl.zst")
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("corpus %s: %w (set -corpora or NEARDUP_CORPORA)", name, err)
+		}
+		paths = append(paths, p)
+	}
+	return webgen.LoadPool(paths...)
+}
+
+// corporaDir returns NEARDUP_CORPORA, else shared/corpora beside the
+// directory holding go.mod above the working directory, else
+// ../shared/corpora.
+func corporaDir() string {
+	if d := os.Getenv("NEARDUP_CORPORA"); d != "" {
+		return d
+	}
+	if wd, err := os.Getwd(); err == nil {
+		for d := wd; ; d = filepath.Dir(d) {
+			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+				return filepath.Join(filepath.Dir(d), "shared", "corpora")
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	return filepath.Join("..", "shared", "corpora")
+}

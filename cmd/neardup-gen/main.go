@@ -1,0 +1,40 @@
+// Command neardup-gen writes a web-like corpus of any size with planted
+// duplicates (package internal/webgen), and checks a dedup's removals
+// against them:
+//
+//	neardup-gen -n 1000000 -seed 1 [-hot 0.2] -out web.jsonl.zst
+//	neardup dedup web.jsonl.zst --duplicates dups.jsonl
+//	neardup-gen check -corpus web.jsonl.zst -duplicates dups.jsonl [-threshold 0.8] [-json]
+//
+// The corpus is made from the sentences of the shared English corpora
+// (-corpora, default NEARDUP_CORPORA or shared/corpora beside the
+// repository) and is the same bytes for the same seed and flags, whatever
+// -workers.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "neardup-gen:", err)
+		os.Exit(1)
+	}
+}
+
+// run dispatches to a subcommand: "check", or generation.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "check" {
+		return runCheck(ctx, args[1:], stdout, stderr)
+	}
+	return runGen(ctx, args, stdout, stderr)
+}
