@@ -6,9 +6,9 @@
 //	g, err := webgen.New(pool, webgen.Options{Seed: 1})
 //	err = g.Write(ctx, w, 0, 1_000_000, 0) // JSON lines, byte-identical for any worker count
 //
-// A document is 300 bytes to 2 KB of real sentences drawn at random from the
-// pool (the distinct sentences of the shared English corpora), so two
-// documents share almost nothing. Of all documents (Options):
+// A document is 300 bytes to 2 KB of real sentences (three at least) drawn
+// at random from the pool (the distinct sentences of the shared English
+// corpora), so two documents share almost nothing. Of all documents (Options):
 //
 //   - 10% are near-copies of an earlier original, chosen uniformly among all
 //     earlier originals (at 10M documents the original is typically millions
@@ -19,7 +19,8 @@
 //   - 2% are exact copies of an earlier original;
 //   - 30% carry one of 2,000 shared boilerplate paragraphs (200 to 600 bytes
 //     of pool sentences) at the start or the end, and, with Options.Hot, a
-//     given fraction carry one hot paragraph (the hot-key test).
+//     given fraction carry one hot paragraph of 200 to 300 bytes (the
+//     hot-key test).
 //
 // Copies inherit their original's paragraphs, so the fractions hold over all
 // documents.

@@ -105,10 +105,10 @@ func New(pool *Pool, opt Options) (*Generator, error) {
 	// paragraph number).
 	for k := range opt.Paragraphs {
 		s.seed(opt.Seed, uint64(k), tagPara)
-		g.paras = append(g.paras, string(g.sentences(nil, s.r, 200+s.r.IntN(400), 600)))
+		g.paras = append(g.paras, string(g.sentences(nil, s.r, 200+s.r.IntN(400), 1, 600)))
 	}
 	s.seed(opt.Seed, 0, tagHot)
-	g.hot = string(g.sentences(nil, s.r, 400, 600))
+	g.hot = string(g.sentences(nil, s.r, 200, 1, 300))
 	return g, nil
 }
 
@@ -231,11 +231,11 @@ func (g *Generator) isOriginal(j int64, s *Scratch) bool {
 }
 
 // sentences appends pool sentences drawn with r to dst until it holds at
-// least min bytes, leaving out those that would take it past max (when
-// max > 0) unless it is still empty.
-func (g *Generator) sentences(dst []byte, r *rand.Rand, min, max int) []byte {
+// least min bytes and count sentences, leaving out those that would take it
+// past max (when max > 0) unless it is still empty.
+func (g *Generator) sentences(dst []byte, r *rand.Rand, min, count, max int) []byte {
 	start := len(dst)
-	for tries := 0; len(dst)-start < min && tries < 1000; tries++ {
+	for tries := 0; (len(dst)-start < min || count > 0) && tries < 1000; tries++ {
 		sent := g.pool.Sentence(r.IntN(g.pool.Len()))
 		n := len(dst) - start
 		if max > 0 && n > 0 && n+1+len(sent) > max {
@@ -250,9 +250,18 @@ func (g *Generator) sentences(dst []byte, r *rand.Rand, min, max int) []byte {
 			dst = append(dst, sep)
 		}
 		dst = append(dst, sent...)
+		count--
 	}
 	return dst
 }
+
+// minSentences is the fewest sentences in a body. With 85K sentences in the
+// pool, single-sentence bodies would repeat by chance in a large corpus, and
+// two short bodies sharing a sentence and a paragraph would be near
+// duplicates nobody planted; with three, two unrelated documents that share
+// the hot paragraph (200-300 bytes) and two of their three sentences stay
+// below J 0.75.
+const minSentences = 3
 
 // appendOriginal appends the text of original document i.
 func (g *Generator) appendOriginal(dst []byte, i int64, s *Scratch) []byte {
@@ -280,7 +289,7 @@ func (g *Generator) appendOriginal(dst []byte, i int64, s *Scratch) []byte {
 		dst = append(dst, p...)
 		dst = append(dst, "\n\n"...)
 	}
-	dst = g.sentences(dst, r, body, 0)
+	dst = g.sentences(dst, r, body, minSentences, 0)
 	for _, p := range tail {
 		dst = append(dst, "\n\n"...)
 		dst = append(dst, p...)
