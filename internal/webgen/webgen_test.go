@@ -283,4 +283,9 @@ func TestDedupEndToEnd(t *testing.T) {
 	if rep.ControlsRemoved != 0 || rep.FalseRemovals != 0 {
 		t.Errorf("%d controls and %d removals below the threshold removed, want none", rep.ControlsRemoved, rep.FalseRemovals)
 	}
+	// Nothing but the planted copies is alike (unrelated documents that
+	// share paragraphs and sentences stay below the threshold).
+	if rep.Unplanted != 0 {
+		t.Errorf("%d documents removed that are no planted copy, want none: %+v", rep.Unplanted, rep.Examples)
+	}
 }
