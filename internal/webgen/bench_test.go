@@ -26,7 +26,6 @@ func BenchmarkWrite(b *testing.B) {
 			}
 			b.SetBytes(cw.n)
 			b.ReportAllocs()
-			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
 				if err := g.Write(context.Background(), io.Discard, int64(i)*n, n, workers); err != nil {
 					b.Fatal(err)
