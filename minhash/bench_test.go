@@ -76,3 +76,23 @@ func BenchmarkSignBaseline(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSignDensified is BenchmarkSign with one permutation hashing: one
+// hash per feature instead of one per feature and permutation.
+func BenchmarkSignDensified(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprintf("features=%d", n), func(b *testing.B) {
+			h := NewDensified(DefaultPerms, 1)
+			set := make([]uint64, n)
+			for i := range set {
+				set[i] = uint64(i) * 0x9e3779b97f4a7c15
+			}
+			var sig Signature
+			b.SetBytes(int64(8 * n))
+			b.ReportAllocs()
+			for b.Loop() {
+				sig = h.Sign(sig, set)
+			}
+		})
+	}
+}

@@ -25,6 +25,12 @@ type Hasher struct {
 	seed uint64
 	xor  []uint64 // s_i
 	mul  []uint64 // a_i, odd
+
+	// One permutation hashing (NewDensified, oph.go).
+	oph      bool
+	perms    int
+	ophSeed  uint64 // mixed into every feature hash
+	ophProbe uint64 // seeds the densification probes
 }
 
 // New returns a Hasher with perms permutations (0 means DefaultPerms) derived
@@ -43,7 +49,12 @@ func New(perms int, seed uint64) *Hasher {
 }
 
 // Perms returns the number of permutations, the length of every signature.
-func (h *Hasher) Perms() int { return len(h.mul) }
+func (h *Hasher) Perms() int {
+	if h.oph {
+		return h.perms
+	}
+	return len(h.mul)
+}
 
 // Seed returns the seed the permutations were derived from.
 func (h *Hasher) Seed() uint64 { return h.seed }
@@ -53,6 +64,9 @@ func (h *Hasher) Seed() uint64 { return h.seed }
 // the empty set is all math.MaxUint64, so two empty sets estimate as 1, as
 // measure.Jaccard defines them.
 func (h *Hasher) Sign(dst Signature, set []uint64) Signature {
+	if h.oph {
+		return h.signOPH(dst, set)
+	}
 	n := len(h.mul)
 	if cap(dst) < n {
 		dst = make(Signature, n)
