@@ -14,7 +14,7 @@ import (
 )
 
 // TestAccuracyCorpora runs dedup on each shared corpus with the defaults
-// (SimHash candidates, keep-first), with --method minhash, and with
+// (MinHash LSH candidates, keep-first), with --method simhash, and with
 // --cluster components, and scores the output against package eval's ground
 // truth (exact Jaccard of word 5-shingles >= 0.8, the corpora README's
 // definition):
@@ -48,7 +48,7 @@ func TestAccuracyCorpora(t *testing.T) {
 	}
 	settings := []dedup.Options{
 		{},
-		{Method: dedup.MethodMinHash},
+		{Method: dedup.MethodSimHash},
 		{Cluster: dedup.ClusterComponents},
 	}
 	for _, tc := range targets {

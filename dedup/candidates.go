@@ -200,8 +200,24 @@ func (r *runner) emptyFP(i int) bool { return r.d.fps[i] == 0 && r.d.tokens[i] =
 func (r *runner) feat(i int) Features {
 	d := r.d
 	f := Features{FP: d.fps[i], Exact: d.exact[i], Tokens: d.tokens[i], Length: d.length[i]}
-	if d.sk != nil {
-		f.Sketch = d.sk[i]
+	if r.sets != nil && r.sets.off != nil {
+		sk, err := r.sets.get(i)
+		if err != nil {
+			r.failSet(err) // an empty set fails verification; Run reports the error
+		}
+		f.Sketch = sk
+	}
+	if r.keys != nil && r.keys.off != nil {
+		w, err := r.keys.get(i)
+		if err != nil {
+			r.failSet(err)
+		}
+		if len(w.h) > 0 {
+			f.Bands = make([]uint64, len(w.h)/2)
+			for j := range f.Bands {
+				f.Bands[j] = uint64(w.h[2*j]) | uint64(w.h[2*j+1])<<32
+			}
+		}
 	}
 	if r.vectors != nil {
 		f.Vector = r.vectors[i]

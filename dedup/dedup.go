@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -30,13 +31,22 @@ type Summary struct {
 	Empty           int `json:"empty"`            // documents without words or features
 	BadInputs       int `json:"bad_inputs"`       // skipped lines and files
 
-	Candidates int64 `json:"candidates"` // candidate pairs from the SimHash or MinHash stage
-	Skipped    int64 `json:"skipped"`    // candidates not verified: already decided (greedy: a removed partner, or the document matched already; components: already in one cluster)
-	Verified   int64 `json:"verified"`   // candidates that passed verification
-	Rejected   int64 `json:"rejected"`   // candidates that failed it
+	// Candidates are the candidate pairs of the SimHash stage; with
+	// MethodMinHash under keep-first, the pairs of a document and a kept
+	// member of one of its band buckets (bands.go): pairs with removed
+	// documents are never formed.
+	Candidates int64 `json:"candidates"`
+	Skipped    int64 `json:"skipped"`  // candidates not verified: already decided (greedy: a removed partner, or the document matched already; components: already in one cluster)
+	Verified   int64 `json:"verified"` // candidates that passed verification
+	Rejected   int64 `json:"rejected"` // candidates that failed it
 
-	SketchModulus int `json:"sketch_modulus"` // 1: exact Jaccard; m > 1: MOD_m sampled sets (budget reached)
-	IndexSize     int `json:"index_size,omitempty"`
+	// SketchModulus is 1: the sets are exact (older versions sampled them
+	// past the budget, MOD_m; kept-set files may still hold such sets).
+	SketchModulus int `json:"sketch_modulus"`
+	// SketchDiskBytes are the bytes of shingle sets that went to the
+	// temporary file past Options.SketchBudget.
+	SketchDiskBytes int64 `json:"sketch_disk_bytes,omitempty"`
+	IndexSize       int   `json:"index_size,omitempty"`
 
 	ReadSeconds      float64  `json:"read_seconds"`
 	CandidateSeconds float64  `json:"candidate_seconds"`
@@ -78,17 +88,21 @@ type runner struct {
 	lastProgress time.Time // when Progress was last called
 	onlyFiles    bool      // every document is a whole file (Text format): its id is its path
 
-	seen       map[string]int32 // id -> document, for the duplicate-id check
-	pos        []docPos         // per document, for the duplicate-id error
-	sources    []string         // file names indexed by docPos.src
+	seen       u64Table // hash of the id -> document, for the duplicate-id check
+	pos        []docPos // per document, for the duplicate-id error
+	sources    []string // file names indexed by docPos.src
 	sourceIdx  map[string]int32
-	exactFirst map[uint64]int32   // token sequence hash -> first document
+	exactFirst u64Table           // token sequence hash -> first document
 	exactMore  map[uint64][]int32 // later twins with the same tokens and another fingerprint
 	exactPairs []uint64           // candidate pairs between such twins (PackPair)
 	df         map[uint32]int32   // cosine: document frequency of token hashes
-	shift      atomic.Int32       // the global sketch modulus, read by workers
-	retryAt    int64
 
+	bands   *bandCollector // MethodMinHash under ClusterGreedy: the band keys of the leads
+	sets    *sketchStore   // VerifyJaccard: every document's shingle set
+	keys    *sketchStore   // MethodMinHash with an index: every document's band keys, two words each
+	keyBuf  []uint32
+	setMu   sync.Mutex // guards setErr
+	setErr  error      // the first error reading a set back (feat)
 	uf      *index.UnionFind
 	cand    candStats
 	vectors []measure.Vector
@@ -140,9 +154,8 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	if len(inputs) == 0 {
 		return Summary{}, fmt.Errorf("%w: no input", ErrOptions)
 	}
-	r := &runner{opt: opt, d: &docs{}, start: time.Now(), exactFirst: map[uint64]int32{}, onlyFiles: true}
+	r := &runner{opt: opt, d: &docs{}, start: time.Now(), onlyFiles: true}
 	if !opt.AllowDuplicateIDs {
-		r.seen = map[string]int32{}
 		r.sourceIdx = map[string]int32{}
 	}
 	if opt.Verify == VerifyCosine {
@@ -152,8 +165,25 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	r.rule = r.opt.rule()
 	var lsh *minhash.LSH
 	if opt.Method == MethodMinHash {
-		r.hasher = minhash.New(opt.Perms, 1)
-		lsh = minhash.NewLSH(r.opt.Bands, r.opt.Rows)
+		r.hasher = r.opt.hasher()
+		if opt.Cluster == ClusterGreedy {
+			// Buckets of band keys (bands.go), linear in the keys.
+			r.bands = newBandCollector(opt.TempDir, opt.bandSpill)
+			defer r.bands.close()
+		} else {
+			lsh = minhash.NewLSH(r.opt.Bands, r.opt.Rows)
+		}
+	}
+
+	if opt.Verify == VerifyJaccard {
+		r.sets = newSketchStore(opt.TempDir, opt.SketchBudget)
+		defer func() { r.sets.close() }()
+	}
+	if opt.Method == MethodMinHash && opt.Index != "" {
+		// Matching the kept set of earlier runs and adding to it need each
+		// document's band keys, which the rule's candidates do not keep.
+		r.keys = newSketchStore(opt.TempDir, defaultBandSpill)
+		defer func() { r.keys.close() }()
 	}
 
 	// The kept set of earlier runs is loaded before the input is read: a bad
@@ -208,7 +238,9 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	}
 	r.sum.ReadSeconds = time.Since(r.stage).Seconds()
 	r.sum.BadInputs = int(bad.Load())
-	r.seen, r.pos, r.sources, r.sourceIdx, r.exactFirst, r.exactMore = nil, nil, nil, nil, nil, nil // no longer needed
+	r.seen.release()
+	r.exactFirst.release()
+	r.pos, r.sources, r.sourceIdx, r.exactMore = nil, nil, nil, nil // no longer needed
 	r.log().Info("read", "docs", r.d.len(), "bytes", r.stats.bytes, "seconds", r.sum.ReadSeconds)
 
 	// Candidates, verification and clusters.
@@ -238,7 +270,17 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	}
 	// The shingle sets were for verification, the reports and the kept set;
 	// the output pass needs only the decisions.
-	r.d.sk, r.vectors = nil, nil
+	if err := r.setError(); err != nil {
+		return Summary{}, err
+	}
+	if r.sets != nil {
+		r.sum.SketchDiskBytes = r.sets.onDisk()
+		r.sets.close()
+	}
+	if r.keys != nil {
+		r.keys.close()
+	}
+	r.vectors = nil
 	if opt.Output != "" && r.onlyFiles && !usesStdin(inputs) {
 		// Whole files: the output is their paths, which are their ids; no
 		// need to read them again.
@@ -279,6 +321,22 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	return r.sum, nil
 }
 
+// failSet records the first error reading a shingle set back.
+func (r *runner) failSet(err error) {
+	r.setMu.Lock()
+	defer r.setMu.Unlock()
+	if r.setErr == nil {
+		r.setErr = err
+	}
+}
+
+// setError returns the first error reading a shingle set back.
+func (r *runner) setError() error {
+	r.setMu.Lock()
+	defer r.setMu.Unlock()
+	return r.setErr
+}
+
 func usesStdin(inputs []string) bool {
 	for _, p := range inputs {
 		if p == "-" {
@@ -303,7 +361,7 @@ func (r *runner) finishSummary() {
 	s.Skipped = r.cand.skipped.Load()
 	s.Verified = r.cand.verified.Load()
 	s.Rejected = r.cand.rejected.Load()
-	s.SketchModulus = 1 << r.d.shift
+	s.SketchModulus = 1
 	s.Seconds = time.Since(r.start).Seconds()
 	if s.Seconds > 0 {
 		s.MBPerSecond = float64(s.Bytes) / 1e6 / s.Seconds
@@ -327,7 +385,7 @@ func (r *runner) finishSummary() {
 func (r *runner) countKeptInIndex() int {
 	n := 0
 	for i := range r.d.len() {
-		if !r.removed(i) && r.kept.Contains(r.d.ids[i]) {
+		if !r.removed(i) && r.kept.Contains(r.d.ids.get(i)) {
 			n++
 		}
 	}
@@ -336,25 +394,43 @@ func (r *runner) countKeptInIndex() int {
 
 // LSHShape returns the bands and rows of the LSH that Run uses with
 // MethodMinHash for these options (after defaults): Bands and Rows when set,
-// else minhash.BandsRows at the candidate threshold. Another runner of the
-// rule (the Beam pipeline) bands signatures with it to find the same pairs.
+// else a shape chosen for recall. Another runner of the rule (the Beam
+// pipeline) bands signatures with it to find the same pairs.
+//
+// With verification every candidate is checked exactly, so a false candidate
+// costs one comparison while a missed one is a duplicate kept: the shape is
+// the one with the most rows (the fewest false candidates) whose
+// ⌊Perms/rows⌋ bands still find a pair at the threshold with probability at
+// least lshRecall. At the default 0.8 over 144 positions that is 24 bands of
+// 6 rows: P(found) is 0.9993 at J = 0.8 and 0.017 at J = 0.3 (the Jaccard
+// of two pages that share only a boilerplate paragraph). Without verification
+// the bands are the verdict, and minhash.BandsRows balances false positives
+// against false negatives at the threshold, as text-dedup does.
 func (o *Options) LSHShape() (bands, rows int) {
 	if o.Bands != 0 {
 		return o.Bands, o.Rows
 	}
-	return minhash.BandsRows(candidateThreshold(*o), o.Perms)
+	if o.Verify == VerifyNone {
+		return minhash.BandsRows(o.Threshold, o.Perms)
+	}
+	return recallShape(o.Threshold, o.Perms)
 }
 
-// candidateThreshold is the Jaccard similarity MinHash-LSH bands and rows are
-// chosen for. BandsRows balances false positives against false negatives
-// around its threshold, so pairs just above it are found only about half the
-// time (40% at 0.8 with 128 permutations). With verification, false positives
-// cost one exact comparison each, so the bands aim 0.2 lower (P(found) at
-// J = 0.8 becomes 0.986); without it, at the threshold itself, as text-dedup
-// does.
-func candidateThreshold(o Options) float64 {
-	if o.Verify == VerifyNone {
-		return o.Threshold
+// lshRecall is the probability of finding a pair at the threshold that
+// recallShape asks of a shape.
+const lshRecall = 0.999
+
+// recallShape returns the shape with the most rows r whose ⌊perms/r⌋ bands
+// find a pair of Jaccard t with probability at least lshRecall (one row per
+// band when even that falls short).
+func recallShape(t float64, perms int) (bands, rows int) {
+	bands, rows = perms, 1
+	for r := 2; r <= perms; r++ {
+		b := perms / r
+		if minhash.Probability(t, b, r) < lshRecall {
+			break
+		}
+		bands, rows = b, r
 	}
-	return max(o.Threshold-0.2, 0.3)
+	return bands, rows
 }

@@ -191,7 +191,7 @@ func TestRunNoVerify(t *testing.T) {
 	in := filepath.Join(dir, "in.jsonl")
 	writeJSONL(t, in, plantedCorpus())
 	dups := filepath.Join(dir, "dups.jsonl")
-	if _, err := Run(context.Background(), []string{in}, Options{Verify: VerifyNone, Duplicates: dups}); err != nil {
+	if _, err := Run(context.Background(), []string{in}, Options{Method: MethodSimHash, Verify: VerifyNone, Duplicates: dups}); err != nil {
 		t.Fatal(err)
 	}
 	got := dupIDs(readDuplicates(t, dups))
@@ -508,7 +508,6 @@ func TestValidate(t *testing.T) {
 		{"bands", Options{Method: MethodMinHash, Bands: 100, Rows: 2}},
 		{"bands alone", Options{Method: MethodMinHash, Bands: 10}},
 		{"update without index", Options{UpdateIndex: true}},
-		{"index with minhash", Options{Index: "x", Method: MethodMinHash}},
 		{"cosine with minhash", Options{Verify: VerifyCosine, Method: MethodMinHash}},
 	}
 	for _, tt := range tests {

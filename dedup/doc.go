@@ -17,10 +17,11 @@
 //     i-th read, whatever the scheduling.
 //  2. Twins (equal word sequences and fingerprints) share one verdict: only
 //     the first of each goes on.
-//  3. Candidates: a self-join of the fingerprints (index.Join) at Hamming
-//     distance K, and KShort for short documents; or, with MethodMinHash,
-//     MinHash signatures banded into an LSH index (minhash.BandsRows picks
-//     bands and rows for the threshold, as datasketch and text-dedup do).
+//  3. Candidates: MinHash-LSH band keys (the default, MethodMinHash: one
+//     permutation hashing, minhash.NewDensified, banded into LSHShape's 24
+//     bands of 6 rows), grouped into buckets on disk-backed partitions
+//     (bands.go); or, with MethodSimHash, a self-join of the fingerprints
+//     (index.Join) at Hamming distance K, and KShort for short documents.
 //  4. The keep-first rule (ClusterGreedy, the default; rule.go): documents
 //     are taken in priority order (input order, or longest first, or by a
 //     field), and one is removed only when a candidate already kept confirms
@@ -45,38 +46,61 @@
 // SimHash alone misjudges near-duplicates: on ../shared/corpora an unweighted
 // SimHash of 5-shingles at k <= 3 finds only 14% to 37% of the pairs whose
 // shingle Jaccard is at least 0.8 (seeds 001, 002 and 004 warn about short
-// texts in particular). Here SimHash is only a candidate generator, tuned for
-// recall: word features (profile en-words: Unicode words without stopwords,
-// every Han character a token, which tracks the character-shingle ground truth
-// of Chinese text better than segmented words) at k = 12 (KShort can widen
-// it for documents under 64 tokens). At that distance the ground-truth pairs of every shared
-// corpus are found (document recall >= 0.99) while random pairs rarely are.
-// Verification at Jaccard >= 0.8, tokenised exactly as the ground truth, then
-// removes every false candidate, so precision is 1 up to hash collisions.
-// BENCHMARKS.md ("Dedup") has the figures and the commands.
+// texts in particular), so every candidate is verified: Jaccard of word
+// 5-shingles >= 0.8, tokenised exactly as the ground truth, which removes
+// every false candidate (precision 1 up to hash collisions). What matters is
+// the candidate generator, and at scale one property above all: the work per
+// document must not grow with the corpus. Measured on web-like corpora made by
+// internal/webgen (cmd/neardup-gen; BENCHMARKS.md, "Dedup at scale"):
 //
+//   - SimHash at k = 12 (the default until issue 19) finds the near-copies
+//     (recall 0.9999 at 100K documents), but a self-join within 12 bits of 64
+//     can only key on short blocks: its candidates per document grow with n
+//     (2.64M pairs at 250K documents, 10.25M at 500K, 9 in 10 rejected), so
+//     the run is quadratic.
+//   - The prefix filter that the online kept set can use (exact for Jaccard)
+//     keys each document on n - ⌈0.8n⌉ + 1 of its shingles: ~31 keys for
+//     1 KB, ~300 for 10 KB, and a shingle of a shared paragraph or of a
+//     sentence reused across the corpus is in the prefix of every document
+//     holding it, so its lists also grow with n.
+//   - MinHash LSH keys each document on a fixed number of band keys (24),
+//     and two documents share a band with a probability that depends on
+//     their Jaccard similarity only, never on the corpus size: 0.9993 at
+//     J = 0.8, 0.017 at 0.3, 0.0015 at 0.2. On the generated corpora it finds
+//     every planted near-copy at 100K documents with 0.11 candidates per
+//     document, and on the shared corpora it meets the accuracy targets
+//     (TestAccuracyCorpora). So it is the default. One permutation hashing
+//     with densification makes a signature cost one hash per shingle instead
+//     of one per shingle and permutation (38 times less at 100 shingles).
+//
+// A bucket is never enumerated pair by pair: documents are taken in priority
+// order and compared with the kept members of their buckets only (bands.go),
+// so a bucket of m copies costs m - 1 comparisons. SimHash stays for
+// fingerprints: every document the service stores has one, and fingerprint
+// searches, pairs, clusters and the index work as before; --method simhash
+// keeps the old candidate stage.
+
 // # Memory
 //
-// Per document the run keeps its id, a 64-bit fingerprint, a 64-bit
-// word-sequence hash, a few 32-bit counters, and its shingle set: 4 bytes
-// per distinct shingle, about two thirds of the size of English text. The
-// sets are bounded by Options.SketchBudget (256 MiB by default): past it they
-// are thinned with Broder's MOD_m sampling (see sketch.go), so a 1.3 GB corpus
-// keeps at most the budget plus about 60 bytes and the id per document, and
-// never its text (only the batches in flight: a few MB, or one huge document).
-// Under the keep-first rule the candidate pairs are collected, 8 bytes each
-// (392,779 for en_gitdocs_dev at k = 12: 3.1 MB; 12 more bytes per document
-// under --keep longest or --keep-field for the priority order); under
-// ClusterComponents they are streamed into verification and never collected.
-// The duplicate-id check adds a map of the ids and 8 bytes per
-// document unless AllowDuplicateIDs is set. Cosine verification keeps a
-// TF-IDF vector per document (16 bytes per distinct word) outside the budget.
-// The shingle sets are freed before the output pass. Go's collector lets the
-// heap reach twice the live data; the command sets a soft limit
-// (debug.SetMemoryLimit, budget + 512 MiB) so that the resident size stays near
-// the live size: 833 MB for the 1.3 GB Linux tree, 432 MB for the 166 MB
-// en_gitdocs_dev (BENCHMARKS.md).
-//
+// Per document the run keeps, in pointer-free columns: its id (in an arena of
+// 1 MiB chunks, 8 bytes of reference), a 64-bit fingerprint (zero under
+// MethodMinHash unless an index needs it), a 64-bit word-sequence hash, three
+// 32-bit counters, the first twin, 8 bytes of offset into the shingle sets,
+// and the slots of two open-addressing tables (ids, for the duplicate-id
+// check, and word-sequence hashes, for twins), 12 bytes a slot: about 100
+// bytes and the id. The shingle sets (4 bytes per distinct shingle, about two
+// thirds of the size of English text) stay in memory up to
+// Options.SketchBudget (256 MiB by default) and past it go to a temporary
+// file in Options.TempDir that verification reads back: the sets are exact at
+// every size. The band keys (12 bytes each, 24 a document) go to 64
+// partitions, in memory up to 64 MiB and then to temporary files; grouping
+// keeps only the keys two or more documents share. Under MethodSimHash the
+// candidate pairs are collected, 8 bytes each; under ClusterComponents they
+// are streamed into verification and never collected. Cosine verification
+// keeps a TF-IDF vector per document (16 bytes per distinct word) in memory.
+// The command sets a soft memory limit (debug.SetMemoryLimit, budget +
+// 512 MiB) so that the resident size stays near the live size.
+
 // # Incremental mode
 //
 // With Options.Index, a batch is deduplicated against the documents kept by
@@ -85,8 +109,7 @@
 // the kept-set file beside the snapshot, FORMAT.md) is removed in its favour.
 // With UpdateIndex the kept documents are added and both files saved
 // atomically. A corpus cut in two runs gets the verdicts of one run over the
-// concatenation (TestIncrementalEqualsOneRun), as long as neither run had to
-// sample its sketches (the budget).
+// concatenation (TestIncrementalEqualsOneRun), with either method.
 //
 // # Concurrency
 //

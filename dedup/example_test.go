@@ -45,10 +45,10 @@ func ExampleOptions_LSHShape() {
 	opt := dedup.Options{Method: dedup.MethodMinHash}
 	opt.EnsureDefaults()
 	bands, rows := opt.LSHShape()
-	fmt.Println(bands, rows)
+	fmt.Println(bands, rows, opt.Perms)
 	opt.Bands, opt.Rows = 16, 8
 	fmt.Println(opt.LSHShape())
 	// Output:
-	// 18 7
+	// 24 6 144
 	// 16 8
 }

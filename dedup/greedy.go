@@ -19,20 +19,22 @@ func (r *runner) greedyCandidates(ctx context.Context, lsh *minhash.LSH) error {
 	pairs := r.exactPairs
 	r.exactPairs = nil
 	count := 0
-	err := r.candidatePairs(ctx, lsh, func(a, b int) error {
-		pairs = append(pairs, PackPair(a, b))
-		if count++; count&4095 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
+	if r.bands == nil {
+		err := r.candidatePairs(ctx, lsh, func(a, b int) error {
+			pairs = append(pairs, PackPair(a, b))
+			if count++; count&4095 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				r.progress(Progress{Stage: "candidates", Docs: int64(count)})
 			}
-			r.progress(Progress{Stage: "candidates", Docs: int64(count)})
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		return nil
-	})
-	if err != nil {
-		return err
+		r.cand.candidates.Store(int64(count))
 	}
-	r.cand.candidates.Store(int64(count))
 
 	// Priority: order[p] is the document at position p, rank its inverse;
 	// nil for input order. lead[g] is the first member of twin group g (by
@@ -90,8 +92,22 @@ func (r *runner) greedyCandidates(ctx context.Context, lsh *minhash.LSH) error {
 	}
 
 	st := &r.cand
-	keeper := r.rule.keepFirst(n, func(p int) Features { return r.feat(doc(p)) }, pairs, removed, st)
-	st.skipped.Store(int64(count) - st.verified.Load() - st.rejected.Load())
+	feat := func(p int) Features { return r.feat(doc(p)) }
+	var keeper []int32
+	if r.bands != nil {
+		b, err := r.bands.group(r.opt.Workers, func(i int32) int32 { return pos(lead[i]) })
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		keeper = r.rule.keepFirstBuckets(n, feat, b, pairs, removed, st)
+		count = int(st.candidates.Load())
+	} else {
+		keeper = r.rule.keepFirst(n, feat, pairs, removed, st)
+		st.skipped.Store(int64(count) - st.verified.Load() - st.rejected.Load())
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -253,32 +253,34 @@ func TestIncrementalEqualsOneRun(t *testing.T) {
 		corpora = append(corpora, corpus{name, docs})
 	}
 	for _, c := range corpora {
-		dir := t.TempDir()
-		for _, cut := range []int{len(c.docs) / 3, len(c.docs) / 2} {
-			a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
-			writeDocs(t, a, c.docs[:cut])
-			writeDocs(t, b, c.docs[cut:])
-			one, _ := verdicts(t, []string{a, b}, dedup.Options{})
-			idx := filepath.Join(dir, fmt.Sprintf("seen-%d.ndx", cut))
-			first, _ := verdicts(t, []string{a}, dedup.Options{Index: idx, UpdateIndex: true})
-			second, sd := verdicts(t, []string{b}, dedup.Options{Index: idx, UpdateIndex: true})
-			fromIndex := 0
-			for _, d := range sd {
-				if d.Index {
-					fromIndex++
+		for _, method := range []string{dedup.MethodSimHash, dedup.MethodMinHash} {
+			dir := t.TempDir()
+			for _, cut := range []int{len(c.docs) / 3, len(c.docs) / 2} {
+				a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+				writeDocs(t, a, c.docs[:cut])
+				writeDocs(t, b, c.docs[cut:])
+				one, _ := verdicts(t, []string{a, b}, dedup.Options{Method: method})
+				idx := filepath.Join(dir, fmt.Sprintf("seen-%d.ndx", cut))
+				first, _ := verdicts(t, []string{a}, dedup.Options{Method: method, Index: idx, UpdateIndex: true})
+				second, sd := verdicts(t, []string{b}, dedup.Options{Method: method, Index: idx, UpdateIndex: true})
+				fromIndex := 0
+				for _, d := range sd {
+					if d.Index {
+						fromIndex++
+					}
 				}
+				if fromIndex == 0 && c.name != "zh_fortunes" {
+					t.Errorf("%s %s cut %d: no removal against the index; the test proves little", method, c.name, cut)
+				}
+				split := map[string]string{}
+				for k, v := range first {
+					split[k] = v
+				}
+				for k, v := range second {
+					split[k] = v
+				}
+				diffVerdicts(t, fmt.Sprintf("%s %s cut at %d (%d from the index)", method, c.name, cut, fromIndex), split, one)
 			}
-			if fromIndex == 0 && c.name != "zh_fortunes" {
-				t.Errorf("%s cut %d: no removal against the index; the test proves little", c.name, cut)
-			}
-			split := map[string]string{}
-			for k, v := range first {
-				split[k] = v
-			}
-			for k, v := range second {
-				split[k] = v
-			}
-			diffVerdicts(t, fmt.Sprintf("%s cut at %d (%d from the index)", c.name, cut, fromIndex), split, one)
 		}
 	}
 }

@@ -72,7 +72,7 @@ func (r *runner) addKept() error {
 		if r.removed(i) {
 			continue
 		}
-		id := r.d.ids[i]
+		id := r.d.ids.get(i)
 		k.Remove(id)
 		if err := k.Add(id, r.feat(i)); err != nil {
 			return fmt.Errorf("dedup: adding to index: %w", err)

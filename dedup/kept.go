@@ -53,16 +53,17 @@ var ErrKeptFormat = errors.New("dedup: bad kept-set file")
 //     because the batch that kept it ran out of memory budget, on either
 //     side): the Hamming index at Rule.QueryK.
 //
-// The Hamming index holds every fingerprint (MethodSimHash) whatever finds
-// the candidates: it answers fingerprint queries (Index).
+// The Hamming index holds every fingerprint whatever finds the candidates (a
+// MethodMinHash document has one when its Extractor computed it, as
+// NewExtractor's do): it answers fingerprint queries (Index).
 //
 // Fingerprint-only documents (AddFingerprints; Features.FingerprintOnly) have
 // no shingle set and no token-sequence hash, so they are in neither the
 // prefix tables nor the exact table: they are "wide" documents, found only
 // through the Hamming index at Rule.QueryK and accepted within Rule.PairK
 // (see the rule's notes in rule.go). Their matches are unverified
-// (KeptMatch.Unverified). MethodMinHash, which has no fingerprints, refuses
-// them.
+// (KeptMatch.Unverified). MethodMinHash, whose rule does not read
+// fingerprints, refuses them.
 //
 // Documents live in a slice in the order they were added (a slot is never
 // reused, so slot order is priority order), and the tables hold slots, not
@@ -192,20 +193,14 @@ func NewKept(rule *Rule, n int) (*Kept, error) {
 	case k.prefix:
 		k.sets.init(n * 32)
 	}
-	if rule.method != MethodMinHash {
-		x, err := index.New(index.Options{K: max(rule.QueryK(), 1), ExpectedN: n})
-		if err != nil {
-			return nil, fmt.Errorf("dedup: kept set index: %w", err)
-		}
-		k.x = x
-	} else {
-		// An empty index answers fingerprint queries with nothing.
-		x, err := index.New(index.Options{K: 1, ExpectedN: 1})
-		if err != nil {
-			return nil, fmt.Errorf("dedup: kept set index: %w", err)
-		}
-		k.x = x
+	// Every fingerprint, for fingerprint queries (and the candidates of
+	// MethodSimHash's wide documents). Under MethodMinHash documents carry a
+	// fingerprint when their extractor computed one (NewExtractor does).
+	x, err := index.New(index.Options{K: max(rule.QueryK(), 1), ExpectedN: n})
+	if err != nil {
+		return nil, fmt.Errorf("dedup: kept set index: %w", err)
 	}
+	k.x = x
 	return k, nil
 }
 
@@ -268,10 +263,8 @@ func (k *Kept) addLocked(id string, f Features) error {
 	if f.FingerprintOnly && k.rule.method == MethodMinHash {
 		return errFingerprintOnly
 	}
-	if k.rule.method != MethodMinHash {
-		if err := k.x.Add(id, f.FP); err != nil {
-			return err
-		}
+	if err := k.x.Add(id, f.FP); err != nil {
+		return err
 	}
 	k.insertLocked(id, f)
 	return nil
@@ -382,7 +375,7 @@ type Loader struct {
 	k      *Kept
 	base   int      // k.docs.n at NewLoader: the first document's slot
 	order  []string // the ids in order: their map is built by Finish
-	fps    []uint64 // the fingerprints in order (not MethodMinHash)
+	fps    []uint64 // the fingerprints in order
 	docs   slots
 	counts counts
 }
@@ -413,9 +406,7 @@ func (l *Loader) Add(id string, f Features) error {
 	f.Sig = nil // as insertLocked
 	l.docs.add(keptDoc{id: id, f: f, live: true})
 	l.order = append(l.order, id)
-	if k.rule.method != MethodMinHash {
-		l.fps = append(l.fps, f.FP)
-	}
+	l.fps = append(l.fps, f.FP)
 	l.counts.add(k, &f, 1)
 	return nil
 }
@@ -452,10 +443,8 @@ func (l *Loader) Finish() error {
 	if idsErr != nil {
 		return idsErr
 	}
-	if k.rule.method != MethodMinHash {
-		if err := k.x.AddBulk(l.order, l.fps); err != nil {
-			return fmt.Errorf("dedup: kept set index: %w", err)
-		}
+	if err := k.x.AddBulk(l.order, l.fps); err != nil {
+		return fmt.Errorf("dedup: kept set index: %w", err)
 	}
 	if len(k.ids) == 0 {
 		k.ids = ids
@@ -711,9 +700,7 @@ func (k *Kept) removeLocked(id string) bool {
 	delete(k.ids, id)
 	k.counts.add(k, f, -1)
 	k.entries(f, func(t *postings, key uint64) { t.remove(key, s) })
-	if k.rule.method != MethodMinHash {
-		k.x.Remove(id)
-	}
+	k.x.Remove(id)
 	*d = keptDoc{} // the slot stays, empty, so that slots keep their order
 	if k.live == 0 {
 		// Every table is empty: start the slots again, so that a set used
@@ -1177,7 +1164,11 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // keptSettings are the options a kept set's features depend on; a run with
 // other settings would compare different things.
 func keptSettings(o *Options) string {
-	return fmt.Sprintf("method=%s profile=%s verify=%s shingle=%d sketch=%d", o.Method, o.Profile, o.Verify, o.Shingle, SketchVersion)
+	s := fmt.Sprintf("method=%s profile=%s verify=%s shingle=%d sketch=%d", o.Method, o.Profile, o.Verify, o.Shingle, SketchVersion)
+	if o.Method == MethodMinHash {
+		s += fmt.Sprintf(" minhash=%d", MinHashVersion)
+	}
+	return s
 }
 
 // WriteTo writes the set in priority order.

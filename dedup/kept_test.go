@@ -322,11 +322,11 @@ func nearCopy(text string) string {
 // those matches are unverified with a NaN score, and that removing one works.
 func TestKeptFingerprintOnly(t *testing.T) {
 	texts := testcorpora.Texts(t, "en_spdx", 300, 150)
-	rule, err := NewRule(Options{})
+	rule, err := NewRule(Options{Method: MethodSimHash})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex, _ := NewExtractor(Options{})
+	ex, _ := NewExtractor(Options{Method: MethodSimHash})
 	kept, err := NewKept(rule, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -428,7 +428,7 @@ func randomWords(rng *rand.Rand, n int) string {
 // short one, K against a long one, K between two), never an exact copy,
 // nothing to verify; and MethodMinHash refuses them.
 func TestFingerprintOnlyRule(t *testing.T) {
-	rule, err := NewRule(Options{K: 3, KShort: 8})
+	rule, err := NewRule(Options{Method: MethodSimHash, K: 3, KShort: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -560,8 +560,8 @@ func TestPostingsGrowIncrementally(t *testing.T) {
 // document's entries must be found.
 func TestLoaderTables(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	ex, _ := NewExtractor(Options{})
-	rule, _ := NewRule(Options{})
+	ex, _ := NewExtractor(Options{Method: MethodSimHash})
+	rule, _ := NewRule(Options{Method: MethodSimHash})
 	k, _ := NewKept(rule, 1)
 	var fs []Features
 	for _, n := range []int{12000, 8000, 500} {

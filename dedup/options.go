@@ -29,8 +29,8 @@ var (
 
 // Candidate methods.
 const (
-	MethodSimHash = "simhash" // self-join of SimHash fingerprints at Hamming distance K (the default)
-	MethodMinHash = "minhash" // MinHash signatures with LSH banding (Broder 1997; Leskovec et al., MMDS 3.4)
+	MethodSimHash = "simhash" // self-join of SimHash fingerprints at Hamming distance K
+	MethodMinHash = "minhash" // MinHash signatures with LSH banding (Broder 1997; Leskovec et al., MMDS 3.4): the default
 )
 
 // Verification measures.
@@ -71,7 +71,7 @@ const (
 // the wider net cheap. KShort (for documents under ShortTokens tokens) is
 // max(DefaultKShort, K).
 const (
-	DefaultMethod       = MethodSimHash
+	DefaultMethod       = MethodMinHash
 	DefaultProfile      = "en-words"
 	DefaultK            = 12
 	DefaultKShort       = 12
@@ -80,7 +80,7 @@ const (
 	DefaultThreshold    = 0.8 // for Jaccard
 	DefaultCosine       = 0.9 // default threshold for cosine
 	DefaultShingle      = 5
-	DefaultPerms        = 128
+	DefaultPerms        = 144
 	DefaultSketchBudget = 256 << 20
 	DefaultInterval     = time.Second
 )
@@ -89,7 +89,8 @@ const (
 // written on its field. EnsureDefaults fills them in and Validate checks the
 // result; Run calls both.
 type Options struct {
-	// Method is the candidate stage: MethodSimHash (default) or MethodMinHash.
+	// Method is the candidate stage: MethodMinHash (default; doc.go says
+	// why; MethodSimHash when Verify is VerifyCosine) or MethodSimHash.
 	Method string
 	// Profile names the features profile that fingerprints documents for the
 	// SimHash stage (default "default": word features, Chinese segmentation for
@@ -115,12 +116,13 @@ type Options struct {
 	Threshold float64
 	// Shingle is the shingle width in tokens for Jaccard and MinHash (default 5).
 	Shingle int
-	// SketchBudget bounds the bytes of shingle sets kept for verification
-	// (default 256 MiB): beyond it sets are sampled (see doc.go).
+	// SketchBudget bounds the bytes of shingle sets held in memory for
+	// verification (default 256 MiB): past it they go to a temporary file in
+	// TempDir, read back for verification; sets are never sampled.
 	SketchBudget int64
 
-	// Perms is the number of MinHash permutations (default 128); Bands and Rows
-	// default to minhash.BandsRows(Threshold, Perms).
+	// Perms is the number of MinHash positions (default 144); Bands and Rows
+	// default to LSHShape's choice for Threshold and Perms (24 × 6 at 0.8).
 	Perms, Bands, Rows int
 
 	// Cluster is the rule that turns verified pairs into removals:
@@ -150,6 +152,10 @@ type Options struct {
 	// TempDir holds the spooled copy of stdin when the output pass needs to
 	// read it again (default os.TempDir()).
 	TempDir string
+
+	// bandSpill is the memory band keys may hold before they are spilled to
+	// files in TempDir (MethodMinHash; default defaultBandSpill). For tests.
+	bandSpill int64
 
 	// Output files; each is optional ("" = not written). A regular file (or a
 	// new one) is written to a temporary file beside it and renamed into place
@@ -200,6 +206,9 @@ type Progress struct {
 func (o *Options) EnsureDefaults() {
 	if o.Method == "" {
 		o.Method = DefaultMethod
+		if o.Verify == VerifyCosine {
+			o.Method = MethodSimHash // MinHash bands estimate Jaccard, not cosine
+		}
 	}
 	if o.Profile == "" {
 		o.Profile = DefaultProfile
@@ -326,9 +335,6 @@ func (o *Options) Validate() error {
 	}
 	if o.UpdateIndex && o.Index == "" {
 		return bad("update index without an index file")
-	}
-	if o.Index != "" && o.Method != MethodSimHash {
-		return bad("an index holds SimHash fingerprints: use method simhash")
 	}
 	if o.Index != "" && o.Verify == VerifyCosine {
 		return bad("an index keeps shingle sets: verify with jaccard or none, not cosine (its IDF is learned per run)")

@@ -118,10 +118,10 @@ func (r *runner) duplicate(i int) Duplicate {
 	d := r.d
 	fi := r.feat(i)
 	var kf Features
-	dup := Duplicate{DupID: d.ids[i]}
+	dup := Duplicate{DupID: d.ids.get(i)}
 	if k := int(r.keeper[i]); k >= 0 {
 		kf = r.feat(k)
-		dup.KeptID = d.ids[k]
+		dup.KeptID = d.ids.get(k)
 	} else {
 		m := r.stored[i]
 		kf, _ = r.kept.Get(m.ID)
@@ -171,7 +171,7 @@ func (r *runner) writeReports(o *outputs) error {
 			slot[key] = s
 			groups = append(groups, Cluster{KeptID: kept, IndexID: index})
 		}
-		groups[s].IDs = append(groups[s].IDs, r.d.ids[i])
+		groups[s].IDs = append(groups[s].IDs, r.d.ids.get(i))
 	}
 	for i := range n {
 		k := int(r.keeper[i])
@@ -185,10 +185,10 @@ func (r *runner) writeReports(o *outputs) error {
 			}
 		case r.opt.Cluster == ClusterComponents:
 			if r.uf.Size(i) > 1 {
-				add("c"+strconv.Itoa(r.uf.Find(i)), r.d.ids[k], "", i)
+				add("c"+strconv.Itoa(r.uf.Find(i)), r.d.ids.get(k), "", i)
 			}
 		case k != i:
-			add("k"+strconv.Itoa(k), r.d.ids[k], "", i)
+			add("k"+strconv.Itoa(k), r.d.ids.get(k), "", i)
 		}
 	}
 	enc := json.NewEncoder(o.clusters)
@@ -227,7 +227,7 @@ func (r *runner) outputPass(ctx context.Context, inputs []string, copt corpus.Op
 		if err != nil {
 			return err
 		}
-		if i >= r.d.len() || doc.ID != r.d.ids[i] {
+		if i >= r.d.len() || doc.ID != r.d.ids.get(i) {
 			return fmt.Errorf("%w: %s", ErrInputChanged, where(doc))
 		}
 		bytes += int64(len(doc.Text))
@@ -264,11 +264,11 @@ func (r *runner) outputPass(ctx context.Context, inputs []string, copt corpus.Op
 // writeKeptIDs writes the ids of the kept documents, one per line: the output
 // for Text input, where each document is a file whose id is its path.
 func (r *runner) writeKeptIDs(w io.Writer) error {
-	for i, id := range r.d.ids {
+	for i := range r.d.len() {
 		if r.removed(i) {
 			continue
 		}
-		if _, err := io.WriteString(w, id+"\n"); err != nil {
+		if _, err := io.WriteString(w, r.d.ids.get(i)+"\n"); err != nil {
 			return err
 		}
 	}

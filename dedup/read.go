@@ -13,6 +13,7 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/simhash"
 )
 
 // The fingerprint pass: one goroutine reads documents, Workers goroutines turn
@@ -23,22 +24,19 @@ import (
 
 // docs holds what the run keeps per document, column-wise to keep it compact.
 type docs struct {
-	ids    []string
+	ids    strArena
 	fps    []uint64 // SimHash fingerprints (zero for MethodMinHash)
 	exact  []uint64 // hash of the token sequence: equal values are exact duplicates
 	first  []int32  // the first document with the same exact hash and fingerprint (itself if none before)
 	length []uint32 // text length in bytes (saturating)
 	tokens []uint32 // token count (saturating)
-	sk     []Sketch // shingle sets for Jaccard verification
 	vec    [][]uint64
 	keys   []keyValue // KeepField values
 
-	sketchHashes int64 // total hashes in sk
-	shift        uint8 // global MOD_m sample: m = 2^shift
-	empty        int   // documents without features
+	empty int // documents without features
 }
 
-func (d *docs) len() int { return len(d.ids) }
+func (d *docs) len() int { return d.ids.len() }
 
 // keyValue is a KeepField value: a number, a string, or missing.
 type keyValue struct {
@@ -190,7 +188,9 @@ type worker struct {
 }
 
 func (r *runner) newWorker() *worker {
-	e, err := r.opt.extractor(r.hasher)
+	// The rule of MethodMinHash needs no fingerprint; the index of an
+	// incremental run holds them.
+	e, err := r.opt.extractor(r.hasher, r.opt.Index != "")
 	if err != nil {
 		panic(err) // the options were validated and the profile looked up by Run
 	}
@@ -199,7 +199,7 @@ func (r *runner) newWorker() *worker {
 
 func (w *worker) process(it *item) {
 	o := w.r.opt
-	it.f, it.vec = w.e.extract(it.doc.Text, uint8(w.r.shift.Load()))
+	it.f, it.vec = w.e.extract(it.doc.Text, 0)
 	if it.raw != nil {
 		it.key = fieldValue(it.raw, o.KeepField)
 		it.raw = nil
@@ -248,11 +248,20 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 	}
 	id := it.doc.ID
 	if !r.opt.AllowDuplicateIDs {
-		if j, dup := r.seen[id]; dup {
+		h := simhash.HashString64(id)
+		dup := int32(-1)
+		r.seen.each(h, func(j int32) bool {
+			if d.ids.get(int(j)) == id {
+				dup = j
+				return false
+			}
+			return true
+		})
+		if dup >= 0 {
 			return fmt.Errorf("%w: %q at %s and at %s (use AllowDuplicateIDs / --allow-duplicate-ids)",
-				ErrDuplicateID, id, r.pos[j].String(r.sources), where(it.doc))
+				ErrDuplicateID, id, r.pos[dup].String(r.sources), where(it.doc))
 		}
-		r.seen[id] = int32(i)
+		r.seen.insert(h, int32(i))
 		src, ok := r.sourceIdx[it.doc.Source]
 		if !ok {
 			src = int32(len(r.sources))
@@ -265,7 +274,9 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 		r.onlyFiles = false
 	}
 	f := &it.f
-	d.ids = append(d.ids, id)
+	if err := d.ids.add(id); err != nil {
+		return fmt.Errorf("%w at %s", err, where(it.doc))
+	}
 	d.fps = append(d.fps, f.FP)
 	d.exact = append(d.exact, f.Exact)
 	d.first = append(d.first, r.twin(i, f))
@@ -274,11 +285,19 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 	if f.Empty {
 		d.empty++
 	}
-	if r.opt.Verify == VerifyJaccard {
-		f.Sketch.rethin(d.shift) // the worker may have used an older modulus
-		d.sk = append(d.sk, f.Sketch)
-		d.sketchHashes += int64(len(f.Sketch.h))
-		r.fitBudget()
+	if r.sets != nil {
+		if err := r.sets.add(f.Sketch.h); err != nil {
+			return err
+		}
+	}
+	if r.keys != nil {
+		r.keyBuf = r.keyBuf[:0]
+		for _, k := range f.Bands {
+			r.keyBuf = append(r.keyBuf, uint32(k), uint32(k>>32))
+		}
+		if err := r.keys.add(r.keyBuf); err != nil {
+			return err
+		}
 	}
 	if r.opt.Verify == VerifyCosine {
 		d.vec = append(d.vec, it.vec)
@@ -294,6 +313,14 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 			return err
 		}
 	}
+	if r.bands != nil && d.first[i] == int32(i) && f.Tokens > 0 {
+		if len(f.Bands) != r.opt.Bands {
+			return fmt.Errorf("dedup: document %d has %d band keys, want %d", i, len(f.Bands), r.opt.Bands)
+		}
+		if err := r.bands.add(int32(i), f.Bands); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -305,9 +332,9 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 // profile that sees markup the tokenizer does not) are separate twins, made
 // candidates of each other here: equal token sequences always pass.
 func (r *runner) twin(i int, f *Features) int32 {
-	e0, seen := r.exactFirst[f.Exact]
+	e0, seen := r.exactFirst.first(f.Exact)
 	if !seen {
-		r.exactFirst[f.Exact] = int32(i)
+		r.exactFirst.insert(f.Exact, int32(i))
 		return int32(i)
 	}
 	if r.d.fps[e0] == f.FP {
@@ -347,36 +374,4 @@ func where(d corpus.Doc) string {
 		return fmt.Sprintf("%s:%d", d.Source, d.Line)
 	}
 	return d.Source
-}
-
-// fitBudget thins all sketches while they exceed the budget.
-func (r *runner) fitBudget() {
-	d := r.d
-	for d.sketchHashes*4 > max(r.opt.SketchBudget, r.retryAt*4) && d.shift < 31 {
-		d.shift++
-		r.shift.Store(int32(d.shift))
-		for i := range d.sk {
-			d.sketchHashes += int64(d.sk[i].rethin(d.shift))
-		}
-		r.log().Info("sketches over budget: sampling shingles", "modulus", 1<<d.shift,
-			"budget_bytes", r.opt.SketchBudget, "docs", d.len())
-		if d.shift >= 31 {
-			break
-		}
-		// Stop when nothing more can be freed (all sketches at their floor).
-		if !r.canThin() {
-			r.retryAt = 2 * d.sketchHashes
-			break
-		}
-	}
-}
-
-// canThin reports whether raising the modulus would still free memory.
-func (r *runner) canThin() bool {
-	for i := range r.d.sk {
-		if len(r.d.sk[i].h) >= 2*minSamples {
-			return true
-		}
-	}
-	return false
 }

@@ -106,6 +106,17 @@ func (o *Options) rule() *Rule {
 	}
 }
 
+// MinHashVersion numbers the MinHash signatures of MethodMinHash, which band
+// keys (Features.Bands) are made of: 1 was a signature of Perms independent
+// permutations; 2 is one permutation hashing with optimal densification
+// (minhash.NewDensified), one hash per shingle instead of one per shingle and
+// permutation. Stores name it in their settings and refuse another.
+const MinHashVersion = 2
+
+// hasher returns the MinHash hasher of MethodMinHash: every runner of the rule
+// signs with it (through an Extractor), so band keys agree everywhere.
+func (o *Options) hasher() *minhash.Hasher { return minhash.NewDensified(o.Perms, 1) }
+
 // lshBands fills in Bands and Rows for MethodMinHash (LSHShape).
 func (o *Options) lshBands() {
 	if o.Method == MethodMinHash {
@@ -277,15 +288,18 @@ func NewExtractor(opt Options) (*Extractor, error) {
 		return nil, err
 	}
 	opt.lshBands()
-	return opt.extractor(nil)
+	return opt.extractor(nil, true)
 }
 
-func (o *Options) extractor(hasher *minhash.Hasher) (*Extractor, error) {
+// extractor returns an Extractor signing with hasher (nil: the options' own).
+// With fp it computes SimHash fingerprints under MethodMinHash too, where the
+// rule does not need them but the fingerprint index and searches do.
+func (o *Options) extractor(hasher *minhash.Hasher, fp bool) (*Extractor, error) {
 	e := &Extractor{method: o.Method, verify: o.Verify, sh: shingler{w: o.Shingle}, tf: map[uint32]uint32{}}
 	if o.Method == MethodMinHash && o.Bands > 0 {
 		e.lsh = minhash.NewLSH(o.Bands, o.Rows)
 	}
-	if o.Method == MethodSimHash {
+	if o.Method == MethodSimHash || fp {
 		p, err := features.Lookup(o.Profile)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
@@ -294,7 +308,7 @@ func (o *Options) extractor(hasher *minhash.Hasher) (*Extractor, error) {
 	}
 	if o.Method == MethodMinHash {
 		if hasher == nil {
-			hasher = minhash.New(o.Perms, 1)
+			hasher = o.hasher()
 		}
 		e.hasher = hasher
 	}
@@ -314,10 +328,12 @@ func (e *Extractor) Extract(text string) Features {
 func (e *Extractor) extract(text string, global uint8) (Features, []uint64) {
 	var f Features
 	f.Length = sat32(len(text))
-	if e.method == MethodSimHash {
+	if e.profile != nil {
 		res := e.profile.Fingerprint(text)
 		f.FP = uint64(res.Fingerprint)
-		f.Empty = res.Empty
+		if e.method == MethodSimHash {
+			f.Empty = res.Empty // under MethodMinHash only the tokens count (below)
+		}
 	}
 	hashes, exact := e.sh.shingle(text)
 	f.Tokens = sat32(len(e.sh.toks))

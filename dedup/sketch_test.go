@@ -172,26 +172,38 @@ func TestJaccardSampled(t *testing.T) {
 	}
 }
 
-// The budget thins sketches once exceeded, keeping the total within it.
-func TestSketchBudget(t *testing.T) {
+// Past the budget the sets go to the temporary file and come back exactly:
+// what get returns is what was added, from memory or from the file.
+func TestSketchStoreSpill(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	r := &runner{opt: Options{SketchBudget: 400 << 10, Verify: VerifyJaccard}, d: &docs{}}
-	for range 100 {
-		sk, _ := newSketch(randomSet(rng, 5000), nil, r.d.shift)
-		sk.rethin(r.d.shift)
-		r.d.sk = append(r.d.sk, sk)
-		r.d.sketchHashes += int64(len(sk.h))
-		r.fitBudget()
+	s := newSketchStore(t.TempDir(), 400<<10)
+	defer s.close()
+	var sets [][]uint32
+	for i := range 300 {
+		h := randomSet(rng, rng.IntN(5000))
+		if i%50 == 0 {
+			h = nil // empty sets too
+		}
+		h = slices.Compact(h)
+		sets = append(sets, h)
+		if err := s.add(h); err != nil {
+			t.Fatal(err)
+		}
+		if held := int64(len(s.mem)) * 4; held > s.budget && len(h)*4 <= int(s.budget) {
+			t.Fatalf("after set %d: %d bytes in memory, budget %d", i, held, s.budget)
+		}
 	}
-	if r.d.sketchHashes*4 > r.opt.SketchBudget || r.d.shift == 0 {
-		t.Errorf("%d bytes held at modulus %d, budget %d", r.d.sketchHashes*4, 1<<r.d.shift, r.opt.SketchBudget)
+	if s.onDisk() == 0 {
+		t.Fatal("nothing spilled past the budget")
 	}
-	var total int64
-	for _, k := range r.d.sk {
-		total += int64(len(k.h))
-	}
-	if total != r.d.sketchHashes {
-		t.Errorf("accounted %d hashes, hold %d", r.d.sketchHashes, total)
+	for i, want := range sets {
+		got, err := s.get(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.h, want) || got.n != uint32(len(want)) || got.shift != 0 {
+			t.Fatalf("set %d: got %d hashes (shift %d), want %d", i, len(got.h), got.shift, len(want))
+		}
 	}
 }
 

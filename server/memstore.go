@@ -102,6 +102,7 @@ func (m *MemStore) Put(_ context.Context, r Record) error {
 	if _, ok := m.byID[r.ID]; ok {
 		return fmt.Errorf("%w: %q", ErrExists, r.ID)
 	}
+	r.Features.Sig = nil // as the other stores: the band keys are kept, not the signature
 	m.byID[r.ID] = r
 	return nil
 }

@@ -75,6 +75,11 @@ type RedisOptions struct {
 
 // EnsureDefaults replaces zero fields by their defaults.
 func (o *RedisOptions) EnsureDefaults() {
+	if o.Direct && o.Dedup.Method == "" {
+		// Direct mode matches through the SimHash fingerprint tables: its
+		// method is simhash unless asked otherwise (and then refused).
+		o.Dedup.Method = dedup.MethodSimHash
+	}
 	o.Dedup.EnsureDefaults()
 	if o.ExpectedDocs == 0 {
 		o.ExpectedDocs = 1 << 20

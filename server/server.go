@@ -66,6 +66,11 @@ type Options struct {
 
 // EnsureDefaults replaces zero fields by their defaults.
 func (o *Options) EnsureDefaults() {
+	if o.Snapshot != "" && o.Dedup.Method == "" {
+		// A snapshot holds SimHash fingerprints: its documents match on them
+		// under the simhash method only (another is refused by Validate).
+		o.Dedup.Method = dedup.MethodSimHash
+	}
 	o.Dedup.EnsureDefaults()
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
@@ -106,7 +111,7 @@ func (o *Options) Validate() error {
 func Settings(o dedup.Options) string {
 	o.EnsureDefaults()
 	if o.Method == dedup.MethodMinHash {
-		return fmt.Sprintf("method=minhash perms=%d bands=%d rows=%d threshold=%g verify=%s shingle=%d sketch=%d", o.Perms, o.Bands, o.Rows, o.Threshold, o.Verify, o.Shingle, dedup.SketchVersion)
+		return fmt.Sprintf("method=minhash perms=%d bands=%d rows=%d threshold=%g verify=%s shingle=%d sketch=%d minhash=%d", o.Perms, o.Bands, o.Rows, o.Threshold, o.Verify, o.Shingle, dedup.SketchVersion, dedup.MinHashVersion)
 	}
 	return fmt.Sprintf("profile=%s verify=%s shingle=%d sketch=%d", o.Profile, o.Verify, o.Shingle, dedup.SketchVersion)
 }

@@ -40,8 +40,7 @@ type bandEntry struct {
 }
 
 // featuresFn computes each document's features with dedup.Extractor (the
-// same hasher parameters as dedup.Run: minhash.New(Perms, 1) inside the
-// Extractor) and emits its output line, its features and its candidate
+// same hasher as dedup.Run, inside the Extractor) and emits its output line, its features and its candidate
 // entry (with its band keys under MethodMinHash).
 type featuresFn struct {
 	Rule ruleConfig

@@ -27,7 +27,7 @@ type Options struct {
 	Duplicates string // one dedup.Duplicate object per removed document
 	Clusters   string // one dedup.Cluster object per kept document with duplicates
 
-	Method      string  // dedup.MethodSimHash (default) or dedup.MethodMinHash
+	Method      string  // dedup.MethodMinHash (default, dedup.DefaultMethod) or dedup.MethodSimHash
 	Profile     string  // features profile (default dedup.DefaultProfile)
 	K, KShort   int     // Hamming distances (defaults dedup.DefaultK, dedup.DefaultKShort; negative means 0)
 	ShortTokens int     // default dedup.DefaultShortTokens

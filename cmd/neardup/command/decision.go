@@ -17,9 +17,9 @@ type decisionFlags struct {
 }
 
 func (f *decisionFlags) register(fs *pflag.FlagSet, o *dedup.Options) {
-	fs.StringVar(&o.Method, "method", dedup.DefaultMethod, "candidate stage: simhash (fingerprints within k bits) or minhash (shared LSH band; for serve, one hash lookup per band whatever the store's size)")
+	fs.StringVar(&o.Method, "method", dedup.DefaultMethod, "candidate stage: minhash (a shared LSH band: a fixed number of keys per document whatever the corpus size; for serve, one hash lookup per band) or simhash (fingerprints within --k bits)")
 	fs.StringVarP(&o.Profile, "profile", "p", dedup.DefaultProfile, "feature profile for SimHash fingerprints ("+strings.Join(features.Names(), ", ")+")")
-	fs.IntVarP(&f.k, "k", "k", dedup.DefaultK, "SimHash candidate distance in bits")
+	fs.IntVarP(&f.k, "k", "k", dedup.DefaultK, "SimHash candidate distance in bits (--method simhash)")
 	fs.IntVar(&f.kShort, "k-short", dedup.DefaultKShort, "SimHash candidate distance for documents under --short-tokens tokens")
 	fs.IntVar(&o.ShortTokens, "short-tokens", dedup.DefaultShortTokens, "token count under which a document is short")
 	fs.Float64VarP(&o.Threshold, "threshold", "t", 0, "verification threshold (0: 0.8 for jaccard, 0.9 for cosine); also sets MinHash bands and rows")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -67,10 +68,11 @@ each), k 12, Jaccard >= 0.8 verification, keep first.
 On the shared corpora they give document-level precision 1.0 and recall >= 0.99
 against "Jaccard of 5-shingles >= 0.8" (BENCHMARKS.md, Dedup).
 
-Memory grows with the number of documents (fingerprint, ids) plus the
-shingle sets kept for verification, bounded by --sketch-budget: past it the
-sets are sampled (Broder's MOD_m) and Jaccard becomes an estimate. Text is
-never held beyond the document being processed.
+Memory grows with the number of documents by about 100 bytes each plus the
+id; the shingle sets kept for verification are held up to --sketch-budget and
+past it written to a temporary file in --tmp-dir (default $TMPDIR), read back
+for verification: Jaccard is exact at every size. Text is never held beyond
+the document being processed.
 
 Incremental mode: --index FILE dedups the input against the documents kept by
 earlier runs, under the same rule: the snapshot FILE holds their fingerprints
@@ -95,8 +97,9 @@ is refused.`,
 	f.decision.register(fs, o)
 	fs.StringVar(&o.Verify, "verify", dedup.DefaultVerify, "verification: jaccard (word shingles), cosine (TF-IDF) or none")
 	fs.BoolVar(&f.noVerify, "no-verify", false, "same as --verify none")
-	fs.Int64Var(&o.SketchBudget, "sketch-budget", dedup.DefaultSketchBudget, "bytes of shingle sets kept for verification before sampling")
-	fs.IntVar(&o.Perms, "perms", dedup.DefaultPerms, "MinHash permutations")
+	fs.Int64Var(&o.SketchBudget, "sketch-budget", dedup.DefaultSketchBudget, "bytes of shingle sets held in memory for verification; the rest go to a temporary file in --tmp-dir")
+	fs.StringVar(&o.TempDir, "tmp-dir", "", "directory for temporary files: shingle sets and band keys past their budgets, spooled stdin (default $TMPDIR, else /tmp)")
+	fs.IntVar(&o.Perms, "perms", dedup.DefaultPerms, "MinHash positions (one permutation hashing: bins)")
 	fs.IntVar(&o.Bands, "bands", 0, "MinHash LSH bands (0: from --threshold)")
 	fs.IntVar(&o.Rows, "rows", 0, "MinHash LSH rows per band (0: from --threshold)")
 	fs.StringVar(&o.Cluster, "cluster", dedup.ClusterGreedy, "greedy (keep first: every removed document has a kept near-duplicate) or components (one document per connected component)")
@@ -111,7 +114,7 @@ is refused.`,
 	fs.StringVar(&o.Index, "index", "", "index snapshot to dedup against (incremental mode)")
 	fs.BoolVar(&o.UpdateIndex, "update-index", false, "add the kept documents to --index and save it")
 	fs.IntVarP(&o.Workers, "workers", "j", 0, "goroutines (0: one per core)")
-	fs.Int64Var(&f.memLimit, "memory-limit", 0, "soft heap limit in bytes for the Go garbage collector (0: --sketch-budget + 512 MiB unless GOMEMLIMIT is set; -1: none)")
+	fs.Int64Var(&f.memLimit, "memory-limit", 0, "soft heap limit in bytes for the Go garbage collector (0: --sketch-budget + 512 MiB + a quarter of the input files' size, unless GOMEMLIMIT is set; -1: none)")
 	fs.BoolVar(&f.jsonSummary, "json", false, "print the summary as JSON on stdout")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress or log lines, only errors and the summary")
 	return c
@@ -204,9 +207,13 @@ func (f *dedupCmd) run(c *cobra.Command, args []string) error {
 	// few hundred MB of shingle sets and huge documents' scratch buffers that
 	// doubles the resident size for nothing. A soft limit keeps it near the
 	// live size (it is restored after the run: tests run commands in process).
+	// The per-document columns (about 100 bytes and the id) are live too: the
+	// limit leaves them a quarter of the input's size, more than they take
+	// for documents of 400 bytes or more, so that a large corpus does not
+	// hold the heap at the limit and the collector running without end.
 	if limit := f.memLimit; limit >= 0 && (limit > 0 || os.Getenv("GOMEMLIMIT") == "") {
 		if limit == 0 {
-			limit = o.SketchBudget + 512<<20
+			limit = o.SketchBudget + 512<<20 + inputBytes(args)/4
 		}
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
 	}
@@ -282,3 +289,30 @@ func writeDedupSummary(w io.Writer, s dedup.Summary) {
 type writerFunc func(p []byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// inputBytes is the size of the regular files among inputs and, for a
+// directory, of the regular files in it (not below), a compressed file
+// counting four times its size; 0 for what it cannot stat, such as standard
+// input.
+func inputBytes(inputs []string) int64 {
+	var n int64
+	for _, in := range inputs {
+		st, err := os.Stat(in)
+		switch {
+		case err != nil:
+		case st.Mode().IsRegular():
+			n += st.Size()
+			if ext := filepath.Ext(in); ext == ".gz" || ext == ".zst" || ext == ".zstd" {
+				n += 3 * st.Size()
+			}
+		case st.IsDir():
+			ents, _ := os.ReadDir(in)
+			for _, e := range ents {
+				if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+					n += fi.Size()
+				}
+			}
+		}
+	}
+	return n
+}

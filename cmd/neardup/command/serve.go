@@ -68,8 +68,9 @@ for a short new document), and every such match is reported with "verified":
 false. The snapshot records no profile: make its fingerprints with serve's
 --profile (64 bits). Writes go to the store; the snapshot is read again at every start. A
 deleted snapshot document is recorded in the store and stays deleted; an id
-both in the snapshot and in the store stops start-up. Not with --method
-minhash (no fingerprints) nor with --store (a shared index).
+both in the snapshot and in the store stops start-up. With --snapshot the
+method is simhash unless --method says otherwise (minhash refuses it: its
+rule has no use for fingerprints); not with --store (a shared index).
 
 Every flag can also be set with an environment variable NEARDUP_<FLAG>, upper
 case with '-' as '_' (NEARDUP_ADDR, NEARDUP_DATA, NEARDUP_TOKEN, ...); a flag
@@ -148,6 +149,12 @@ func (f *serveCmd) run(c *cobra.Command) error {
 
 	o := f.opt
 	f.decision.apply(&o)
+	if (f.snapshot != "" || f.redisDirect) && !c.Flags().Changed("method") {
+		// A snapshot holds SimHash fingerprints, which only the simhash
+		// method matches on; --redis-direct matches through the fingerprint
+		// tables in Redis.
+		o.Method = dedup.MethodSimHash
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	opt := server.Options{Dedup: o, MaxBodyBytes: f.maxBody, MaxBatch: f.maxBatch, Token: f.token,
