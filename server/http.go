@@ -213,10 +213,29 @@ type dupJSON struct {
 }
 
 type docResponse struct {
-	ID          string    `json:"id,omitempty"`
-	Fingerprint string    `json:"fingerprint"`
-	Stored      bool      `json:"stored"`
-	Duplicates  []dupJSON `json:"duplicates"`
+	ID          string `json:"id,omitempty"`
+	Fingerprint string `json:"fingerprint"`
+	Stored      bool   `json:"stored"`
+	exactOnlyJSON
+	Duplicates []dupJSON `json:"duplicates"`
+}
+
+// exactOnlyJSON marks, in a reply, a text without features (punctuation or
+// stopwords only: fingerprint 0, like every such text), which the rule
+// matches against exact copies only (dedup.Rule.ExactOnly).
+type exactOnlyJSON struct {
+	ExactOnly bool   `json:"exact_only,omitempty"`
+	Note      string `json:"note,omitempty"`
+}
+
+// noteExactOnly is the note of an exact-only text.
+const noteExactOnly = "no features: matches exact copies only"
+
+func exactOnly(b bool) exactOnlyJSON {
+	if !b {
+		return exactOnlyJSON{}
+	}
+	return exactOnlyJSON{ExactOnly: true, Note: noteExactOnly}
 }
 
 func finite(v float64) *float64 {
@@ -238,7 +257,8 @@ func matchesJSON(ms []dedup.KeptMatch) []dupJSON {
 }
 
 func resultJSON(r Result) docResponse {
-	return docResponse{ID: r.ID, Fingerprint: fpString(r.FP), Stored: r.Stored, Duplicates: matchesJSON(r.Duplicates)}
+	return docResponse{ID: r.ID, Fingerprint: fpString(r.FP), Stored: r.Stored, exactOnlyJSON: exactOnly(r.ExactOnly),
+		Duplicates: matchesJSON(r.Duplicates)}
 }
 
 func (s *Server) handleAdd(w http.ResponseWriter, r *http.Request) {
@@ -336,8 +356,11 @@ type getResponse struct {
 	Meta        json.RawMessage `json:"meta,omitempty"`
 	// FingerprintOnly marks a document of the start-up snapshot: only its
 	// fingerprint is known, no verification data (Note says so in words).
-	FingerprintOnly bool   `json:"fingerprint_only,omitempty"`
-	Note            string `json:"note,omitempty"`
+	FingerprintOnly bool `json:"fingerprint_only,omitempty"`
+	// ExactOnly marks a text without features, which matches exact copies
+	// only (Note says so in words).
+	ExactOnly bool   `json:"exact_only,omitempty"`
+	Note      string `json:"note,omitempty"`
 }
 
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
@@ -352,6 +375,9 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
 		g.Note = "fingerprint only, from the start-up snapshot: no verification data, so its matches are unverified"
 	} else {
 		g.Seq, g.Tokens = &rec.Seq, &rec.Features.Tokens
+		if s.rule.ExactOnly(&rec.Features) {
+			g.ExactOnly, g.Note = true, noteExactOnly
+		}
 	}
 	respond(w, http.StatusOK, g)
 }
@@ -383,10 +409,11 @@ type searchHit struct {
 }
 
 type searchResponse struct {
-	Fingerprint string      `json:"fingerprint"`
-	Verified    bool        `json:"verified"`
-	K           *int        `json:"k,omitempty"`
-	Results     []searchHit `json:"results"`
+	Fingerprint string `json:"fingerprint"`
+	Verified    bool   `json:"verified"`
+	K           *int   `json:"k,omitempty"`
+	exactOnlyJSON
+	Results []searchHit `json:"results"`
 }
 
 // handleSearch: by text, the stored documents the text duplicates under the
@@ -404,19 +431,20 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if q.Text != nil {
-		fp, ms, err := s.Search(r.Context(), *q.Text, q.Limit)
+		res, err := s.Search(r.Context(), *q.Text, q.Limit)
 		if err != nil {
 			s.respondError(w, r, err)
 			return
 		}
-		hits := make([]searchHit, 0, len(ms))
+		hits := make([]searchHit, 0, len(res.Duplicates))
 		all := true
-		for _, d := range matchesJSON(ms) {
+		for _, d := range matchesJSON(res.Duplicates) {
 			hits = append(hits, searchHit{ID: d.ID, Distance: d.Distance, Similarity: d.Similarity, Jaccard: d.Jaccard,
 				Exact: d.Exact, Verified: d.Verified})
 			all = all && d.Verified
 		}
-		respond(w, http.StatusOK, searchResponse{Fingerprint: fpString(fp), Verified: all, Results: hits})
+		respond(w, http.StatusOK, searchResponse{Fingerprint: fpString(res.FP), Verified: all,
+			exactOnlyJSON: exactOnly(res.ExactOnly), Results: hits})
 		return
 	}
 	fp, _ := simhash.Parse(q.Fingerprint) // checked by searchValid
@@ -479,8 +507,12 @@ func (s *Server) handleFingerprint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := s.extract(*q.Text)
-	respond(w, http.StatusOK, map[string]any{"fingerprint": fpString(f.FP), "bits": simhash.Bits(f.FP, 64),
-		"tokens": f.Tokens, "empty": f.Empty, "profile": s.opt.Dedup.Profile})
+	out := map[string]any{"fingerprint": fpString(f.FP), "bits": simhash.Bits(f.FP, 64),
+		"tokens": f.Tokens, "empty": f.Empty, "profile": s.opt.Dedup.Profile}
+	if s.rule.ExactOnly(&f) {
+		out["exact_only"], out["note"] = true, noteExactOnly
+	}
+	respond(w, http.StatusOK, out)
 }
 
 type compareRequest struct {
@@ -494,10 +526,11 @@ type featureJSON struct {
 }
 
 type sideJSON struct {
-	Fingerprint string        `json:"fingerprint"`
-	Bits        string        `json:"bits"`
-	Tokens      uint32        `json:"tokens"`
-	Features    []featureJSON `json:"features"`
+	Fingerprint string `json:"fingerprint"`
+	Bits        string `json:"bits"`
+	Tokens      uint32 `json:"tokens"`
+	exactOnlyJSON
+	Features []featureJSON `json:"features"`
 }
 
 type compareResponse struct {
@@ -558,7 +591,7 @@ func (s *Server) side(text string, f *dedup.Features) (measure.Vector, sideJSON)
 		top = top[:10]
 	}
 	return measure.NewVector(terms), sideJSON{Fingerprint: fpString(f.FP), Bits: simhash.Bits(f.FP, 64),
-		Tokens: f.Tokens, Features: top}
+		Tokens: f.Tokens, exactOnlyJSON: exactOnly(s.rule.ExactOnly(f)), Features: top}
 }
 
 func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) {
