@@ -10,7 +10,9 @@ import (
 	"math/bits"
 	"net/http"
 	"os"
+	"path"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,6 +64,13 @@ var (
 // header the mux computes) instead of the mux's plain text.
 func (s *Server) routeErrors(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != cleanPath(r.URL.Path) {
+			// The mux would redirect to the cleaned path (GET
+			// /v1/documents/.. to /v1/): no route of the API has such a
+			// path, so it is not found, in JSON, without a Location.
+			s.respondError(w, r, fmt.Errorf("%w: %s %s", errNoRoute, r.Method, r.URL.Path))
+			return
+		}
 		if _, pattern := mux.Handler(r); pattern != "" {
 			mux.ServeHTTP(w, r)
 			return
@@ -78,6 +87,22 @@ func (s *Server) routeErrors(mux *http.ServeMux) http.Handler {
 		}
 		s.respondError(w, r, err)
 	})
+}
+
+// cleanPath is p as http.ServeMux cleans it before matching (path.Clean,
+// keeping a trailing slash); the mux redirects a request whose path differs.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
 }
 
 // headerProbe is a ResponseWriter that shares the real header map and
@@ -127,7 +152,7 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		if sw.status == 0 {
 			sw.status = http.StatusOK
 		}
-		s.met.requests.WithLabelValues(route, http.StatusText(sw.status)).Inc()
+		s.met.requests.WithLabelValues(route, strconv.Itoa(sw.status)).Inc()
 		s.met.latency.WithLabelValues(route).Observe(d.Seconds())
 		s.log.Info("request", "method", r.Method, "path", r.URL.Path, "route", route,
 			"status", sw.status, "ms", float64(d.Microseconds())/1000, "remote", r.RemoteAddr)
@@ -139,8 +164,11 @@ func (s *Server) authorized(r *http.Request, write bool) bool {
 	if s.opt.Token == "" || (!write && !s.opt.TokenReads) {
 		return true
 	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.opt.Token)) == 1
+	// RFC 7235 section 2.1: the scheme is case-insensitive and one or more
+	// spaces separate it from the credentials.
+	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	got = strings.TrimLeft(got, " ")
+	return ok && strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare([]byte(got), []byte(s.opt.Token)) == 1
 }
 
 func (s *Server) guard(write bool, h http.HandlerFunc) http.HandlerFunc {
@@ -294,6 +322,9 @@ type batchRequest struct {
 
 type batchItem struct {
 	Status int `json:"status"`
+	// ID is the document's (also of one refused with an error, so a
+	// client can tell which); it shadows docResponse's.
+	ID string `json:"id,omitempty"`
 	*docResponse
 	Error *errorDetail `json:"error,omitempty"`
 }
@@ -336,11 +367,11 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) {
 	for i, res := range results {
 		if err := errs[i]; err != nil {
 			status, code := httpStatus(err)
-			out[i] = batchItem{Status: status, Error: &errorDetail{Code: code, Message: err.Error()}}
+			out[i] = batchItem{Status: status, ID: docs[i].ID, Error: &errorDetail{Code: code, Message: err.Error()}}
 			continue
 		}
 		rj := resultJSON(res)
-		out[i] = batchItem{Status: http.StatusOK, docResponse: &rj}
+		out[i] = batchItem{Status: http.StatusOK, ID: docs[i].ID, docResponse: &rj}
 		if res.Stored {
 			out[i].Status = http.StatusCreated
 		}
@@ -395,7 +426,9 @@ type searchRequest struct {
 	Text        *string `json:"text"`
 	Fingerprint string  `json:"fingerprint"`
 	K           *int    `json:"k"`
-	Limit       int     `json:"limit"`
+	// Limit is nil when absent (DefaultSearchLimit); 0 is refused, not
+	// taken for the default.
+	Limit *int `json:"limit"`
 }
 
 type searchHit struct {
@@ -431,7 +464,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if q.Text != nil {
-		res, err := s.Search(r.Context(), *q.Text, q.Limit)
+		res, err := s.Search(r.Context(), *q.Text, *q.Limit)
 		if err != nil {
 			s.respondError(w, r, err)
 			return
@@ -452,7 +485,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	if q.K != nil {
 		k = *q.K
 	}
-	ms, err := s.SearchFingerprint(r.Context(), uint64(fp), k, q.Limit)
+	ms, err := s.SearchFingerprint(r.Context(), uint64(fp), k, *q.Limit)
 	if err != nil {
 		s.respondError(w, r, err)
 		return
@@ -483,11 +516,12 @@ func (s *Server) searchValid(q *searchRequest) error {
 	if q.K != nil && (*q.K < 0 || *q.K > s.rule.QueryK()) {
 		return badRequest("invalid_argument", "k %d outside 0..%d", *q.K, s.rule.QueryK())
 	}
-	if q.Limit < 0 || q.Limit > 1000 {
-		return badRequest("invalid_argument", "limit %d outside 0..1000", q.Limit)
+	if q.Limit == nil {
+		limit := DefaultSearchLimit
+		q.Limit = &limit
 	}
-	if q.Limit == 0 {
-		q.Limit = DefaultSearchLimit
+	if *q.Limit < 1 || *q.Limit > 1000 {
+		return badRequest("invalid_argument", "limit %d outside 1..1000 (leave it out for %d)", *q.Limit, DefaultSearchLimit)
 	}
 	return nil
 }
