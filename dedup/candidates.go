@@ -158,8 +158,9 @@ func (r *runner) simhashPairs(ctx context.Context, submit func(a, b int) error) 
 	var fps, sfps []uint64
 	for i := range d.len() {
 		// Documents without features all have fingerprint 0: they can only be
-		// exact duplicates, and joining them would make a clique of pairs.
-		if int(d.first[i]) != i || r.emptyFP(i) {
+		// exact duplicates (Rule.ExactOnly), and joining them would make a
+		// clique of pairs.
+		if int(d.first[i]) != i || r.exactOnly(i) {
 			continue
 		}
 		pos = append(pos, int32(i))
@@ -193,8 +194,12 @@ func (r *runner) simhashPairs(ctx context.Context, submit func(a, b int) error) 
 	})
 }
 
-// emptyFP reports whether document i had no features (and so fingerprint 0).
-func (r *runner) emptyFP(i int) bool { return r.d.fps[i] == 0 && r.d.tokens[i] == 0 }
+// exactOnly reports whether document i matches exact copies only
+// (Rule.ExactOnly: no tokens, or no features and so fingerprint 0).
+func (r *runner) exactOnly(i int) bool {
+	f := Features{FP: r.d.fps[i], Tokens: r.d.tokens[i]}
+	return r.rule.ExactOnly(&f)
+}
 
 // feat returns document i's features as the rule sees them.
 func (r *runner) feat(i int) Features {

@@ -52,3 +52,16 @@ func ExampleOptions_LSHShape() {
 	// 24 6 144
 	// 16 8
 }
+
+func ExampleRule_ExactOnly() {
+	rule, _ := dedup.NewRule(dedup.Options{})
+	ex, _ := dedup.NewExtractor(dedup.Options{})
+	a, b, c := ex.Extract("the the the the the the"), ex.Extract("the the the the the the the"), ex.Extract("The THE the the the the")
+	fmt.Println(rule.ExactOnly(&a), a.FP) // only stopwords: no features, fingerprint 0
+	fmt.Println(rule.Duplicates(&a, &b))  // another such text: not a duplicate
+	fmt.Println(rule.Duplicates(&a, &c))  // the same word sequence: a duplicate
+	// Output:
+	// true 0
+	// false
+	// true
+}

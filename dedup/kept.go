@@ -334,10 +334,10 @@ func (k *Kept) appendEntries(dst []tableKey, f *Features) []tableKey {
 }
 
 // wideDoc reports whether the document is found through the Hamming index
-// only: MethodSimHash, not in the prefix tables, and with tokens (a document
-// without tokens matches exact copies only) or fingerprint-only.
+// only: MethodSimHash, not in the prefix tables, and not exact-only
+// (Rule.ExactOnly: such a document matches exact copies only).
 func (k *Kept) wideDoc(f *Features) bool {
-	return k.rule.method != MethodMinHash && !k.byPrefix(f) && (f.Tokens > 0 || f.FingerprintOnly)
+	return k.rule.method != MethodMinHash && !k.byPrefix(f) && !k.rule.ExactOnly(f)
 }
 
 // bandKey is the table key of band b's key.
@@ -897,7 +897,7 @@ func (k *Kept) candidatesLocked(cands []uint32, f *Features) ([]uint32, error) {
 				return nil, err
 			}
 		}
-	case !f.noFP():
+	case !k.rule.ExactOnly(f):
 		var err error
 		if cands, err = k.queryIndex(cands, f, false); err != nil {
 			return nil, err

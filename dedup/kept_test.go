@@ -432,9 +432,9 @@ func TestFingerprintOnlyRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fo := &Features{FP: 0, FingerprintOnly: true}
-	short := &Features{FP: 0xff, Tokens: 10, Exact: 1}
-	long := &Features{FP: 0xff, Tokens: 1000, Exact: 1}
+	fo := &Features{FP: 0x100, FingerprintOnly: true}
+	short := &Features{FP: 0x1ff, Tokens: 10, Exact: 1}
+	long := &Features{FP: 0x1ff, Tokens: 1000, Exact: 1}
 	for _, tc := range []struct {
 		name string
 		a, b *Features
@@ -454,6 +454,11 @@ func TestFingerprintOnlyRule(t *testing.T) {
 	}
 	if rule.Near(&Features{FingerprintOnly: true, FP: 0xff}, &Features{Exact: 0}) {
 		t.Error("a fingerprint-only document is near a document without a fingerprint")
+	}
+	// Fingerprint 0 is a text without features: exact copies only, which
+	// a fingerprint-only document cannot tell.
+	if rule.Near(&Features{FingerprintOnly: true}, &Features{FP: 1, Tokens: 10, Exact: 1}) {
+		t.Error("a fingerprint-only document with fingerprint 0 is near a document at distance 1")
 	}
 	if !rule.Verify(fo, short) || rule.Verified(fo, short) || !math.IsNaN(rule.Score(fo, short)) {
 		t.Errorf("Verify %v (want true), Verified %v (want false), Score %v (want NaN)",

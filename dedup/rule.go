@@ -20,7 +20,10 @@ import (
 //   - Rule.Near: the candidate test. Two documents are candidates when they
 //     have the same token sequence, or when their SimHash fingerprints are
 //     within the k for their lengths (Rule.PairK). With MethodMinHash the LSH
-//     bands are the candidate test and Near only adds exact copies.
+//     bands are the candidate test (Near: they share a band) and exact
+//     copies are added. A document with nothing to be near on (no tokens,
+//     or under MethodSimHash no profile features: fingerprint 0) matches
+//     exact copies only (Rule.ExactOnly).
 //   - Rule.Verify: the candidate is confirmed by the exact measure (Jaccard of
 //     word shingles by default) at the threshold; equal token sequences always
 //     pass.
@@ -68,9 +71,21 @@ type Features struct {
 	Bands []uint64
 }
 
-// noFP reports whether the document has no usable fingerprint: no features
-// and no tokens. Such documents match only exact copies.
-func (f *Features) noFP() bool { return f.FP == 0 && f.Tokens == 0 && !f.FingerprintOnly }
+// ExactOnly reports whether f has nothing to be near on, so that it matches
+// exact copies only (the same token sequence; the same bytes for a text
+// without tokens): a text without tokens (punctuation, symbols), and under
+// MethodSimHash a text whose profile finds no features (only stopwords, say),
+// whose fingerprint is 0 like every other such text's. Without this rule all
+// of them would be one another's candidates at distance 0. A fingerprint-only
+// document with fingerprint 0 is such a text too, and since its exact copies
+// cannot be told, it matches nothing. Features.Empty is not enough to tell:
+// documents read back from a store keep only Tokens and FP.
+func (r *Rule) ExactOnly(f *Features) bool {
+	if f.FingerprintOnly {
+		return r.method == MethodMinHash || f.FP == 0
+	}
+	return f.Tokens == 0 || (r.method == MethodSimHash && f.FP == 0)
+}
 
 // Rule decides whether two documents are near-duplicates. It is immutable and
 // safe for concurrent use.
@@ -164,7 +179,7 @@ func (r *Rule) Near(a, b *Features) bool {
 	if a.FingerprintOnly || b.FingerprintOnly {
 		// No token-sequence hash to compare, and no fingerprint under
 		// MethodMinHash.
-		if r.method == MethodMinHash || a.noFP() || b.noFP() {
+		if r.ExactOnly(a) || r.ExactOnly(b) {
 			return false
 		}
 		return simhash.Distance(a.FP, b.FP) <= r.PairK(a, b)
@@ -172,13 +187,29 @@ func (r *Rule) Near(a, b *Features) bool {
 	if a.Exact == b.Exact {
 		return true
 	}
-	if r.method == MethodMinHash {
-		return true
-	}
-	if a.noFP() || b.noFP() {
+	if r.ExactOnly(a) || r.ExactOnly(b) {
 		return false
 	}
+	if r.method == MethodMinHash {
+		return bandsMeet(a.Bands, b.Bands)
+	}
 	return simhash.Distance(a.FP, b.FP) <= r.PairK(a, b)
+}
+
+// bandsMeet reports whether two documents share an LSH band, which makes
+// them MinHash candidates. Documents whose bands are not both known (of
+// the same count) are left to the caller's candidate stage, as before bands
+// were recorded: the batch and the service only ask about band pairs.
+func bandsMeet(a, b []uint64) bool {
+	if len(a) != len(b) || len(a) == 0 {
+		return true
+	}
+	for i := range a {
+		if a[i] == b[i] {
+			return true
+		}
+	}
+	return false
 }
 
 // Verify reports whether candidates a and b pass verification. Equal token

@@ -2,12 +2,14 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,6 +34,22 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
+// browser starts headless Chromium for the test and returns its context.
+func browser(t *testing.T, bin string) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.Headless,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()))
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // TestPageCompare drives the web page in headless Chromium: it types two
 // Chinese texts, clicks Compare and checks the distance shown is the API's.
 func TestPageCompare(t *testing.T) {
@@ -50,17 +68,7 @@ func TestPageCompare(t *testing.T) {
 		t.Fatalf("API compare: %d", code)
 	}
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.Headless,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-
+	ctx := browser(t, bin)
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(ts.URL+"/"),
 		chromedp.WaitVisible(chromedp.ID("compare")),
@@ -103,4 +111,141 @@ func TestPageCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("distance %d shown; screenshot %s (%d bytes)", want.Distance, png, len(shot))
+}
+
+// page drives the web page through JavaScript: set a field, click a button,
+// read an element, wait for a condition.
+type page struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+func (p page) eval(js string) {
+	p.t.Helper()
+	if _, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](`(() => { `+js+`; return true })()`)); err != nil {
+		p.t.Fatalf("%s: %v", js, err)
+	}
+}
+
+func (p page) set(id, value string) {
+	p.t.Helper()
+	p.eval(fmt.Sprintf(`document.getElementById(%q).value = %s`, id, mustJSON(p.t, value)))
+}
+
+func (p page) click(id string) {
+	p.t.Helper()
+	p.eval(fmt.Sprintf(`document.getElementById(%q).click()`, id))
+}
+
+func (p page) text(id string) string {
+	p.t.Helper()
+	s, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](fmt.Sprintf(`document.getElementById(%q).textContent`, id)))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return s
+}
+
+func (p page) hidden(id string) bool {
+	p.t.Helper()
+	h, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](fmt.Sprintf(`document.getElementById(%q).hidden`, id)))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return h
+}
+
+// waitText waits until element id's text contains want.
+func (p page) waitText(id, want string) string {
+	p.t.Helper()
+	var got string
+	for range 200 {
+		if got = p.text(id); strings.Contains(got, want) {
+			return got
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	p.t.Fatalf("#%s shows %q, want it to contain %q", id, got, want)
+	return got
+}
+
+// TestPageErrorsAndStore drives the page through an error after a result
+// (the old result must go, the error must be styled as one) and through the
+// stored documents: plain add with meta, show, check, duplicate id, delete,
+// and the statistics that follow them.
+func TestPageErrorsAndStore(t *testing.T) {
+	if raceEnabled {
+		t.Skip("race detector: the browser test runs without it")
+	}
+	bin := chromium(t)
+	s := newTestServer(t, nil, Options{})
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	ctx := browser(t, bin)
+	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.ID("compare"))); err != nil {
+		t.Fatal(err)
+	}
+	p := page{t, ctx}
+
+	// A result, then an error: the error replaces it.
+	p.set("text-a", textA)
+	p.set("text-b", textB)
+	p.click("compare")
+	p.waitText("verdict", "yes")
+	if p.hidden("compare-out") || p.text("bits-a") == "" {
+		t.Fatal("no comparison shown")
+	}
+	p.set("text-b", "  ")
+	p.click("compare")
+	msg := p.waitText("compare-error", "invalid_argument")
+	if !p.hidden("compare-out") {
+		t.Errorf("error %q shown with the previous result still visible", msg)
+	}
+	for _, id := range []string{"verdict", "distance", "similarity", "jaccard", "bits-a", "bits-b", "feat-a"} {
+		if got := p.text(id); got != "" {
+			t.Errorf("after an error #%s still shows %q", id, got)
+		}
+	}
+	color, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.getElementById("compare-error")).color`))
+	if err != nil || color != "rgb(153, 0, 0)" {
+		t.Errorf("error colour %q (%v), want the .error style's rgb(153, 0, 0)", color, err)
+	}
+	// A good comparison again clears the error; a text without features
+	// says it matches exact copies only.
+	p.set("text-b", "!!! ...")
+	p.click("compare")
+	p.waitText("compare-note", noteExactOnly)
+	if !p.hidden("compare-error") {
+		t.Error("the error stays after a successful comparison")
+	}
+
+	p.waitText("stat-documents", "0")
+	p.set("text-s", textA)
+	p.set("doc-id", "fox")
+	p.set("meta", `{"title": "the fox"}`)
+	p.click("add")
+	p.waitText("store-out", "Stored fox")
+	p.waitText("stat-documents", "1")
+	p.click("get")
+	got := p.waitText("store-out", `"title": "the fox"`)
+	if !strings.Contains(got, "fingerprint") || !strings.Contains(got, "tokens") {
+		t.Errorf("show: %q, want the fingerprint, tokens and meta", got)
+	}
+	p.set("text-s", textB)
+	p.click("check")
+	p.waitText("store-out", "Near-duplicate of:\nfox")
+	p.set("text-s", textC)
+	p.click("add") // the id is taken
+	p.waitText("store-error", "already_exists")
+	if got := p.text("store-out"); got != "" {
+		t.Errorf("after an error the store output still shows %q", got)
+	}
+	p.click("delete")
+	p.waitText("store-out", "Deleted fox")
+	if !p.hidden("store-error") {
+		t.Error("the error stays after a successful delete")
+	}
+	p.waitText("stat-documents", "0")
+	p.click("get")
+	p.waitText("store-error", "not_found")
 }

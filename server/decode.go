@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -68,9 +69,10 @@ func (q *searchRequest) fastSet(name []byte, v fastValue) bool {
 	case "limit":
 		switch v.kind {
 		case 'n':
-			q.Limit = v.n
+			q.Limit = &v.n
 			return true
 		case '0':
+			q.Limit = nil
 			return true
 		}
 	}
@@ -225,6 +227,9 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 		buf.Grow(int(n) + 1)
 	}
 	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.opt.MaxBodyBytes)); err != nil {
+		if mb := (*http.MaxBytesError)(nil); errors.As(err, &mb) {
+			return fmt.Errorf("the request body is larger than %d bytes, the server's limit (--max-body): %w", mb.Limit, err)
+		}
 		return err
 	}
 	data := buf.Bytes()

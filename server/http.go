@@ -10,7 +10,9 @@ import (
 	"math/bits"
 	"net/http"
 	"os"
+	"path"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,6 +64,13 @@ var (
 // header the mux computes) instead of the mux's plain text.
 func (s *Server) routeErrors(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != cleanPath(r.URL.Path) {
+			// The mux would redirect to the cleaned path (GET
+			// /v1/documents/.. to /v1/): no route of the API has such a
+			// path, so it is not found, in JSON, without a Location.
+			s.respondError(w, r, fmt.Errorf("%w: %s %s", errNoRoute, r.Method, r.URL.Path))
+			return
+		}
 		if _, pattern := mux.Handler(r); pattern != "" {
 			mux.ServeHTTP(w, r)
 			return
@@ -78,6 +87,22 @@ func (s *Server) routeErrors(mux *http.ServeMux) http.Handler {
 		}
 		s.respondError(w, r, err)
 	})
+}
+
+// cleanPath is p as http.ServeMux cleans it before matching (path.Clean,
+// keeping a trailing slash); the mux redirects a request whose path differs.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
 }
 
 // headerProbe is a ResponseWriter that shares the real header map and
@@ -127,7 +152,7 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		if sw.status == 0 {
 			sw.status = http.StatusOK
 		}
-		s.met.requests.WithLabelValues(route, http.StatusText(sw.status)).Inc()
+		s.met.requests.WithLabelValues(route, strconv.Itoa(sw.status)).Inc()
 		s.met.latency.WithLabelValues(route).Observe(d.Seconds())
 		s.log.Info("request", "method", r.Method, "path", r.URL.Path, "route", route,
 			"status", sw.status, "ms", float64(d.Microseconds())/1000, "remote", r.RemoteAddr)
@@ -139,8 +164,11 @@ func (s *Server) authorized(r *http.Request, write bool) bool {
 	if s.opt.Token == "" || (!write && !s.opt.TokenReads) {
 		return true
 	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.opt.Token)) == 1
+	// RFC 7235 section 2.1: the scheme is case-insensitive and one or more
+	// spaces separate it from the credentials.
+	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	got = strings.TrimLeft(got, " ")
+	return ok && strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare([]byte(got), []byte(s.opt.Token)) == 1
 }
 
 func (s *Server) guard(write bool, h http.HandlerFunc) http.HandlerFunc {
@@ -213,10 +241,29 @@ type dupJSON struct {
 }
 
 type docResponse struct {
-	ID          string    `json:"id,omitempty"`
-	Fingerprint string    `json:"fingerprint"`
-	Stored      bool      `json:"stored"`
-	Duplicates  []dupJSON `json:"duplicates"`
+	ID          string `json:"id,omitempty"`
+	Fingerprint string `json:"fingerprint"`
+	Stored      bool   `json:"stored"`
+	exactOnlyJSON
+	Duplicates []dupJSON `json:"duplicates"`
+}
+
+// exactOnlyJSON marks, in a reply, a text without features (punctuation or
+// stopwords only: fingerprint 0, like every such text), which the rule
+// matches against exact copies only (dedup.Rule.ExactOnly).
+type exactOnlyJSON struct {
+	ExactOnly bool   `json:"exact_only,omitempty"`
+	Note      string `json:"note,omitempty"`
+}
+
+// noteExactOnly is the note of an exact-only text.
+const noteExactOnly = "no features: matches exact copies only"
+
+func exactOnly(b bool) exactOnlyJSON {
+	if !b {
+		return exactOnlyJSON{}
+	}
+	return exactOnlyJSON{ExactOnly: true, Note: noteExactOnly}
 }
 
 func finite(v float64) *float64 {
@@ -238,7 +285,8 @@ func matchesJSON(ms []dedup.KeptMatch) []dupJSON {
 }
 
 func resultJSON(r Result) docResponse {
-	return docResponse{ID: r.ID, Fingerprint: fpString(r.FP), Stored: r.Stored, Duplicates: matchesJSON(r.Duplicates)}
+	return docResponse{ID: r.ID, Fingerprint: fpString(r.FP), Stored: r.Stored, exactOnlyJSON: exactOnly(r.ExactOnly),
+		Duplicates: matchesJSON(r.Duplicates)}
 }
 
 func (s *Server) handleAdd(w http.ResponseWriter, r *http.Request) {
@@ -274,6 +322,9 @@ type batchRequest struct {
 
 type batchItem struct {
 	Status int `json:"status"`
+	// ID is the document's (also of one refused with an error, so a
+	// client can tell which); it shadows docResponse's.
+	ID string `json:"id,omitempty"`
 	*docResponse
 	Error *errorDetail `json:"error,omitempty"`
 }
@@ -316,11 +367,11 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) {
 	for i, res := range results {
 		if err := errs[i]; err != nil {
 			status, code := httpStatus(err)
-			out[i] = batchItem{Status: status, Error: &errorDetail{Code: code, Message: err.Error()}}
+			out[i] = batchItem{Status: status, ID: docs[i].ID, Error: &errorDetail{Code: code, Message: err.Error()}}
 			continue
 		}
 		rj := resultJSON(res)
-		out[i] = batchItem{Status: http.StatusOK, docResponse: &rj}
+		out[i] = batchItem{Status: http.StatusOK, ID: docs[i].ID, docResponse: &rj}
 		if res.Stored {
 			out[i].Status = http.StatusCreated
 		}
@@ -336,8 +387,11 @@ type getResponse struct {
 	Meta        json.RawMessage `json:"meta,omitempty"`
 	// FingerprintOnly marks a document of the start-up snapshot: only its
 	// fingerprint is known, no verification data (Note says so in words).
-	FingerprintOnly bool   `json:"fingerprint_only,omitempty"`
-	Note            string `json:"note,omitempty"`
+	FingerprintOnly bool `json:"fingerprint_only,omitempty"`
+	// ExactOnly marks a text without features, which matches exact copies
+	// only (Note says so in words).
+	ExactOnly bool   `json:"exact_only,omitempty"`
+	Note      string `json:"note,omitempty"`
 }
 
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
@@ -352,6 +406,9 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
 		g.Note = "fingerprint only, from the start-up snapshot: no verification data, so its matches are unverified"
 	} else {
 		g.Seq, g.Tokens = &rec.Seq, &rec.Features.Tokens
+		if s.rule.ExactOnly(&rec.Features) {
+			g.ExactOnly, g.Note = true, noteExactOnly
+		}
 	}
 	respond(w, http.StatusOK, g)
 }
@@ -369,7 +426,9 @@ type searchRequest struct {
 	Text        *string `json:"text"`
 	Fingerprint string  `json:"fingerprint"`
 	K           *int    `json:"k"`
-	Limit       int     `json:"limit"`
+	// Limit is nil when absent (DefaultSearchLimit); 0 is refused, not
+	// taken for the default.
+	Limit *int `json:"limit"`
 }
 
 type searchHit struct {
@@ -383,10 +442,11 @@ type searchHit struct {
 }
 
 type searchResponse struct {
-	Fingerprint string      `json:"fingerprint"`
-	Verified    bool        `json:"verified"`
-	K           *int        `json:"k,omitempty"`
-	Results     []searchHit `json:"results"`
+	Fingerprint string `json:"fingerprint"`
+	Verified    bool   `json:"verified"`
+	K           *int   `json:"k,omitempty"`
+	exactOnlyJSON
+	Results []searchHit `json:"results"`
 }
 
 // handleSearch: by text, the stored documents the text duplicates under the
@@ -404,19 +464,20 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if q.Text != nil {
-		fp, ms, err := s.Search(r.Context(), *q.Text, q.Limit)
+		res, err := s.Search(r.Context(), *q.Text, *q.Limit)
 		if err != nil {
 			s.respondError(w, r, err)
 			return
 		}
-		hits := make([]searchHit, 0, len(ms))
+		hits := make([]searchHit, 0, len(res.Duplicates))
 		all := true
-		for _, d := range matchesJSON(ms) {
+		for _, d := range matchesJSON(res.Duplicates) {
 			hits = append(hits, searchHit{ID: d.ID, Distance: d.Distance, Similarity: d.Similarity, Jaccard: d.Jaccard,
 				Exact: d.Exact, Verified: d.Verified})
 			all = all && d.Verified
 		}
-		respond(w, http.StatusOK, searchResponse{Fingerprint: fpString(fp), Verified: all, Results: hits})
+		respond(w, http.StatusOK, searchResponse{Fingerprint: fpString(res.FP), Verified: all,
+			exactOnlyJSON: exactOnly(res.ExactOnly), Results: hits})
 		return
 	}
 	fp, _ := simhash.Parse(q.Fingerprint) // checked by searchValid
@@ -424,7 +485,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	if q.K != nil {
 		k = *q.K
 	}
-	ms, err := s.SearchFingerprint(r.Context(), uint64(fp), k, q.Limit)
+	ms, err := s.SearchFingerprint(r.Context(), uint64(fp), k, *q.Limit)
 	if err != nil {
 		s.respondError(w, r, err)
 		return
@@ -455,11 +516,12 @@ func (s *Server) searchValid(q *searchRequest) error {
 	if q.K != nil && (*q.K < 0 || *q.K > s.rule.QueryK()) {
 		return badRequest("invalid_argument", "k %d outside 0..%d", *q.K, s.rule.QueryK())
 	}
-	if q.Limit < 0 || q.Limit > 1000 {
-		return badRequest("invalid_argument", "limit %d outside 0..1000", q.Limit)
+	if q.Limit == nil {
+		limit := DefaultSearchLimit
+		q.Limit = &limit
 	}
-	if q.Limit == 0 {
-		q.Limit = DefaultSearchLimit
+	if *q.Limit < 1 || *q.Limit > 1000 {
+		return badRequest("invalid_argument", "limit %d outside 1..1000 (leave it out for %d)", *q.Limit, DefaultSearchLimit)
 	}
 	return nil
 }
@@ -479,8 +541,12 @@ func (s *Server) handleFingerprint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := s.extract(*q.Text)
-	respond(w, http.StatusOK, map[string]any{"fingerprint": fpString(f.FP), "bits": simhash.Bits(f.FP, 64),
-		"tokens": f.Tokens, "empty": f.Empty, "profile": s.opt.Dedup.Profile})
+	out := map[string]any{"fingerprint": fpString(f.FP), "bits": simhash.Bits(f.FP, 64),
+		"tokens": f.Tokens, "empty": f.Empty, "profile": s.opt.Dedup.Profile}
+	if s.rule.ExactOnly(&f) {
+		out["exact_only"], out["note"] = true, noteExactOnly
+	}
+	respond(w, http.StatusOK, out)
 }
 
 type compareRequest struct {
@@ -494,10 +560,11 @@ type featureJSON struct {
 }
 
 type sideJSON struct {
-	Fingerprint string        `json:"fingerprint"`
-	Bits        string        `json:"bits"`
-	Tokens      uint32        `json:"tokens"`
-	Features    []featureJSON `json:"features"`
+	Fingerprint string `json:"fingerprint"`
+	Bits        string `json:"bits"`
+	Tokens      uint32 `json:"tokens"`
+	exactOnlyJSON
+	Features []featureJSON `json:"features"`
 }
 
 type compareResponse struct {
@@ -558,7 +625,7 @@ func (s *Server) side(text string, f *dedup.Features) (measure.Vector, sideJSON)
 		top = top[:10]
 	}
 	return measure.NewVector(terms), sideJSON{Fingerprint: fpString(f.FP), Bits: simhash.Bits(f.FP, 64),
-		Tokens: f.Tokens, Features: top}
+		Tokens: f.Tokens, exactOnlyJSON: exactOnly(s.rule.ExactOnly(f)), Features: top}
 }
 
 func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) {

@@ -64,8 +64,8 @@ func (s *RedisStore) lookup(ctx context.Context, fp, exact uint64, k int, withFP
 // round trip. Entries whose document is gone or was stored again with
 // another fingerprint are dropped.
 func (s *RedisStore) candidates(ctx context.Context, f *dedup.Features) ([]Record, error) {
-	noFP := f.FP == 0 && f.Tokens == 0 // as dedup: such documents match exact copies only
-	near, exacts, err := s.lookup(ctx, f.FP, f.Exact, s.rule.QueryK(), !noFP, true)
+	exactOnly := s.rule.ExactOnly(f) // as dedup: such documents match exact copies only
+	near, exacts, err := s.lookup(ctx, f.FP, f.Exact, s.rule.QueryK(), !exactOnly, true)
 	if err != nil {
 		return nil, err
 	}

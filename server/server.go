@@ -333,9 +333,12 @@ type Doc struct {
 
 // Result is the verdict on one submitted document.
 type Result struct {
-	ID         string
-	FP         uint64
-	Stored     bool
+	ID     string
+	FP     uint64
+	Stored bool
+	// ExactOnly is set for a text without features (dedup.Rule.ExactOnly):
+	// it matches exact copies only.
+	ExactOnly  bool
 	Duplicates []dedup.KeptMatch
 }
 
@@ -392,7 +395,7 @@ func (s *Server) begin(ctx context.Context, d Doc) (res Result, wait func() erro
 		return Result{}, nil, ErrNotReady
 	}
 	f := s.extract(d.Text)
-	res = Result{ID: d.ID, FP: f.FP}
+	res = Result{ID: d.ID, FP: f.FP, ExactOnly: s.rule.ExactOnly(&f)}
 	if d.Mode == ModeCheck {
 		res.Duplicates, err = s.set.MatchAll(ctx, &f, s.opt.MaxDuplicates)
 		return res, nil, err
@@ -476,7 +479,7 @@ func (s *Server) addIfNewBatch(ctx context.Context, b batchAdder, docs []Doc, re
 	for i, d := range docs {
 		f := s.extract(d.Text)
 		recs[i] = Record{ID: d.ID, Features: f, Meta: d.Meta}
-		res[i] = Result{ID: d.ID, FP: f.FP}
+		res[i] = Result{ID: d.ID, FP: f.FP, ExactOnly: s.rule.ExactOnly(&f)}
 	}
 	ms, dups, es := b.AddIfNewBatch(ctx, recs)
 	for i := range docs {
@@ -637,14 +640,14 @@ func (s *Server) deleteSnapshotDoc(ctx context.Context, id string, fp uint64) er
 }
 
 // Search returns the stored documents that text duplicates under the rule,
-// in priority order.
-func (s *Server) Search(ctx context.Context, text string, limit int) (uint64, []dedup.KeptMatch, error) {
+// in priority order (Result.Duplicates; nothing is stored).
+func (s *Server) Search(ctx context.Context, text string, limit int) (Result, error) {
 	if !s.Ready() {
-		return 0, nil, ErrNotReady
+		return Result{}, ErrNotReady
 	}
 	f := s.extract(text)
 	ms, err := s.set.MatchAll(ctx, &f, limit)
-	return f.FP, ms, err
+	return Result{FP: f.FP, ExactOnly: s.rule.ExactOnly(&f), Duplicates: ms}, err
 }
 
 // SearchFingerprint returns the stored fingerprints within k bits of fp,

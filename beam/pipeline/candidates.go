@@ -84,8 +84,9 @@ func (f *keysFn) ProcessElement(be bandEntry, n int, emit func(string, Entry)) {
 		return
 	}
 	// Documents without features all have fingerprint 0; they can only be
-	// exact copies (dedup.Run leaves them out of the join too).
-	if e.FP == 0 && e.Tokens == 0 {
+	// exact copies (dedup.Rule.ExactOnly; dedup.Run leaves them out of the
+	// join too).
+	if ft := e.features(); f.rule.ExactOnly(&ft) {
 		return
 	}
 	p := planFor(n, f.rule.QueryK())
@@ -222,7 +223,7 @@ func (f *pairsFn) candidate(kind byte, t int, p index.Plan, a, b *Entry) bool {
 // simhashNear reports whether the fingerprints alone make a and b
 // candidates: both have one, within PairK.
 func (f *pairsFn) simhashNear(a, b *dedup.Features) bool {
-	if (a.FP == 0 && a.Tokens == 0) || (b.FP == 0 && b.Tokens == 0) {
+	if f.rule.ExactOnly(a) || f.rule.ExactOnly(b) {
 		return false
 	}
 	return bits.OnesCount64(a.FP^b.FP) <= f.rule.PairK(a, b)

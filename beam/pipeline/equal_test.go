@@ -106,6 +106,10 @@ const smallCorpus = `{"id":"a","text":"the quick brown fox jumps over the lazy d
 {"id":"f","text":"..."}
 {"id":"g","text":"..."}
 {"id":"h","text":""}
+{"id":"i","text":"the the the the the the"}
+{"id":"j","text":"the the the the the the the"}
+{"id":"k","text":"of the and"}
+{"id":"l","text":"The the THE the the the"}
 `
 
 func TestSmallEqualsBatch(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/features"
 	"github.com/neardup/neardup/measure"
 	"github.com/neardup/neardup/minhash"
@@ -19,42 +20,51 @@ import (
 )
 
 type compareCmd struct {
-	prof    profileFlags
-	json    bool
-	text    bool
-	explain bool
-	k       int
-	top     int
-	shingle int
-	perms   int
+	opt      dedup.Options
+	decision decisionFlags
+	json     bool
+	text     bool
+	explain  bool
+	top      int
 }
 
 func newCompareCommand() *cobra.Command {
 	var f compareCmd
 	c := &cobra.Command{
 		Use:   "compare [flags] A B",
-		Short: "Compare two documents: SimHash distance, cosine, Jaccard and MinHash",
+		Short: "Compare two documents: the dedup rule's verdict, SimHash distance, cosine, Jaccard and MinHash",
 		Long: `Compare two documents A and B (files, .gz/.zst or - for stdin; with --text the
 arguments themselves are the texts). Each file is read whole as one text, JSONL
-or not. It prints:
+or not. The verdict is the one 'neardup dedup' and 'neardup serve' give the
+pair, by the same rule with the same flags and defaults (--profile, --k,
+--k-short, --short-tokens, --threshold, --shingle, --method, --verify...):
+candidates when the SimHash fingerprints are within k bits (or, with --method
+minhash, when they share an LSH band), confirmed by the Jaccard similarity of
+word shingles at --threshold; the same word sequence is always a duplicate, and
+a text without features (punctuation, or stopwords only) matches exact copies
+only. It prints:
 
-  distance     Hamming distance of their SimHash fingerprints (of --bits bits)
-  similarity   1 - distance/bits, as a percentage
-  verdict      near-duplicate when distance <= --k
-  cosine       cosine of the profile's weighted feature vectors (TF-IDF)
-  jaccard      exact Jaccard similarity of the sets of word --shingle-shingles
-               of the profile's tokens
+  verdict      near-duplicate or not, and why
+  distance     Hamming distance of the profile's 64-bit SimHash fingerprints,
+               and k, the largest distance that makes the pair candidates
+  similarity   1 - distance/64, as a percentage
+  jaccard      Jaccard similarity of the sets of word --shingle-shingles: the
+               rule's verification measure
   minhash      MinHash estimate of that Jaccard similarity (--perms permutations)
+  cosine       cosine of the profile's weighted feature vectors (not used by
+               the rule)
   levenshtein  1 - edit distance/length of the raw texts, in characters (only
-               when both have at most 10,000 characters)
+               when both have at most 10,000 characters; not used by the rule)
 
 --explain adds the --top heaviest features of each document with their weights.
---json prints one object with the keys distance, similarity (percent), near, k,
-cosine, jaccard, minhash, levenshtein (when computed), bits, profile, a and b (fingerprint, features, empty)
-and, with --explain, explain.
+--json prints one object with the keys near (the verdict), reason, candidate,
+exact, distance, similarity, k, threshold, jaccard, minhash, minhash_perms,
+cosine, levenshtein (when computed), bits, profile, method, verify, shingle, a
+and b (name, fingerprint, features, tokens, empty, exact_only) and, with
+--explain, explain.
 
-SimHash misjudges short texts (seeds 001 and 004): for a few words, trust the
-exact measures more than the distance.
+Verification is jaccard or none, as in the service (cosine learns its IDF from
+a whole corpus).
 
 Profiles: ` + strings.Join(features.Names(), ", ") + `.`,
 		Example: `  neardup compare old.txt new.txt
@@ -68,14 +78,16 @@ Profiles: ` + strings.Join(features.Names(), ", ") + `.`,
 		},
 	}
 	fs := c.Flags()
-	f.prof.register(fs)
+	o := &f.opt
+	f.decision.register(fs, o)
+	fs.StringVar(&o.Verify, "verify", dedup.DefaultVerify, "verification: jaccard (word shingles) or none")
+	fs.IntVar(&o.Perms, "perms", dedup.DefaultPerms, "MinHash permutations")
+	fs.IntVar(&o.Bands, "bands", 0, "MinHash LSH bands (0: from --threshold)")
+	fs.IntVar(&o.Rows, "rows", 0, "MinHash LSH rows per band (0: from --threshold)")
 	fs.BoolVar(&f.json, "json", false, "print the result as one JSON object")
 	fs.BoolVar(&f.text, "text", false, "A and B are the texts themselves, not file names")
 	fs.BoolVar(&f.explain, "explain", false, "show the heaviest features of each document")
-	fs.IntVarP(&f.k, "k", "k", 3, "near-duplicate threshold: the largest Hamming distance that counts as near")
 	fs.IntVar(&f.top, "top", 10, "features shown per document by --explain")
-	fs.IntVar(&f.shingle, "shingle", 3, "words per shingle for jaccard and minhash")
-	fs.IntVar(&f.perms, "perms", 128, "MinHash permutations")
 	return c
 }
 
@@ -84,7 +96,11 @@ type compareSide struct {
 	Name        string `json:"name"`
 	Fingerprint string `json:"fingerprint"`
 	Features    int    `json:"features"`
+	Tokens      uint32 `json:"tokens"`
 	Empty       bool   `json:"empty"`
+	// ExactOnly: a text without features, which matches exact copies only
+	// (dedup.Rule.ExactOnly).
+	ExactOnly bool `json:"exact_only"`
 }
 
 type explained struct {
@@ -93,42 +109,85 @@ type explained struct {
 }
 
 type compareResult struct {
-	A            compareSide `json:"a"`
-	B            compareSide `json:"b"`
-	Profile      string      `json:"profile"`
-	Bits         int         `json:"bits"`
-	Distance     int         `json:"distance"`
-	Similarity   float64     `json:"similarity"`
-	Near         bool        `json:"near"`
-	K            int         `json:"k"`
-	Cosine       float64     `json:"cosine"`
-	Jaccard      float64     `json:"jaccard"`
-	MinHash      float64     `json:"minhash"`
-	MinHashPerms int         `json:"minhash_perms"`
+	A       compareSide `json:"a"`
+	B       compareSide `json:"b"`
+	Profile string      `json:"profile"`
+	Method  string      `json:"method"`
+	Verify  string      `json:"verify"`
+	// Near is the rule's verdict (dedup.Rule.Duplicates): Candidate and
+	// verified; Reason says why in words.
+	Near       bool    `json:"near"`
+	Reason     string  `json:"reason"`
+	Candidate  bool    `json:"candidate"`
+	Exact      bool    `json:"exact"` // the same word sequence
+	Bits       int     `json:"bits"`
+	Distance   int     `json:"distance"`
+	Similarity float64 `json:"similarity"`
+	K          int     `json:"k"` // the largest distance at which this pair is a SimHash candidate
+	Threshold  float64 `json:"threshold"`
+	Shingle    int     `json:"shingle"`
+	// Jaccard of the word shingle sets, the rule's verification measure.
+	Jaccard      float64 `json:"jaccard"`
+	MinHash      float64 `json:"minhash"`
+	MinHashPerms int     `json:"minhash_perms"`
+	// Cosine of the profile's weighted features (not the rule's).
+	Cosine float64 `json:"cosine"`
 	// Levenshtein is the edit similarity of the raw texts, only for short
 	// ones (the cost is quadratic).
 	Levenshtein *float64 `json:"levenshtein,omitempty"`
-	Shingle     int      `json:"shingle"`
 	Explain     *struct {
 		A []explained `json:"a"`
 		B []explained `json:"b"`
 	} `json:"explain,omitempty"`
 }
 
+// options returns the decision's options, as 'neardup dedup' and 'neardup
+// serve' build them from the same flags.
+func (f *compareCmd) options() (dedup.Options, error) {
+	o := f.opt
+	f.decision.apply(&o)
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return o, usagef("%v", err)
+	}
+	if o.Verify == dedup.VerifyCosine {
+		return o, usagef("--verify cosine: compare verifies as the service does, with jaccard or none (cosine learns its IDF from a whole corpus)")
+	}
+	return o, nil
+}
+
 func (f *compareCmd) run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	p, err := f.prof.load()
+	o, err := f.options()
 	if err != nil {
 		return err
 	}
-	switch {
-	case f.k < 0 || f.k > f.prof.bits:
-		return usagef("--k %d: must be between 0 and %d", f.k, f.prof.bits)
-	case f.shingle < 1:
-		return usagef("--shingle %d: must be at least 1", f.shingle)
-	case f.perms < 1:
-		return usagef("--perms %d: must be at least 1", f.perms)
-	case f.top < 0:
+	if f.top < 0 {
 		return usagef("--top %d: must be 0 or more", f.top)
+	}
+	// The verdict: the rule and the extractor of the options. The
+	// measures: Jaccard and its MinHash estimate over the same shingles,
+	// whatever the method and verification, and the profile's features.
+	rule, err := dedup.NewRule(o)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	ex, err := dedup.NewExtractor(o)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	mo := o
+	mo.Method, mo.Verify, mo.Bands, mo.Rows = dedup.MethodMinHash, dedup.VerifyJaccard, 0, 0
+	mrule, err := dedup.NewRule(mo)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	mex, err := dedup.NewExtractor(mo)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	p, err := features.Lookup(o.Profile)
+	if err != nil {
+		return usagef("--profile: %v", err)
 	}
 	if !f.text && args[0] == "-" && args[1] == "-" {
 		return usagef("standard input (-) can be only one of A and B")
@@ -142,29 +201,29 @@ func (f *compareCmd) run(args []string, stdin io.Reader, stdout, stderr io.Write
 		}
 	}
 
-	res := compareResult{Profile: p.Name(), K: f.k, MinHashPerms: f.perms, Shingle: f.shingle}
-	var fps [2]features.Result
+	res := compareResult{Profile: p.Name(), Method: o.Method, Verify: o.Verify, Bits: 64, Threshold: o.Threshold,
+		Shingle: o.Shingle, MinHashPerms: o.Perms}
+	var fs, ms [2]dedup.Features
+	var fps [2]uint64
 	var vecs [2]measure.Vector
-	var sets [2]measure.Set
-	var sigs [2]minhash.Signature
 	var feats [2][]features.Feature
-	mh := minhash.New(f.perms, 1)
 	for i, t := range texts {
-		fps[i] = p.Fingerprint(t)
+		fs[i], ms[i] = ex.Extract(t), mex.Extract(t)
+		fr := p.Fingerprint(t)
+		fps[i] = uint64(fr.Fingerprint)
 		feats[i] = p.Features(t)
 		terms := make([]measure.Term, len(feats[i]))
 		for j, ft := range feats[i] {
 			terms[j] = measure.Term{Key: ft.Hash, Weight: ft.Weight}
 		}
 		vecs[i] = measure.NewVector(terms)
-		sets[i] = measure.NewSet(features.ShingleHashes(nil, p.Tokens(t), f.shingle))
-		sigs[i] = mh.Sign(nil, sets[i])
-		side := compareSide{Name: args[i], Fingerprint: formatFingerprint(fps[i]), Features: fps[i].Features, Empty: fps[i].Empty}
+		side := compareSide{Name: args[i], Fingerprint: simhash.Fingerprint(fps[i]).String(), Features: fr.Features,
+			Tokens: fs[i].Tokens, Empty: fr.Empty || fs[i].Tokens == 0, ExactOnly: rule.ExactOnly(&fs[i])}
 		if f.text {
 			side.Name = "AB"[i : i+1]
 		}
-		if side.Empty {
-			fmt.Fprintf(stderr, "neardup: warning: %s: empty document (no features); fingerprint is 0\n", side.Name)
+		if side.ExactOnly {
+			fmt.Fprintf(stderr, "neardup: note: %s: no features: matches exact copies only\n", side.Name)
 		}
 		if i == 0 {
 			res.A = side
@@ -172,18 +231,17 @@ func (f *compareCmd) run(args []string, stdin io.Reader, stdout, stderr io.Write
 			res.B = side
 		}
 	}
-	res.Bits = fps[0].Bits
-	switch res.Bits {
-	case 128:
-		res.Distance = fps[0].Fingerprint128.Distance(fps[1].Fingerprint128)
-	default:
-		res.Distance = fps[0].Fingerprint.Distance(fps[1].Fingerprint)
-	}
-	res.Similarity = simhash.Percent(res.Distance, res.Bits)
-	res.Near = res.Distance <= f.k
+	a, b := &fs[0], &fs[1]
+	res.Distance = simhash.Distance(fps[0], fps[1])
+	res.Similarity = simhash.Percent(res.Distance, 64)
+	res.K = rule.PairK(a, b)
+	res.Candidate = rule.Near(a, b)
+	res.Near = rule.Duplicates(a, b)
+	res.Exact = a.Exact == b.Exact
+	res.Jaccard = mrule.Score(&ms[0], &ms[1])
+	res.MinHash = minhash.Estimate(ms[0].Sig, ms[1].Sig)
 	res.Cosine = measure.Cosine(vecs[0], vecs[1])
-	res.Jaccard = measure.Jaccard(sets[0], sets[1])
-	res.MinHash = minhash.Estimate(sigs[0], sigs[1])
+	res.Reason = compareReason(&res, o)
 	if utf8.RuneCountInString(texts[0]) <= maxLevenshteinRunes && utf8.RuneCountInString(texts[1]) <= maxLevenshteinRunes {
 		l := measure.LevenshteinSimilarity(texts[0], texts[1])
 		res.Levenshtein = &l
@@ -203,32 +261,65 @@ func (f *compareCmd) run(args []string, stdin io.Reader, stdout, stderr io.Write
 		_, err = fmt.Fprintf(stdout, "%s\n", b)
 		return err
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "A           %s  (%d features)  %s\n", res.A.Fingerprint, res.A.Features, res.A.Name)
-	fmt.Fprintf(&b, "B           %s  (%d features)  %s\n", res.B.Fingerprint, res.B.Features, res.B.Name)
-	fmt.Fprintf(&b, "distance    %d of %d bits\n", res.Distance, res.Bits)
-	fmt.Fprintf(&b, "similarity  %.2f%%\n", res.Similarity)
+	var w strings.Builder
+	fmt.Fprintf(&w, "A           %s  (%d features, %d tokens)  %s\n", res.A.Fingerprint, res.A.Features, res.A.Tokens, res.A.Name)
+	fmt.Fprintf(&w, "B           %s  (%d features, %d tokens)  %s\n", res.B.Fingerprint, res.B.Features, res.B.Tokens, res.B.Name)
 	if res.Near {
-		fmt.Fprintf(&b, "verdict     near-duplicate (distance %d <= k %d)\n", res.Distance, f.k)
+		fmt.Fprintf(&w, "verdict     near-duplicate (%s)\n", res.Reason)
 	} else {
-		fmt.Fprintf(&b, "verdict     not near-duplicate (distance %d > k %d)\n", res.Distance, f.k)
+		fmt.Fprintf(&w, "verdict     not near-duplicate (%s)\n", res.Reason)
 	}
-	fmt.Fprintf(&b, "cosine      %.4f  (weighted features of profile %s)\n", res.Cosine, res.Profile)
-	fmt.Fprintf(&b, "jaccard     %.4f  (word %d-shingles)\n", res.Jaccard, f.shingle)
-	fmt.Fprintf(&b, "minhash     %.4f  (estimate of jaccard, %d permutations)\n", res.MinHash, f.perms)
+	if o.Method == dedup.MethodSimHash {
+		fmt.Fprintf(&w, "distance    %d of 64 bits  (SimHash of profile %s; candidates within k %d)\n", res.Distance, res.Profile, res.K)
+	} else {
+		fmt.Fprintf(&w, "distance    %d of 64 bits  (SimHash of profile %s; not the candidate test of --method minhash)\n", res.Distance, res.Profile)
+	}
+	fmt.Fprintf(&w, "similarity  %.2f%%\n", res.Similarity)
+	if o.Verify == dedup.VerifyJaccard {
+		fmt.Fprintf(&w, "jaccard     %.4f  (word %d-shingles, the rule's verification, threshold %g)\n", res.Jaccard, o.Shingle, o.Threshold)
+	} else {
+		fmt.Fprintf(&w, "jaccard     %.4f  (word %d-shingles; not verified: --verify %s)\n", res.Jaccard, o.Shingle, o.Verify)
+	}
+	fmt.Fprintf(&w, "minhash     %.4f  (estimate of that jaccard, %d permutations)\n", res.MinHash, o.Perms)
+	fmt.Fprintf(&w, "cosine      %.4f  (weighted features of profile %s; not used by the rule)\n", res.Cosine, res.Profile)
 	if res.Levenshtein != nil {
-		fmt.Fprintf(&b, "levenshtein %.4f  (1 - edit distance / length, in characters)\n", *res.Levenshtein)
+		fmt.Fprintf(&w, "levenshtein %.4f  (1 - edit distance / length, in characters; not used by the rule)\n", *res.Levenshtein)
 	}
 	if res.Explain != nil {
 		for i, list := range [][]explained{res.Explain.A, res.Explain.B} {
-			fmt.Fprintf(&b, "\ntop features of %s:\n", "AB"[i:i+1])
+			fmt.Fprintf(&w, "\ntop features of %s:\n", "AB"[i:i+1])
 			for _, e := range list {
-				fmt.Fprintf(&b, "  %10.4f  %s\n", e.Weight, printable(e.Feature))
+				fmt.Fprintf(&w, "  %10.4f  %s\n", e.Weight, printable(e.Feature))
 			}
 		}
 	}
-	_, err = io.WriteString(stdout, b.String())
+	_, err = io.WriteString(stdout, w.String())
 	return err
+}
+
+// compareReason says in words why the rule decided as it did.
+func compareReason(r *compareResult, o dedup.Options) string {
+	switch {
+	case r.Exact:
+		return "the same word sequence"
+	case r.A.ExactOnly || r.B.ExactOnly:
+		return "no features: matches exact copies only"
+	case !r.Candidate && o.Method == dedup.MethodMinHash:
+		return "no shared MinHash band"
+	case !r.Candidate:
+		return fmt.Sprintf("distance %d > k %d", r.Distance, r.K)
+	}
+	cand := fmt.Sprintf("distance %d <= k %d", r.Distance, r.K)
+	if o.Method == dedup.MethodMinHash {
+		cand = "a shared MinHash band"
+	}
+	switch {
+	case o.Verify != dedup.VerifyJaccard:
+		return cand + ", not verified"
+	case r.Near:
+		return fmt.Sprintf("%s, jaccard %.4f >= %g", cand, r.Jaccard, o.Threshold)
+	}
+	return fmt.Sprintf("%s, but jaccard %.4f < %g", cand, r.Jaccard, o.Threshold)
 }
 
 // maxLevenshteinRunes bounds the texts compare computes an edit distance for:

@@ -43,7 +43,9 @@ func TestCompareJSON(t *testing.T) {
 			t.Errorf("JSON lacks key %q: %v", k, m)
 		}
 	}
-	if r.Bits != 64 || r.K != 3 || r.Distance < 0 || r.Distance > 64 || r.Near != (r.Distance <= 3) {
+	// The dedup rule's defaults: k 12, Jaccard of word 5-shingles >= 0.8.
+	if r.Bits != 64 || r.K != 12 || r.Shingle != 5 || r.Threshold != 0.8 || r.Candidate != (r.Distance <= 12) ||
+		r.Near != (r.Candidate && r.Jaccard >= 0.8) || r.Reason == "" {
 		t.Errorf("result %+v", r)
 	}
 	if r.Cosine <= 0.8 || r.Cosine >= 1 || r.Jaccard <= 0.5 || r.Jaccard >= 1 || r.MinHash <= 0.3 || r.MinHash > 1 {
@@ -84,7 +86,7 @@ func TestCompareFiles(t *testing.T) {
 		t.Errorf("binary: exit %d, stderr %q", code, errs)
 	}
 	code, out, errs := run(t, "", "compare", j("a.txt"), j("empty.md"))
-	if code != 0 || !strings.Contains(errs, "empty document") || !strings.Contains(out, "not near-duplicate") {
+	if code != 0 || !strings.Contains(errs, "no features: matches exact copies only") || !strings.Contains(out, "not near-duplicate") {
 		t.Errorf("empty: exit %d, out %q, stderr %q", code, out, errs)
 	}
 	code, _, errs = run(t, "", "compare", j("a.txt"), j("missing.txt"))
@@ -102,9 +104,9 @@ func TestCompareUsage(t *testing.T) {
 		{"compare", "only-one"},
 		{"compare", "--text", "a", "b", "c"},
 		{"compare", "--text", "--k", "65", "a", "b"},
-		{"compare", "--text", "--bits", "32", "--k", "33", "a", "b"},
-		{"compare", "--text", "--shingle", "0", "a", "b"},
-		{"compare", "--text", "--perms", "0", "a", "b"},
+		{"compare", "--text", "--threshold", "2", "a", "b"},
+		{"compare", "--text", "--verify", "cosine", "a", "b"},
+		{"compare", "--text", "--method", "lsh", "a", "b"},
 		{"compare", "-", "-"},
 		{"compare", "--bogus", "a", "b"},
 	} {
@@ -118,14 +120,5 @@ func TestCompareInvalidUTF8(t *testing.T) {
 	code, out, errs := run(t, "", "compare", "--text", "caf\xe9 \xff\xfe au lait", "caf\xe9 au lait")
 	if code != 0 || !strings.Contains(out, "distance") {
 		t.Fatalf("exit %d, out %q, stderr %q", code, out, errs)
-	}
-}
-
-func TestCompareBits(t *testing.T) {
-	for _, bits := range []string{"32", "128"} {
-		r, _ := compareJSON(t, "", "--text", "--bits", bits, "hello world again", "hello world once more")
-		if want := map[string]int{"32": 32, "128": 128}[bits]; r.Bits != want || len(r.A.Fingerprint) != want/4 {
-			t.Errorf("--bits %s: %+v", bits, r)
-		}
 	}
 }

@@ -44,6 +44,8 @@ order) and one is removed only when it is a confirmed near-duplicate of a
 document already kept, which --duplicates names with its similarity. Every
 removed document therefore has a kept near-duplicate at or above the threshold.
 Documents with the same word sequence (exact duplicates) are always removed.
+A text without features (punctuation only, or only stopwords: fingerprint 0,
+like every such text) matches exact copies only.
 --cluster components instead removes all but one document of every connected
 component of confirmed pairs: a chain of versions A~B~C~D then loses B, C and
 D even where D shares little with A.
