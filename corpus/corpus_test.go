@@ -466,3 +466,31 @@ func TestNoRaw(t *testing.T) {
 		t.Errorf("default text %q", want[0].Text)
 	}
 }
+
+// TestDanglingSymlink walks a directory holding a symbolic link whose target
+// is gone: with SkipBad it is reported to OnBad and the other files are read;
+// without, Open fails naming the link.
+func TestDanglingSymlink(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "a.txt", []byte("ay"))
+	writeFile(t, dir, "c.txt", []byte("sea"))
+	link := filepath.Join(dir, "b.txt")
+	if err := os.Symlink("gone.txt", link); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	docs, bad, err := readAll(t, []string{dir}, Options{SkipBad: true})
+	if err != nil {
+		t.Fatalf("SkipBad: %v, want the link skipped", err)
+	}
+	if got, want := ids(docs), filepath.Join(dir, "a.txt")+","+filepath.Join(dir, "c.txt"); got != want {
+		t.Errorf("ids %s, want %s", got, want)
+	}
+	if len(bad) != 1 || !errors.Is(bad[0], ErrBrokenLink) || !strings.Contains(bad[0].Error(), link) {
+		t.Errorf("bad = %v, want %s reported as a broken link", bad, link)
+	}
+
+	_, err = Open([]string{dir}, Options{})
+	if !errors.Is(err, ErrBrokenLink) || !strings.Contains(err.Error(), link) || !strings.Contains(err.Error(), "gone.txt") {
+		t.Errorf("without SkipBad: %v, want an error naming %s and its target", err, link)
+	}
+}

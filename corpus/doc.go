@@ -50,7 +50,10 @@
 //
 // Binary files (a NUL byte, or mostly invalid UTF-8, in the first 8 KiB after
 // decompression) are never read as text: they are skipped and reported to
-// Options.OnBad with an error wrapping ErrBinary. A malformed JSONL line, or a
+// Options.OnBad with an error wrapping ErrBinary. A symbolic link met while
+// walking a directory whose target is gone fails Open with an *Error naming
+// it (wrapping ErrBrokenLink); with Options.SkipBad it is passed to OnBad in
+// its place in the walk instead. A malformed JSONL line, or a
 // document larger than Options.MaxDocBytes, is returned from Next as an *Error
 // naming file and line (wrapping ErrMalformed or ErrTooLarge) unless
 // Options.SkipBad is set, in which case it is passed to OnBad and reading goes

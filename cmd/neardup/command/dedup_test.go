@@ -277,3 +277,32 @@ func TestDedupUpdateIndexFIFO(t *testing.T) {
 		t.Errorf("the FIFO's reader got %d bytes, want the %d of the snapshot saved to a regular file", len(got), len(after))
 	}
 }
+
+// TestDedupDanglingSymlink runs dedup over a directory holding a symbolic
+// link whose target is gone: --skip-bad skips it with a warning and reads the
+// rest; without it the run fails naming the link.
+func TestDedupDanglingSymlink(t *testing.T) {
+	dir := t.TempDir()
+	docs := filepath.Join(dir, "docs")
+	if err := os.Mkdir(docs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, docs, "a.txt", "the quick brown fox jumps over the lazy dog")
+	writeFile(t, docs, "c.txt", "an entirely different document about something else")
+	link := filepath.Join(docs, "b.txt")
+	if err := os.Symlink("gone.txt", link); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	out := filepath.Join(dir, "kept.txt")
+	code, _, stderr := run(t, "", "dedup", "--skip-bad", "-o", out, docs)
+	if code != 0 || !strings.Contains(stderr, link) || !strings.Contains(stderr, "2 docs read") || !strings.Contains(stderr, "1 bad inputs skipped") {
+		t.Errorf("--skip-bad: exit %d, stderr %q; want 0, a warning naming %s and 2 docs read", code, stderr, link)
+	}
+	if kept, _ := os.ReadFile(out); strings.Count(string(kept), "\n") != 2 {
+		t.Errorf("kept %q, want the two readable files", kept)
+	}
+	code, _, stderr = run(t, "", "dedup", "-o", out, docs)
+	if code != 1 || !strings.Contains(stderr, link) || !strings.Contains(stderr, "broken symbolic link") {
+		t.Errorf("without --skip-bad: exit %d, stderr %q; want 1 and an error naming the broken link %s", code, stderr, link)
+	}
+}
