@@ -160,6 +160,9 @@ func (r *Reader) next(s *source) (Doc, error) {
 		if tooLarge {
 			return Doc{}, &Error{Source: s.name, Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, r.opt.MaxDocBytes)}
 		}
+		if len(b) == 0 && s.stdin {
+			return Doc{}, io.EOF
+		}
 		return Doc{ID: s.name, Text: unsafe.String(unsafe.SliceData(b), len(b)), Source: s.name}, nil
 	}
 	for {

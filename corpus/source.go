@@ -16,6 +16,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
+	"golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
 )
 
 // sniffLen is how much of a decompressed source is examined for binary
@@ -123,7 +125,8 @@ type source struct {
 	format Format
 	br     *bufio.Reader
 	closer []func() error
-	line   int // lines read so far
+	line   int  // lines read so far
+	stdin  bool // standard input: empty, it holds no document (a named empty file is one)
 }
 
 func (s *source) close() error {
@@ -174,7 +177,18 @@ func openSource(in input, opt *Options, counter *atomic.Int64) (*source, error) 
 		s.closer = append(s.closer, func() error { zr.Close(); return nil })
 		br = bufio.NewReaderSize(zr, bufSize)
 	}
+	// UTF-16 with a byte order mark (Windows' "Unicode" text) is decoded to
+	// UTF-8, the mark dropped; without one it stays binary (NUL bytes).
+	if bom, _ := br.Peek(2); bytes.Equal(bom, []byte{0xff, 0xfe}) || bytes.Equal(bom, []byte{0xfe, 0xff}) {
+		order := unicode.LittleEndian
+		if bom[0] == 0xfe {
+			order = unicode.BigEndian
+		}
+		dec := unicode.UTF16(order, unicode.ExpectBOM).NewDecoder()
+		br = bufio.NewReaderSize(transform.NewReader(br, dec), bufSize)
+	}
 	s.br = br
+	s.stdin = name == "-"
 	head, err := br.Peek(sniffLen)
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
 		s.close()
