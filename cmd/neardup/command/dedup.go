@@ -66,7 +66,8 @@ FIFO, /dev/stdout) is written in place, never replaced. FILE "-" is standard
 output, for at most one of the four and not with --json.
 
 Inputs are files, directories (walked in lexical order) and - for standard
-input, which is also what no argument reads. Binary files are skipped with a
+input, which is also what no argument reads (from a terminal, dedup asks for
+an input instead of waiting: name - to type documents there). Binary files are skipped with a
 warning (with --skip-bad, so are bad lines and broken symbolic links); UTF-16
 text with a byte order mark is decoded. A run that reads no document from
 the inputs it was given fails and says why (an empty standard input is an
@@ -146,6 +147,12 @@ func (f *dedupCmd) run(c *cobra.Command, args []string) error {
 		return usagef("--json prints the summary on stdout: no output may be \"-\" (use --summary-json -)")
 	}
 	if len(args) == 0 {
+		// Nobody types a corpus: with no input named and a terminal on
+		// stdin, say what dedup wants instead of waiting there silently.
+		if readsTerminal(c.InOrStdin()) {
+			return usagef("no input: name files or directories, or pipe documents in " +
+				"(cat docs.jsonl | neardup dedup; - reads the terminal); see 'neardup dedup --help'")
+		}
 		args = []string{"-"}
 	}
 	f.decision.apply(&o)
