@@ -67,11 +67,12 @@ output, for at most one of the four and not with --json.
 
 Inputs are files, directories (walked in lexical order) and - for standard
 input, which is also what no argument reads (from a terminal, dedup asks for
-an input instead of waiting: name - to type documents there). Binary files are skipped with a
-warning (with --skip-bad, so are bad lines and broken symbolic links); UTF-16
-text with a byte order mark is decoded. A run that reads no document from
-the inputs it was given fails and says why (an empty standard input is an
-empty batch: 0 docs read).
+an input instead of waiting: name - to type documents there). Binary files
+are skipped with a warning (with --skip-bad, so are bad lines and broken
+symbolic links); UTF-16 text with a byte order mark is decoded (its kept
+JSONL lines are written as UTF-8). A run that reads no document from the
+inputs it was given fails and says why (an empty standard input is an empty
+batch: 0 docs read).
 
 The defaults need no tuning: profile en-words (words; Han characters one token
 each), k 12, Jaccard >= 0.8 verification, keep first.
