@@ -13,6 +13,9 @@ import (
 var (
 	// ErrBinary marks a file skipped because it looks binary.
 	ErrBinary = errors.New("corpus: binary file")
+	// ErrBrokenLink marks a symbolic link, met while walking a directory,
+	// whose target does not exist (or loops).
+	ErrBrokenLink = errors.New("corpus: broken symbolic link")
 	// ErrMalformed marks a JSONL line that is not a usable JSON object.
 	ErrMalformed = errors.New("corpus: malformed line")
 	// ErrTooLarge marks a document longer than Options.MaxDocBytes.
@@ -69,11 +72,11 @@ type Options struct {
 	IDField   string // zero: "id"; a missing id becomes "file:line"
 	TextField string // zero: "text"
 
-	// SkipBad makes malformed lines and too-large documents go to OnBad
-	// instead of being returned as errors from Next.
+	// SkipBad makes malformed lines, too-large documents and broken symbolic
+	// links in directories go to OnBad instead of failing Next (or Open).
 	SkipBad bool
-	// OnBad receives skipped lines and documents (with SkipBad) and skipped
-	// binary files (always). nil: ignore them.
+	// OnBad receives skipped lines, documents and links (with SkipBad) and
+	// skipped binary files (always). nil: ignore them.
 	OnBad func(err error)
 
 	MaxDocBytes int64 // zero: DefaultMaxDocBytes (1 GiB)

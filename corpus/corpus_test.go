@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf16"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -208,7 +209,9 @@ func TestBinaryDetection(t *testing.T) {
 		{"ascii", []byte("hello world\n"), false},
 		{"chinese", []byte(strings.Repeat("北京天安门", 3000)), false},
 		{"nul", []byte("abc\x00"), true},
-		{"random high bytes", bytes.Repeat([]byte{0xff, 0xfe, 0x80, 'a'}, 100), true},
+		// Not starting with ff fe: that is a UTF-16 byte order mark.
+		{"random high bytes", bytes.Repeat([]byte{0x80, 0xff, 0xfe, 'a'}, 100), true},
+		{"UTF-16 mark, then binary", append([]byte{0xff, 0xfe}, bytes.Repeat([]byte{1, 0, 0, 0}, 100)...), true},
 		{"a few bad bytes", []byte("mostly text \xff\xfe but not all"), false},
 		// A multi-byte rune cut at the 8 KiB sample boundary is not "invalid".
 		{"cut rune", []byte(strings.Repeat("a", sniffLen-1) + "北京"), false},
@@ -464,5 +467,79 @@ func TestNoRaw(t *testing.T) {
 	}
 	if want[0].Text != "line one\nline two é😀 \"q\" \\ end" {
 		t.Errorf("default text %q", want[0].Text)
+	}
+}
+
+// TestDanglingSymlink walks a directory holding a symbolic link whose target
+// is gone: with SkipBad it is reported to OnBad and the other files are read;
+// without, Open fails naming the link.
+func TestDanglingSymlink(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "a.txt", []byte("ay"))
+	writeFile(t, dir, "c.txt", []byte("sea"))
+	link := filepath.Join(dir, "b.txt")
+	if err := os.Symlink("gone.txt", link); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	docs, bad, err := readAll(t, []string{dir}, Options{SkipBad: true})
+	if err != nil {
+		t.Fatalf("SkipBad: %v, want the link skipped", err)
+	}
+	if got, want := ids(docs), filepath.Join(dir, "a.txt")+","+filepath.Join(dir, "c.txt"); got != want {
+		t.Errorf("ids %s, want %s", got, want)
+	}
+	if len(bad) != 1 || !errors.Is(bad[0], ErrBrokenLink) || !strings.Contains(bad[0].Error(), link) {
+		t.Errorf("bad = %v, want %s reported as a broken link", bad, link)
+	}
+
+	_, err = Open([]string{dir}, Options{})
+	if !errors.Is(err, ErrBrokenLink) || !strings.Contains(err.Error(), link) || !strings.Contains(err.Error(), "gone.txt") {
+		t.Errorf("without SkipBad: %v, want an error naming %s and its target", err, link)
+	}
+}
+
+// TestUTF16 reads text and JSONL written in UTF-16 with a byte order mark,
+// little and big endian: they are decoded to UTF-8, not skipped as binary.
+func TestUTF16(t *testing.T) {
+	encode := func(s string, big bool) []byte {
+		var b []byte
+		put := func(u uint16) {
+			if big {
+				b = append(b, byte(u>>8), byte(u))
+			} else {
+				b = append(b, byte(u), byte(u>>8))
+			}
+		}
+		put(0xfeff)
+		for _, u := range utf16.Encode([]rune(s)) {
+			put(u)
+		}
+		return b
+	}
+	const text = "héllo wörld, 北京 𝄞\nsecond line\n"
+	const line = `{"id":"x","text":"北京 𝄞 café"}`
+	dir := t.TempDir()
+	for _, big := range []bool{false, true} {
+		name := map[bool]string{false: "le", true: "be"}[big]
+		txt := writeFile(t, dir, name+".txt", encode(text, big))
+		jsonl := writeFile(t, dir, name+".jsonl", encode(line+"\n", big))
+		docs, bad, err := readAll(t, []string{txt, jsonl}, Options{})
+		if err != nil || len(bad) != 0 {
+			t.Fatalf("%s: %v, bad %v; want both files read", name, err, bad)
+		}
+		if len(docs) != 2 || docs[0].Text != text || docs[1].Text != "北京 𝄞 café" || string(docs[1].Raw) != line {
+			t.Errorf("%s: got %+v, want the text %q and the line %s decoded to UTF-8", name, docs, text, line)
+		}
+	}
+}
+
+// TestEmptyStdin reads an empty standard input: no document, in any format
+// (an empty file given by name stays a document of its own in Text format).
+func TestEmptyStdin(t *testing.T) {
+	for _, f := range []Format{Auto, Text, JSONL, Lines} {
+		docs, bad, err := readAll(t, []string{"-"}, Options{Format: f, Stdin: strings.NewReader("")})
+		if err != nil || len(docs) != 0 || len(bad) != 0 {
+			t.Errorf("%v: %d docs %+v, bad %v, err %v; want none", f, len(docs), docs, bad, err)
+		}
 	}
 }

@@ -26,7 +26,9 @@
 // whose names start with "." (such as .git), so a run over a directory is
 // reproducible. Compression is recognised by its magic bytes, not by the
 // name: gzip (RFC 1952, multi-member) and zstd (RFC 8878; windows up to 2 GiB
-// are accepted because the shared corpora use zstd --long).
+// are accepted because the shared corpora use zstd --long). Text is UTF-8;
+// UTF-16 that starts with a byte order mark (little or big endian) is decoded
+// to UTF-8 as it is read, so Doc.Text and Doc.Raw are UTF-8 for it too.
 //
 // # Formats
 //
@@ -40,7 +42,8 @@
 //     skipped. Strings are decoded as encoding/json does (lone surrogates
 //     become U+FFFD) except that invalid UTF-8 is passed through untouched: the
 //     feature cleanup replaces it, and Raw must round-trip.
-//   - Text: a whole file is one document whose id is its path.
+//   - Text: a whole file is one document whose id is its path (an empty
+//     standard input is no document).
 //   - Lines: each non-blank line is a document whose id is "file:line".
 //   - Auto (the default) picks JSONL for names ending in .jsonl, .ndjson or
 //     .json (after removing .gz or .zst) and Text otherwise; on standard input,
@@ -50,7 +53,10 @@
 //
 // Binary files (a NUL byte, or mostly invalid UTF-8, in the first 8 KiB after
 // decompression) are never read as text: they are skipped and reported to
-// Options.OnBad with an error wrapping ErrBinary. A malformed JSONL line, or a
+// Options.OnBad with an error wrapping ErrBinary. A symbolic link met while
+// walking a directory whose target is gone fails Open with an *Error naming
+// it (wrapping ErrBrokenLink); with Options.SkipBad it is passed to OnBad in
+// its place in the walk instead. A malformed JSONL line, or a
 // document larger than Options.MaxDocBytes, is returned from Next as an *Error
 // naming file and line (wrapping ErrMalformed or ErrTooLarge) unless
 // Options.SkipBad is set, in which case it is passed to OnBad and reading goes

@@ -124,6 +124,8 @@ func FuzzReader(f *testing.F) {
 		"\x28\xb5\x2f\xfdgarbage",
 		"\ufeff{\"text\":\"bom\"}",
 		"caf\xe9\n",
+		"\xff\xfeh\x00i\x00\n\x00",       // UTF-16 LE
+		"\xfe\xff\x00h\x00i\x00\r\x00\n", // UTF-16 BE
 	} {
 		f.Add([]byte(s))
 	}
@@ -148,7 +150,8 @@ func FuzzReader(f *testing.F) {
 				docs = append(docs, d)
 			}
 			r.Close()
-			if format != Lines || len(data) == 0 || data[0] == 0x1f || data[0] == 0x28 || binaryReason(data[:min(len(data), sniffLen)], len(data) <= sniffLen) != "" {
+			utf16 := bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) // decoded first
+			if format != Lines || len(data) == 0 || data[0] == 0x1f || data[0] == 0x28 || utf16 || binaryReason(data[:min(len(data), sniffLen)], len(data) <= sniffLen) != "" {
 				continue
 			}
 			var want []string

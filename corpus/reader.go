@@ -25,29 +25,27 @@ type Reader struct {
 }
 
 // Open returns a Reader over paths (files, directories or "-" for
-// Options.Stdin). It fails at once on options that are invalid or paths that
-// do not exist, before any document is read.
+// Options.Stdin). It fails at once on options that are invalid, paths that
+// do not exist or, without SkipBad, a broken symbolic link in a directory
+// (ErrBrokenLink), before any document is read.
 func Open(paths []string, opt Options) (*Reader, error) {
 	opt.EnsureDefaults()
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	files, size, err := expand(paths)
+	files, size, err := expand(paths, opt.SkipBad)
 	if err != nil {
 		return nil, err
 	}
-	r := &Reader{opt: opt, size: size}
-	for _, f := range files {
-		in := input{name: f}
-		if f == "-" {
-			in.r = opt.Stdin
-			if in.r == nil {
-				in.r = os.Stdin
+	for i := range files {
+		if files[i].name == "-" {
+			files[i].r = opt.Stdin
+			if files[i].r == nil {
+				files[i].r = os.Stdin
 			}
 		}
-		r.files = append(r.files, in)
 	}
-	return r, nil
+	return &Reader{opt: opt, size: size, files: files}, nil
 }
 
 // OpenReader returns a Reader over the single input r, reported as name.
@@ -96,6 +94,10 @@ func (r *Reader) Next() (Doc, error) {
 			}
 			in := r.files[0]
 			r.files = r.files[1:]
+			if in.err != nil { // only with SkipBad: expand fails otherwise
+				r.bad(in.err)
+				continue
+			}
 			src, err := openSource(in, &r.opt, &r.read)
 			if errors.Is(err, ErrBinary) {
 				r.bad(err)
@@ -157,6 +159,9 @@ func (r *Reader) next(s *source) (Doc, error) {
 		}
 		if tooLarge {
 			return Doc{}, &Error{Source: s.name, Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, r.opt.MaxDocBytes)}
+		}
+		if len(b) == 0 && s.stdin {
+			return Doc{}, io.EOF
 		}
 		return Doc{ID: s.name, Text: unsafe.String(unsafe.SliceData(b), len(b)), Source: s.name}, nil
 	}

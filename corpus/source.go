@@ -16,6 +16,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
+	"golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
 )
 
 // sniffLen is how much of a decompressed source is examined for binary
@@ -30,11 +32,13 @@ const bufSize = 256 << 10
 const maxZstdWindow = 1 << 31
 
 // expand turns paths into the list of files to read: directories are walked
-// in lexical order, skipping dot entries; "-" stays as is.
-func expand(paths []string) (files []string, size int64, err error) {
+// in lexical order, skipping dot entries; "-" stays as is. A directory entry
+// that cannot be followed (a symbolic link whose target is gone) fails the
+// walk, or with skipBad becomes an input that Next reports to OnBad.
+func expand(paths []string, skipBad bool) (files []input, size int64, err error) {
 	for _, p := range paths {
 		if p == "-" {
-			files = append(files, p)
+			files = append(files, input{name: p})
 			continue
 		}
 		fi, err := os.Stat(p)
@@ -42,7 +46,7 @@ func expand(paths []string) (files []string, size int64, err error) {
 			return nil, 0, err
 		}
 		if !fi.IsDir() {
-			files = append(files, p)
+			files = append(files, input{name: p})
 			size += fi.Size()
 			continue
 		}
@@ -61,10 +65,15 @@ func expand(paths []string) (files []string, size int64, err error) {
 			}
 			fi, err := os.Stat(path) // follows symlinks to files
 			if err != nil {
-				return err
+				err = entryError(path, d, err)
+				if !skipBad {
+					return err
+				}
+				files = append(files, input{name: path, err: err})
+				return nil
 			}
 			if fi.Mode().IsRegular() {
-				files = append(files, path)
+				files = append(files, input{name: path})
 				size += fi.Size()
 			}
 			return nil
@@ -76,10 +85,25 @@ func expand(paths []string) (files []string, size int64, err error) {
 	return files, size, nil
 }
 
-// input is a file name to open, or a name and an already open reader.
+// entryError describes a directory entry that os.Stat could not follow.
+func entryError(path string, d fs.DirEntry, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the path is named once, by Error.Source
+	}
+	if d.Type()&fs.ModeSymlink != 0 {
+		target, _ := os.Readlink(path)
+		return &Error{Source: path, Err: fmt.Errorf("%w to %q (%v)", ErrBrokenLink, target, err)}
+	}
+	return &Error{Source: path, Err: err}
+}
+
+// input is a file name to open, or a name and an already open reader, or a
+// directory entry that could not be followed (err).
 type input struct {
 	name string
 	r    io.Reader // nil: open name
+	err  error     // reported to OnBad instead of reading
 }
 
 // countingReader counts bytes read from the underlying (compressed) input so
@@ -101,7 +125,8 @@ type source struct {
 	format Format
 	br     *bufio.Reader
 	closer []func() error
-	line   int // lines read so far
+	line   int  // lines read so far
+	stdin  bool // standard input: empty, it holds no document (a named empty file is one)
 }
 
 func (s *source) close() error {
@@ -152,7 +177,18 @@ func openSource(in input, opt *Options, counter *atomic.Int64) (*source, error) 
 		s.closer = append(s.closer, func() error { zr.Close(); return nil })
 		br = bufio.NewReaderSize(zr, bufSize)
 	}
+	// UTF-16 with a byte order mark (Windows' "Unicode" text) is decoded to
+	// UTF-8, the mark dropped; without one it stays binary (NUL bytes).
+	if bom, _ := br.Peek(2); bytes.Equal(bom, []byte{0xff, 0xfe}) || bytes.Equal(bom, []byte{0xfe, 0xff}) {
+		order := unicode.LittleEndian
+		if bom[0] == 0xfe {
+			order = unicode.BigEndian
+		}
+		dec := unicode.UTF16(order, unicode.ExpectBOM).NewDecoder()
+		br = bufio.NewReaderSize(transform.NewReader(br, dec), bufSize)
+	}
 	s.br = br
+	s.stdin = name == "-"
 	head, err := br.Peek(sniffLen)
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
 		s.close()

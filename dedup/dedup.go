@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -87,6 +89,8 @@ type runner struct {
 
 	lastProgress time.Time // when Progress was last called
 	onlyFiles    bool      // every document is a whole file (Text format): its id is its path
+	firstLine    string    // where the first JSONL (or Lines) document was read, "" before one
+	firstFile    string    // the first whole-file (Text) document, "" before one
 
 	seen       u64Table // hash of the id -> document, for the duplicate-id check
 	pos        []docPos // per document, for the duplicate-id error
@@ -205,9 +209,11 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	// must read it again.
 	copt := opt.Corpus
 	var bad atomic.Int64
+	var skipped skips
 	userBad := copt.OnBad
 	copt.OnBad = func(err error) {
 		bad.Add(1)
+		skipped.add(err)
 		r.log().Warn("skipped bad input", "err", err)
 		if userBad != nil {
 			userBad(err)
@@ -238,6 +244,17 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	}
 	r.sum.ReadSeconds = time.Since(r.stage).Seconds()
 	r.sum.BadInputs = int(bad.Load())
+	if r.d.len() == 0 {
+		// Empty outputs and success would hide that nothing was read; an
+		// empty standard input alone is an empty batch.
+		if why := skipped.reason(); why != "" {
+			return Summary{}, fmt.Errorf("%w: %s", ErrNoDocuments, why)
+		}
+		if named := slices.DeleteFunc(slices.Clone(inputs), func(p string) bool { return p == "-" }); len(named) > 0 {
+			return Summary{}, fmt.Errorf("%w: no document in %s (empty files, or directories without files)",
+				ErrNoDocuments, strings.Join(named, ", "))
+		}
+	}
 	r.seen.release()
 	r.exactFirst.release()
 	r.pos, r.sources, r.sourceIdx, r.exactMore = nil, nil, nil, nil // no longer needed

@@ -39,7 +39,14 @@
 //     input a second time (standard input is spooled to a temporary file).
 //     An output that is not a regular file (/dev/null, a FIFO, /dev/stdout)
 //     is written in place instead, never replaced, and "-" is standard
-//     output (internal/outfile).
+//     output (internal/outfile). The kept file holds one kind of line: the
+//     JSONL lines, or for whole text files their paths, so inputs that mix
+//     the two (a directory of .jsonl and .txt files in Auto format) are
+//     refused with ErrMixedFormats when Output is asked for.
+//  7. A run that reads no document from the inputs it was given fails with
+//     ErrNoDocuments saying what was skipped (binary files, broken links,
+//     bad lines) or which inputs were empty, rather than writing empty
+//     outputs; an empty standard input alone is an empty batch.
 //
 // # Why these defaults
 //

@@ -25,6 +25,14 @@ var (
 	// second time to copy kept documents, finds different documents than the
 	// first pass did.
 	ErrInputChanged = errors.New("dedup: input changed between passes")
+	// ErrNoDocuments is returned when the inputs given yield no document
+	// (every file skipped, or only empty files and directories); an empty
+	// standard input alone is an empty batch, not an error.
+	ErrNoDocuments = errors.New("dedup: no documents read")
+	// ErrMixedFormats is returned when Output is asked for and the inputs
+	// mix JSONL lines with whole text files (Auto format over both kinds of
+	// file): the kept file would hold lines and paths at once.
+	ErrMixedFormats = errors.New("dedup: inputs mix JSONL and text files")
 )
 
 // Candidate methods.

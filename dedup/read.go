@@ -3,6 +3,7 @@ package dedup
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -65,6 +66,75 @@ type batch struct {
 type readStats struct {
 	bytes int64
 	bad   atomic.Int64
+}
+
+// skips records what the read pass skipped, to say why a run read nothing.
+// Safe for concurrent use.
+type skips struct {
+	mu     sync.Mutex // guards the fields below
+	binary skipList   // files skipped as binary
+	links  skipList   // broken symbolic links
+	other  skipList   // bad lines and too-large documents
+}
+
+// skipList counts skipped inputs and keeps the first few to name them.
+type skipList struct {
+	n     int
+	names []string
+}
+
+const skipNames = 3
+
+func (l *skipList) add(name string) {
+	l.n++
+	if len(l.names) < skipNames {
+		l.names = append(l.names, name)
+	}
+}
+
+func (l *skipList) String() string {
+	s := strings.Join(l.names, ", ")
+	if l.n > len(l.names) {
+		s += fmt.Sprintf(" and %d more", l.n-len(l.names))
+	}
+	return s
+}
+
+func (s *skips) add(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ce *corpus.Error
+	switch {
+	case errors.Is(err, corpus.ErrBinary) && errors.As(err, &ce):
+		s.binary.add(ce.Source)
+	case errors.Is(err, corpus.ErrBrokenLink) && errors.As(err, &ce):
+		s.links.add(ce.Source)
+	default:
+		s.other.add(err.Error())
+	}
+}
+
+// reason says what was skipped, "" when nothing was.
+func (s *skips) reason() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var parts []string
+	plural := func(n int, one, many string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return fmt.Sprintf("%d %s", n, many)
+	}
+	if s.binary.n > 0 {
+		parts = append(parts, plural(s.binary.n, "file", "files")+" skipped as binary ("+s.binary.String()+")")
+	}
+	if s.links.n > 0 {
+		parts = append(parts, plural(s.links.n, "broken symbolic link", "broken symbolic links")+" skipped ("+s.links.String()+")")
+	}
+	if s.other.n > 0 {
+		parts = append(parts, plural(s.other.n, "bad line", "bad lines")+" skipped ("+s.other.String()+")")
+	}
+	return strings.Join(parts, "; ")
 }
 
 // fingerprintPass reads every input and fills d. lsh, when not nil, receives
@@ -270,8 +340,19 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 		}
 		r.pos = append(r.pos, docPos{src: src, line: int32(min(it.doc.Line, 1<<31-1))})
 	}
-	if it.doc.Raw != nil || it.doc.Line != 0 {
+	// Line is set for JSONL (and Lines) documents, whose output is a line,
+	// and zero for whole text files, whose output is the path.
+	if it.doc.Line != 0 {
 		r.onlyFiles = false
+		if r.firstLine == "" {
+			r.firstLine = where(it.doc)
+		}
+	} else if r.firstFile == "" {
+		r.firstFile = it.doc.Source
+	}
+	if r.opt.Output != "" && r.firstLine != "" && r.firstFile != "" {
+		return fmt.Errorf("%w: %s is a JSONL line and %s a whole text file: the kept file would mix JSONL lines and "+
+			"file paths; dedup them in separate runs, or read all as one format (--format)", ErrMixedFormats, r.firstLine, r.firstFile)
 	}
 	f := &it.f
 	if err := d.ids.add(id); err != nil {

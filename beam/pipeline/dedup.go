@@ -17,11 +17,14 @@ type Result struct {
 }
 
 // Dedup adds the dedup pipeline over opt.Inputs to s and writes the outputs
-// opt names. Options are checked (and the inputs listed) here, before
-// anything runs.
+// opt names. Options and output paths are checked (and the inputs listed)
+// here, before anything runs.
 func Dedup(s beam.Scope, opt Options) (Result, error) {
 	opt.EnsureDefaults()
 	if err := opt.Validate(); err != nil {
+		return Result{}, err
+	}
+	if err := checkOutputs(opt); err != nil {
 		return Result{}, err
 	}
 	docs, err := Read(s, opt)

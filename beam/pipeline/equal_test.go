@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -126,12 +127,29 @@ func TestSmallEqualsBatch(t *testing.T) {
 	}
 }
 
-// TestEmptyInput: an empty file gives the batch's empty outputs, files that
-// exist.
+// TestEmptyInput: the batch refuses an input that holds no document
+// (dedup.ErrNoDocuments) rather than write empty outputs; the pipeline, which
+// counts documents only by running, writes empty files that exist.
 func TestEmptyInput(t *testing.T) {
-	in := writeFile(t, t.TempDir(), "empty.jsonl", "")
-	b, g := runBoth(t, []string{in}, pipeline.Options{})
-	assertSame(t, b, g)
+	dir := t.TempDir()
+	in := writeFile(t, dir, "empty.jsonl", "")
+	if _, err := dedup.Run(context.Background(), []string{in}, dedup.Options{Output: filepath.Join(dir, "batch.jsonl")}); !errors.Is(err, dedup.ErrNoDocuments) {
+		t.Errorf("dedup.Run: %v, want ErrNoDocuments", err)
+	}
+	opt := pipeline.Options{Inputs: []string{in}}
+	opt.Output, opt.Duplicates, opt.Clusters = filepath.Join(dir, "kept.jsonl"), filepath.Join(dir, "dups.jsonl"), filepath.Join(dir, "clusters.jsonl")
+	p, s := beam.NewPipelineWithRoot()
+	if _, err := pipeline.Dedup(s, opt); err != nil {
+		t.Fatalf("pipeline.Dedup: %v", err)
+	}
+	if err := ptest.Run(p); err != nil {
+		t.Fatalf("pipeline run: %v", err)
+	}
+	for _, path := range []string{opt.Output, opt.Duplicates, opt.Clusters} {
+		if got := readFile(t, path); got != "" {
+			t.Errorf("%s: %q, want an empty file", path, got)
+		}
+	}
 }
 
 // TestHugeDocument: one document of about 8 MB and a near copy of it

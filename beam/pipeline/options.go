@@ -8,8 +8,14 @@ import (
 	"github.com/neardup/neardup/dedup"
 )
 
-// ErrOptions is wrapped by the errors of Options.Validate.
-var ErrOptions = errors.New("pipeline: invalid options")
+// Errors of Dedup, before the pipeline runs.
+var (
+	// ErrOptions is wrapped by the errors of Options.Validate.
+	ErrOptions = errors.New("pipeline: invalid options")
+	// ErrOutput is wrapped by the errors of an output path the pipeline
+	// could not write at its end (a directory, under a file, not writable).
+	ErrOutput = errors.New("pipeline: unusable output")
+)
 
 // Defaults.
 const (

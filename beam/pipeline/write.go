@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
@@ -65,4 +69,71 @@ func (f *writeFn) ProcessElement(ctx context.Context, _ []byte, lines func(*Line
 func Write(s beam.Scope, path string, lines beam.PCollection) {
 	s = s.Scope("Write " + path)
 	beam.ParDo0(s, &writeFn{Path: path}, beam.Impulse(s), beam.SideInput{Input: lines})
+}
+
+// checkOutputs refuses, while the pipeline is built, the output paths its
+// last stage would fail on (or that two outputs share), so that a bad path
+// fails in a moment rather than after the whole run. Only local paths are
+// checked: a remote file system (gs://) is the runner's to reach. The local
+// file system makes missing directories, so the nearest existing one must
+// be a directory this process can create files in.
+func checkOutputs(opt Options) error {
+	seen := map[string]string{}
+	for _, o := range []struct{ flag, path string }{
+		{"output", opt.Output}, {"duplicates", opt.Duplicates}, {"clusters", opt.Clusters},
+	} {
+		if o.path == "" {
+			continue
+		}
+		key := filepath.Clean(o.path)
+		if other, ok := seen[key]; ok {
+			return fmt.Errorf("%w: --%s %s is also the --%s file", ErrOutput, o.flag, o.path, other)
+		}
+		seen[key] = o.flag
+		if strings.Contains(o.path, "://") {
+			continue
+		}
+		if err := checkLocalOutput(o.path); err != nil {
+			return fmt.Errorf("%w: --%s %s: %w", ErrOutput, o.flag, o.path, err)
+		}
+	}
+	return nil
+}
+
+// checkLocalOutput checks that path can be created or truncated.
+func checkLocalOutput(path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && fi.IsDir():
+		return errors.New("is a directory")
+	case err == nil && fi.Mode().IsRegular():
+		f, err := os.OpenFile(path, os.O_WRONLY, 0) // no O_TRUNC: nothing changes yet
+		if err != nil {
+			return err
+		}
+		return f.Close()
+	case err == nil:
+		return nil // a device or a FIFO: opening it now could block or consume
+	case !errors.Is(err, fs.ErrNotExist):
+		return err // ENOTDIR: a file where a directory should be
+	}
+	dir := filepath.Dir(path)
+	for {
+		fi, err := os.Stat(dir)
+		if err == nil {
+			if !fi.IsDir() {
+				return fmt.Errorf("%s is not a directory", dir)
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		dir = filepath.Dir(dir)
+	}
+	probe, err := os.CreateTemp(dir, ".neardup-beam-probe-*")
+	if err != nil {
+		return err
+	}
+	return errors.Join(probe.Close(), os.Remove(probe.Name()))
 }

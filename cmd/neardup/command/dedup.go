@@ -52,7 +52,10 @@ D even where D shares little with A.
 
 Outputs, each optional:
   --output FILE      the kept documents: JSONL lines exactly as read; for text
-                     input the file paths (--format lines: the lines)
+                     input the file paths (--format lines: the lines). Inputs
+                     that mix JSONL and text files are refused: the kept
+                     file would mix lines and paths (give --format, or run
+                     them separately)
   --duplicates FILE  one JSON object per removed document: dup_id, kept_id,
                      distance and similarity (SimHash), jaccard (or cosine),
                      exact, index
@@ -64,6 +67,15 @@ temporary name and renamed when the run succeeds: an interrupted run leaves
 no half-written output. A target that is not a regular file (/dev/null, a
 FIFO, /dev/stdout) is written in place, never replaced. FILE "-" is standard
 output, for at most one of the four and not with --json.
+
+Inputs are files, directories (walked in lexical order) and - for standard
+input, which is also what no argument reads (from a terminal, dedup asks for
+an input instead of waiting: name - to type documents there). Binary files
+are skipped with a warning (with --skip-bad, so are bad lines and broken
+symbolic links); UTF-16 text with a byte order mark is decoded (its kept
+JSONL lines are written as UTF-8). A run that reads no document from the
+inputs it was given fails and says why (an empty standard input is an empty
+batch: 0 docs read).
 
 The defaults need no tuning: profile en-words (words; Han characters one token
 each), k 12, Jaccard >= 0.8 verification, keep first.
@@ -141,6 +153,12 @@ func (f *dedupCmd) run(c *cobra.Command, args []string) error {
 		return usagef("--json prints the summary on stdout: no output may be \"-\" (use --summary-json -)")
 	}
 	if len(args) == 0 {
+		// Nobody types a corpus: with no input named and a terminal on
+		// stdin, say what dedup wants instead of waiting there silently.
+		if readsTerminal(c.InOrStdin()) {
+			return usagef("no input: name files or directories, or pipe documents in " +
+				"(cat docs.jsonl | neardup dedup; - reads the terminal); see 'neardup dedup --help'")
+		}
 		args = []string{"-"}
 	}
 	f.decision.apply(&o)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf16"
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/outfile/outfiletest"
@@ -276,5 +277,139 @@ func TestDedupUpdateIndexFIFO(t *testing.T) {
 	outfiletest.CheckFIFO(t, fifo)
 	if got := <-reader; got != string(after) {
 		t.Errorf("the FIFO's reader got %d bytes, want the %d of the snapshot saved to a regular file", len(got), len(after))
+	}
+}
+
+// TestDedupDanglingSymlink runs dedup over a directory holding a symbolic
+// link whose target is gone: --skip-bad skips it with a warning and reads the
+// rest; without it the run fails naming the link.
+func TestDedupDanglingSymlink(t *testing.T) {
+	dir := t.TempDir()
+	docs := filepath.Join(dir, "docs")
+	if err := os.Mkdir(docs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, docs, "a.txt", "the quick brown fox jumps over the lazy dog")
+	writeFile(t, docs, "c.txt", "an entirely different document about something else")
+	link := filepath.Join(docs, "b.txt")
+	if err := os.Symlink("gone.txt", link); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	out := filepath.Join(dir, "kept.txt")
+	code, _, stderr := run(t, "", "dedup", "--skip-bad", "-o", out, docs)
+	if code != 0 || !strings.Contains(stderr, link) || !strings.Contains(stderr, "2 docs read") || !strings.Contains(stderr, "1 bad inputs skipped") {
+		t.Errorf("--skip-bad: exit %d, stderr %q; want 0, a warning naming %s and 2 docs read", code, stderr, link)
+	}
+	if kept, _ := os.ReadFile(out); strings.Count(string(kept), "\n") != 2 {
+		t.Errorf("kept %q, want the two readable files", kept)
+	}
+	code, _, stderr = run(t, "", "dedup", "-o", out, docs)
+	if code != 1 || !strings.Contains(stderr, link) || !strings.Contains(stderr, "broken symbolic link") {
+		t.Errorf("without --skip-bad: exit %d, stderr %q; want 1 and an error naming the broken link %s", code, stderr, link)
+	}
+}
+
+// TestDedupMixedFormats gives dedup a directory of JSONL and text files: the
+// kept file would hold JSONL lines and file paths, so --output refuses the
+// mix naming a file of each kind; without --output the run goes on.
+func TestDedupMixedFormats(t *testing.T) {
+	dir := t.TempDir()
+	docs := filepath.Join(dir, "docs")
+	if err := os.Mkdir(docs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	jsonl := writeFile(t, docs, "a.jsonl", `{"id":"x","text":"the quick brown fox jumps over the lazy dog"}`+"\n")
+	txt := writeFile(t, docs, "b.txt", "an entirely different document about something else")
+	out := filepath.Join(dir, "kept")
+	code, _, stderr := run(t, "", "dedup", "-q", "-o", out, docs)
+	if code != 1 || !strings.Contains(stderr, jsonl) || !strings.Contains(stderr, txt) || !strings.Contains(stderr, "--format") {
+		t.Errorf("--output: exit %d, stderr %q; want 1 and an error naming %s and %s", code, stderr, jsonl, txt)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("--output written by the refused run")
+	}
+	if code, _, stderr := run(t, "", "dedup", "-q", "--duplicates", filepath.Join(dir, "dups"), docs); code != 0 {
+		t.Errorf("without --output: exit %d, stderr %q; want 0", code, stderr)
+	}
+	// One format for all: every file is one document, and the kept file lists paths.
+	if code, _, stderr := run(t, "", "dedup", "-q", "--format", "text", "-o", out, docs); code != 0 {
+		t.Errorf("--format text: exit %d, stderr %q; want 0", code, stderr)
+	}
+	if kept, _ := os.ReadFile(out); string(kept) != jsonl+"\n"+txt+"\n" {
+		t.Errorf("--format text: kept %q, want the two paths", kept)
+	}
+}
+
+// TestDedupUTF16 dedups two text files, one of them UTF-16 with a byte order
+// mark: it is read (decoded), found to duplicate the UTF-8 one, and the kept
+// file names the UTF-8 file.
+func TestDedupUTF16(t *testing.T) {
+	dir := t.TempDir()
+	text := "the quick brown fox jumps over the lazy dog while the cat watches from the fence, café"
+	utf8 := writeFile(t, dir, "a.txt", text)
+	le := []byte{0xff, 0xfe}
+	for _, u := range utf16.Encode([]rune(text)) {
+		le = append(le, byte(u), byte(u>>8))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "b.txt"), le, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "kept.txt")
+	code, _, stderr := run(t, "", "dedup", "-o", out, utf8, filepath.Join(dir, "b.txt"))
+	if code != 0 || !strings.Contains(stderr, "2 docs read") || !strings.Contains(stderr, "1 removed (1 exact") || strings.Contains(stderr, "binary") {
+		t.Errorf("exit %d, stderr %q; want 2 docs read, b.txt removed as an exact duplicate", code, stderr)
+	}
+	if kept, _ := os.ReadFile(out); string(kept) != utf8+"\n" {
+		t.Errorf("kept %q, want %q", kept, utf8+"\n")
+	}
+}
+
+// TestDedupEmptyStdin: an empty standard input is an empty batch, read as
+// no document (it was one empty document), and not an error.
+func TestDedupEmptyStdin(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "kept.jsonl")
+	code, _, stderr := run(t, "", "dedup", "-o", out)
+	if code != 0 || !strings.Contains(stderr, "0 docs read") {
+		t.Errorf("exit %d, stderr %q; want 0 and 0 docs read", code, stderr)
+	}
+	if kept, err := os.ReadFile(out); err != nil || len(kept) != 0 {
+		t.Errorf("kept %q (%v), want an empty file", kept, err)
+	}
+}
+
+// TestDedupNothingRead gives dedup inputs of which no document is read: the
+// run fails and says why, rather than writing empty outputs and exiting 0.
+func TestDedupNothingRead(t *testing.T) {
+	dir := t.TempDir()
+	parquet := writeFile(t, dir, "x.parquet", "PAR1\x15\x04\x15\x00\x15\x00\x4c\x15\x02\x00\x00\x00PAR1")
+	bad := writeFile(t, dir, "bad.jsonl", "not json\n")
+	empty := writeFile(t, dir, "empty.jsonl", "")
+	emptyDir := filepath.Join(dir, "nothing")
+	if err := os.Mkdir(emptyDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "kept.jsonl")
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{parquet}, []string{"no documents read", "1 file skipped as binary", parquet}},
+		{[]string{"--skip-bad", bad, parquet}, []string{"no documents read", "1 file skipped as binary", parquet, "1 bad line skipped", bad + ":1"}},
+		{[]string{empty, emptyDir}, []string{"no documents read", empty, emptyDir}},
+	} {
+		args := append([]string{"dedup", "-o", out}, tt.args...)
+		code, _, stderr := run(t, "", args...)
+		if code != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want 1", tt.args, code, stderr)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%v: stderr %q does not say %q", tt.args, stderr, w)
+			}
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%v: output written by the failed run", tt.args)
+		}
 	}
 }

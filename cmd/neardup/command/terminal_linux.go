@@ -1,0 +1,5 @@
+package command
+
+import "golang.org/x/sys/unix"
+
+const ioctlReadTermios = unix.TCGETS
