@@ -93,11 +93,13 @@
 // A failed WAL sync (a full disk) leaves writes in the memtable that may not
 // be durable, so the store then refuses every write (503) and the Server is
 // not ready (/readyz fails: storeHealth) until a goroutine of the store has
-// reopened pebble. It waits until fallocate finds room for the WAL's size
-// and a MiB (closing pebble waits for its flushes, which retry until there
-// is room), reopens, and undoes, in one synced batch, the writes whose sync
-// failed (they may have reached the WAL anyway: each write keeps its inverse
-// until its sync returns); the batch succeeding shows writes work again.
+// reopened pebble. Every second it tries fallocate for a MiB; once that
+// succeeds it closes pebble, without holding a lock (closing waits for
+// pebble's flushes, which retry until the disk has room for them; reads
+// fail meanwhile), reopens it and undoes, in one synced batch, the writes
+// whose sync failed (they may have reached the WAL anyway: each write keeps
+// its inverse until its sync returns); the batch succeeding shows writes
+// work again.
 // bbolt needs none of this: a failed commit is rolled back. Deletes write
 // tombstones: a deleted record is gone from every read at once and from the
 // files when compactions reach it (bbolt likewise leaves it in free pages

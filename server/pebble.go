@@ -581,9 +581,8 @@ func (s *PebbleStore) apply(ctx context.Context, op *boltOp, checkPut bool) func
 const reopenRetry = time.Second
 
 // reopenLoop reopens the store after a failed WAL sync (a full disk, most
-// often), once the disk has room for the WAL's replay: closing pebble waits
-// for its flushes, which retry until there is room. It tries every
-// reopenRetry until it succeeds or the store is closed.
+// often), trying every reopenRetry once the disk has a little room, until
+// it succeeds or the store is closed.
 func (s *PebbleStore) reopenLoop() {
 	defer s.reopening.Done()
 	t := time.NewTicker(reopenRetry)
@@ -597,54 +596,49 @@ func (s *PebbleStore) reopenLoop() {
 		if err := s.room(); err != nil {
 			continue
 		}
-		s.wmu.Lock()
-		err := s.reopenLocked()
-		s.wmu.Unlock()
-		if err == nil {
+		err := s.reopen()
+		if err == nil || errors.Is(err, ErrClosed) {
 			return
 		}
 		s.opt.Logger.Warn("reopening the store after a failed WAL sync", "err", err)
 	}
 }
 
-// room reports whether the disk has room for the WAL to be flushed: the
-// size of the WAL files and a MiB, tried with fallocate on a probe file.
+// room reports whether the disk has a MiB free, tried with fallocate on a
+// probe file: until then pebble's database stays open for reads.
 func (s *PebbleStore) room() error {
-	need := int64(1 << 20)
-	logs, _ := filepath.Glob(filepath.Join(s.path, "*.log"))
-	for _, l := range logs {
-		if fi, err := os.Stat(l); err == nil {
-			need += fi.Size()
-		}
-	}
 	name := filepath.Join(s.dir, ackedFile+".probe")
 	f, err := os.Create(name)
 	if err != nil {
 		return err
 	}
 	defer os.Remove(name)
-	return errors.Join(syscall.Fallocate(int(f.Fd()), 0, 0, need), f.Close())
+	return errors.Join(syscall.Fallocate(int(f.Fd()), 0, 0, 1<<20), f.Close())
 }
 
-// reopenLocked reopens the database after a failed WAL sync, once every
-// write's wait has returned, and undoes the writes whose sync failed (they
-// may have reached the WAL anyway), with a synced batch that shows writes
-// work again. It returns nil when the store can take writes; s.wmu is held.
-func (s *PebbleStore) reopenLocked() error {
+// reopen reopens the database after a failed WAL sync, once every write's
+// wait has returned, and undoes the writes whose sync failed (they may have
+// reached the WAL anyway) with a synced batch, which shows that writes work
+// again. Writes are refused throughout (s.failed is set) and reads while
+// the database is closed; no lock is held while pebble closes, which waits
+// for its flushes, and they retry until the disk has room for them.
+func (s *PebbleStore) reopen() error {
 	p := s.failed.Load()
 	if p == nil {
 		return nil
 	}
 	failed := fmt.Errorf("%w: an earlier WAL sync failed: %w", ErrStore, *p)
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return ErrClosed
 	}
-	s.inflight.Wait() // the waits add to s.undo; none takes s.mu
-	if s.db != nil {
-		s.closeDB(s.db) // fails: the WAL it would sync and close is broken
-		s.db = nil
+	old := s.db
+	s.db = nil
+	s.mu.Unlock()
+	s.inflight.Wait() // no write is applied while s.failed is set
+	if old != nil {
+		s.closeDB(old) // fails: the WAL it would sync and close is broken
 	}
 	db, err := s.open(false)
 	if err != nil {
@@ -666,20 +660,28 @@ func (s *PebbleStore) reopenLocked() error {
 		}
 	}
 	// The count goes on from the store's: the writes undone may be in it.
-	writes, err := pebbleGet(db, metaKey("writes"))
-	switch {
+	var writes uint64
+	switch v, err := pebbleGet(db, metaKey("writes")); {
 	case errors.Is(err, pebble.ErrNotFound):
-		s.writes = 0
-	case err != nil || len(writes) != 8:
+	case err != nil || len(v) != 8:
 		return errors.Join(failed, err, s.closeDB(db))
 	default:
-		s.writes = binary.BigEndian.Uint64(writes)
+		writes = binary.BigEndian.Uint64(v)
 	}
-	b.Set(metaKey("writes"), binary.BigEndian.AppendUint64(nil, s.writes), nil)
+	b.Set(metaKey("writes"), binary.BigEndian.AppendUint64(nil, writes), nil)
 	if err := db.Apply(b, pebble.Sync); err != nil {
 		return errors.Join(failed, err, s.closeDB(db))
 	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errors.Join(ErrClosed, s.closeDB(db))
+	}
 	s.db = db
+	s.mu.Unlock()
+	s.writes = writes
 	s.undoMu.Lock()
 	s.undo = nil
 	s.undoMu.Unlock()
@@ -698,7 +700,7 @@ func (s *PebbleStore) healthy() error {
 }
 
 // buildLocked puts op's changes into b, after checking the id (a put's only
-// when checkPut is set), and returns their inverse, for reopenLocked; s.wmu
+// when checkPut is set), and returns their inverse, for reopen; s.wmu
 // is held, so no write can come between the check and the apply.
 func (s *PebbleStore) buildLocked(b *pebble.Batch, op *boltOp, checkPut bool) ([]undoOp, error) {
 	if d := op.snapDelete; d != nil {
