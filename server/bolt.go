@@ -1,12 +1,15 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,6 +23,7 @@ import (
 //
 //	bucket "meta":  "format"   -> "neardup-serve 1"
 //	                "settings" -> the decision settings the features were made with
+//	                "writes"   -> the number of writes committed (8 bytes, big-endian); see ackedFile
 //	bucket "docs":  seq (8 bytes, big-endian) -> uvarint len(id), id,
 //	                uvarint len(features), dedup.Features.MarshalBinary, meta JSON (the rest)
 //	bucket "ids":   id -> seq (8 bytes, big-endian)
@@ -49,6 +53,12 @@ type BoltOptions struct {
 	// Timeout bounds the wait for the file lock held by another process
 	// (default 5 s).
 	Timeout time.Duration
+	// Recover opens a store that has lost acknowledged writes (see
+	// doc.go, "Damage") instead of refusing it with ErrDamaged; the
+	// number of writes dropped is logged.
+	Recover bool
+	// Logger receives what Recover dropped; nil logs nothing.
+	Logger *slog.Logger
 }
 
 // BoltStore is the durable Store: a bbolt B+tree file. Writes from
@@ -60,6 +70,8 @@ type BoltOptions struct {
 // concurrent use.
 type BoltStore struct {
 	db       *bolt.DB
+	acked    *ackedLog
+	writes   uint64 // writes committed, the meta "writes" key; owned by commitLoop
 	ops      chan *boltOp
 	onCommit atomic.Pointer[func(ops int, err error)] // set by the Server for its metrics
 
@@ -87,10 +99,17 @@ type snapDelete struct {
 	fp uint64
 }
 
-// OpenBolt opens (creating it if needed) the store in directory dir.
+// OpenBolt opens (creating it if needed) the store in directory dir. It
+// reads every page of the file (checkBolt) before it returns, so
+// that a damaged file is an error wrapping ErrDamaged that names it, here,
+// rather than a panic while the service runs. A file another process has
+// open gives ErrLocked once opt.Timeout has passed.
 func OpenBolt(dir string, opt BoltOptions) (*BoltStore, error) {
 	if opt.Timeout == 0 {
 		opt.Timeout = 5 * time.Second
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("server: data directory: %w", err)
@@ -103,11 +122,13 @@ func OpenBolt(dir string, opt BoltOptions) (*BoltStore, error) {
 	// freelist synced, every group commit of a store of millions of
 	// documents wrote and sorted the whole list. Durability is unchanged:
 	// every commit still fsyncs its pages and meta page.
-	db, err := bolt.Open(filepath.Join(dir, boltFile), 0o644, &bolt.Options{Timeout: opt.Timeout,
+	path := filepath.Join(dir, boltFile)
+	db, err := openBolt(path, &bolt.Options{Timeout: opt.Timeout,
 		NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
 	if err != nil {
-		return nil, fmt.Errorf("server: opening store: %w", err)
+		return nil, err
 	}
+	var writes uint64
 	err = db.Update(func(tx *bolt.Tx) error {
 		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
 		if err != nil {
@@ -125,6 +146,11 @@ func OpenBolt(dir string, opt BoltOptions) (*BoltStore, error) {
 		} else if string(f) != boltFormat {
 			return fmt.Errorf("%w: format %q, this build reads %q", ErrStoreFormat, f, boltFormat)
 		}
+		if w := meta.Get([]byte("writes")); len(w) == 8 {
+			writes = binary.BigEndian.Uint64(w)
+		} else if w != nil {
+			return fmt.Errorf("%w: %s: write count %x", ErrDamaged, path, w)
+		}
 		s := meta.Get([]byte("settings"))
 		switch {
 		case opt.Settings == "":
@@ -138,9 +164,107 @@ func OpenBolt(dir string, opt BoltOptions) (*BoltStore, error) {
 	if err != nil {
 		return nil, errors.Join(err, db.Close())
 	}
-	s := &BoltStore{db: db, ops: make(chan *boltOp, maxBatchOps), done: make(chan struct{})}
+	acked, err := openAcked(dir, writes, opt.Recover)
+	if err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	if n := acked.count(); n > writes {
+		// bbolt falls back to the older meta page when the newer is
+		// damaged: the last commit is gone, and bbolt says nothing.
+		if !opt.Recover {
+			return nil, errors.Join(fmt.Errorf("%w: %s: %d acknowledged writes are missing (the store holds %d of %d); Recover (serve --force-recover) starts without them",
+				ErrDamaged, path, n-writes, writes, n), acked.close(), db.Close())
+		}
+		opt.Logger.Warn("store recovered without acknowledged writes", "file", path,
+			"documents_dropped", n-writes, "writes_kept", writes, "writes_acknowledged", n)
+		if err := acked.reset(writes); err != nil {
+			return nil, errors.Join(err, acked.close(), db.Close())
+		}
+	}
+	s := &BoltStore{db: db, acked: acked, writes: writes, ops: make(chan *boltOp, maxBatchOps), done: make(chan struct{})}
 	go s.commitLoop()
 	return s, nil
+}
+
+// openBolt checks the bbolt file at path (checkBolt), then opens it.
+// bbolt panics on some damaged pages: the panic becomes ErrDamaged. The
+// file then stays open, and locked, until the process exits: a transaction
+// a panic left open would make Close wait forever.
+func openBolt(path string, o *bolt.Options) (db *bolt.DB, err error) {
+	defer recoverBolt(path, &err)
+	if _, err := os.Stat(path); err == nil {
+		if err := checkBolt(path, o.Timeout); err != nil {
+			return nil, err
+		}
+	}
+	db, err = bolt.Open(path, 0o644, o)
+	if err != nil {
+		return nil, boltOpenError(path, o.Timeout, err)
+	}
+	return db, nil
+}
+
+// checkBolt opens the bbolt file at path read-only and reads every key and
+// value of every bucket, on this goroutine, so that a damaged page panics
+// where recoverBolt catches it. It must come first: opening the file for
+// writing rebuilds the free list (it is not stored: NoFreelistSync) by
+// walking the pages on a goroutine of bbolt's, where a damaged page ends
+// the process; and Tx.Check does the same.
+func checkBolt(path string, timeout time.Duration) (err error) {
+	defer recoverBolt(path, &err)
+	// A damaged length can point past the mapping: a fault, which must
+	// panic (on this goroutine) rather than end the process.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	db, err := bolt.Open(path, 0o644, &bolt.Options{ReadOnly: true, Timeout: timeout})
+	if err != nil {
+		return boltOpenError(path, timeout, err)
+	}
+	var walk func(b *bolt.Bucket) error
+	walk = func(b *bolt.Bucket) error {
+		var prev []byte
+		c := b.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if prev != nil && bytes.Compare(prev, k) >= 0 {
+				return fmt.Errorf("keys out of order in bucket (a %d-byte key after a %d-byte one)", len(k), len(prev))
+			}
+			prev = k
+			if v == nil {
+				if sub := b.Bucket(k); sub != nil {
+					if err := walk(sub); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			_ = bytes.IndexByte(v, 0) // reads the value: a bad length is out of the mapping
+		}
+		return nil
+	}
+	err = db.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return walk(b) })
+	})
+	if err != nil {
+		return errors.Join(fmt.Errorf("%w: %s: %s", ErrDamaged, path, oneLine(err)), db.Close())
+	}
+	return db.Close()
+}
+
+func recoverBolt(path string, err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("%w: %s: %s", ErrDamaged, path, oneLine(fmt.Errorf("%v", r)))
+	}
+}
+
+// boltOpenError wraps an error of bolt.Open: a lock held by another
+// process as ErrLocked, a damaged file as ErrDamaged.
+func boltOpenError(path string, timeout time.Duration, err error) error {
+	switch {
+	case errors.Is(err, bolt.ErrTimeout):
+		return fmt.Errorf("%w: %s (no lock on %s after %v)", ErrLocked, filepath.Dir(path), path, timeout)
+	case errors.Is(err, bolt.ErrInvalid), errors.Is(err, bolt.ErrChecksum), errors.Is(err, bolt.ErrVersionMismatch):
+		return fmt.Errorf("%w: %s: %w", ErrDamaged, path, err)
+	}
+	return fmt.Errorf("server: opening store: %w", err)
 }
 
 // observeCommits makes every group commit call f with its operation count
@@ -202,8 +326,18 @@ func decodeRecordArena(key, v []byte, a *dedup.Arena) (Record, error) {
 	return r, nil
 }
 
-// Load implements Store.
+// Load implements Store. A record that does not decode is an error
+// wrapping ErrDamaged that names the file: bbolt keeps no checksums, so a
+// damaged value shows only here.
 func (s *BoltStore) Load(ctx context.Context, fn func(Record) error) error {
+	err := s.load(ctx, fn)
+	if errors.Is(err, ErrStoreFormat) {
+		return fmt.Errorf("%w: %s: %w", ErrDamaged, s.db.Path(), err)
+	}
+	return err
+}
+
+func (s *BoltStore) load(ctx context.Context, fn func(Record) error) error {
 	return decodeInOrder(ctx, func(emit func(key, v []byte) error) error {
 		return s.db.View(func(tx *bolt.Tx) error {
 			c := tx.Bucket(bucketDocs).Cursor()
@@ -314,6 +448,7 @@ func (s *BoltStore) commitLoop() {
 
 func (s *BoltStore) commit(batch []*boltOp) {
 	errs := make([]error, len(batch))
+	writes := s.writes + uint64(len(batch))
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		docs, ids, snapDel := tx.Bucket(bucketDocs), tx.Bucket(bucketIDs), tx.Bucket(bucketSnapDel)
 		// Records are keyed by sequence number, so they are appended: full
@@ -329,8 +464,12 @@ func (s *BoltStore) commit(batch []*boltOp) {
 				return errs[i] // a bbolt failure: the whole transaction is lost
 			}
 		}
-		return nil
+		return tx.Bucket(bucketMeta).Put([]byte("writes"), binary.BigEndian.AppendUint64(nil, writes))
 	})
+	if err == nil {
+		s.writes = writes
+		s.acked.advance(writes)
+	}
 	if f := s.onCommit.Load(); f != nil {
 		(*f)(len(batch), err)
 	}
@@ -378,5 +517,5 @@ func (s *BoltStore) Close() error {
 	close(s.ops)
 	s.mu.Unlock()
 	<-s.done
-	return s.db.Close()
+	return errors.Join(s.db.Close(), s.acked.close())
 }

@@ -1,17 +1,25 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/record"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -20,6 +28,8 @@ import (
 //
 //	"m" "format"   -> "neardup-serve 1"
 //	"m" "settings" -> the decision settings the features were made with
+//	"m" "writes"   -> the number of writes applied (8 bytes, big-endian),
+//	                  set by every write's batch; see ackedFile
 //	"d" seq (8 bytes, big-endian) -> the record, encoded as in bbolt's "docs"
 //	"i" id -> seq (8 bytes, big-endian)
 //	"s" id -> fingerprint (8 bytes, big-endian) of a deleted document of
@@ -47,6 +57,13 @@ type PebbleOptions struct {
 	// replayed after a crash. Larger means fewer, larger flushes competing
 	// with queries for the CPU.
 	MemTableSize uint64
+	// Recover opens a store that has lost acknowledged writes (a damaged
+	// or cut WAL: see doc.go, "Damage"), keeping what pebble could read,
+	// instead of refusing it with ErrDamaged. The number of writes
+	// dropped is logged.
+	Recover bool
+	// Logger receives what Recover dropped; nil logs nothing.
+	Logger *slog.Logger
 }
 
 // PebbleStore is the durable Store on pebble, a log-structured merge tree:
@@ -57,30 +74,57 @@ type PebbleOptions struct {
 // one sequential append and one fsync per group, where bbolt writes B+tree
 // pages and syncs twice. It is safe for concurrent use.
 type PebbleStore struct {
-	db      *pebble.DB
-	dir     string
-	commits *walCommits
+	dir, path string // the data directory, and pebble's in it
+	opt       PebbleOptions
+	commits   *walCommits
+	acked     *ackedLog
+	corrupt   atomic.Pointer[string] // the file of pebble's last DataCorruption event
 
-	wmu sync.Mutex // serialises apply: an id's check and its write are one step
+	wmu    sync.Mutex // serialises apply: an id's check and its write are one step
+	writes uint64     // writes applied, the "m" "writes" key; guarded by wmu
 
 	// failed holds the first WAL sync error: the memtable then holds writes
-	// that may not be durable, so every later write is refused.
-	failed atomic.Pointer[error]
+	// that may not be durable, so every write is refused until reopenLoop
+	// has reopened the database and undone them.
+	failed    atomic.Pointer[error]
+	stop      chan struct{}  // closed by Close: reopenLoop returns
+	reopening sync.WaitGroup // reopenLoop
+	undoMu    sync.Mutex     // guards undo
+	undo      []undoWrite    // the failed writes, to undo after reopening
 
-	mu       sync.RWMutex // guards closed; held for reading while db is used
+	mu       sync.RWMutex // guards closed and db; held for reading while db is used
+	db       *pebble.DB   // nil after a failed reopen
 	closed   bool
 	inflight sync.WaitGroup // writes applied whose wait has not returned
 }
+
+// undoWrite is the inverse of a write whose WAL sync failed: the keys to set
+// back (value non-nil) or delete, applied after a reopen in case the write
+// reached the WAL anyway. n is the write's number, to undo the latest first.
+type undoWrite struct {
+	n   uint64
+	ops []undoOp
+}
+
+type undoOp struct{ key, value []byte }
 
 var (
 	_ Store           = (*PebbleStore)(nil)
 	_ SnapshotDeletes = (*PebbleStore)(nil)
 )
 
-// OpenPebble opens (creating it if needed) the store in directory dir.
+// OpenPebble opens (creating it if needed) the store in directory dir. It
+// first opens the database read-only and reads all of it, so that a damaged
+// file is found here (an error wrapping ErrDamaged that names it) rather
+// than while the service runs, and checks that no acknowledged write is
+// missing (see ackedFile). A directory another process has open gives
+// ErrLocked.
 func OpenPebble(dir string, opt PebbleOptions) (*PebbleStore, error) {
 	if opt.MemTableSize == 0 {
 		opt.MemTableSize = DefaultPebbleMemTable
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("server: data directory: %w", err)
@@ -88,23 +132,213 @@ func OpenPebble(dir string, opt PebbleOptions) (*PebbleStore, error) {
 	if err := claimEngine(dir, EnginePebble); err != nil {
 		return nil, err
 	}
-	commits := &walCommits{}
+	s := &PebbleStore{dir: dir, path: filepath.Join(dir, pebbleDir), opt: opt, commits: &walCommits{},
+		stop: make(chan struct{})}
+	writes, err := s.verify()
+	if err != nil {
+		return nil, err
+	}
+	if s.acked, err = openAcked(dir, writes, opt.Recover); err != nil {
+		return nil, err
+	}
+	if acked := s.acked.count(); acked > writes {
+		lost := acked - writes
+		file := damagedWAL(s.path)
+		if !opt.Recover {
+			return nil, errors.Join(fmt.Errorf("%w: %s: %d acknowledged writes are missing (the store holds %d of %d); Recover (serve --force-recover) starts without them",
+				ErrDamaged, file, lost, writes, acked), s.acked.close())
+		}
+		opt.Logger.Warn("store recovered without acknowledged writes", "file", file,
+			"documents_dropped", lost, "writes_kept", writes, "writes_acknowledged", acked)
+		if err := s.acked.reset(writes); err != nil {
+			return nil, errors.Join(err, s.acked.close())
+		}
+	}
+	s.writes = writes
+	db, err := s.open(false)
+	if err != nil {
+		return nil, errors.Join(err, s.acked.close())
+	}
+	if err := checkPebbleMeta(db, opt.Settings); err != nil {
+		return nil, errors.Join(err, db.Close(), s.acked.close())
+	}
+	s.db = db
+	return s, nil
+}
+
+// open opens pebble's database, turning its panics, lock and corruption
+// errors into ours.
+func (s *PebbleStore) open(readOnly bool) (db *pebble.DB, err error) {
+	defer s.recoverPanic(&err)
 	o := &pebble.Options{
-		FS: walSyncFS{vfs.Default, commits},
+		FS: walSyncFS{vfs.Default, s.commits},
 		// Pinned, not FormatNewest: a later pebble must not ratchet the
 		// files to a format this build cannot read without being asked.
 		FormatMajorVersion: pebble.FormatValueSeparation,
-		MemTableSize:       opt.MemTableSize,
+		MemTableSize:       s.opt.MemTableSize,
 		Logger:             pebbleLogger{},
+		ReadOnly:           readOnly,
+		// Pebble's default ends the process on a damaged file; the read
+		// returns the error anyway, which then names the file.
+		EventListener: &pebble.EventListener{DataCorruption: func(info pebble.DataCorruptionInfo) {
+			s.corrupt.Store(&info.Path)
+		}},
 	}
-	db, err := pebble.Open(filepath.Join(dir, pebbleDir), o)
+	db, err = pebble.Open(s.path, o)
 	if err != nil {
-		return nil, fmt.Errorf("server: opening store: %w", err)
+		return nil, s.storeError("opening store", err)
 	}
-	if err := checkPebbleMeta(db, opt.Settings); err != nil {
-		return nil, errors.Join(err, db.Close())
+	return db, nil
+}
+
+// verify opens the database read-only, reads every key and value (pebble
+// checks each block's checksum as it reads it) and returns the "m" "writes"
+// count: 0 when there is no database yet.
+func (s *PebbleStore) verify() (writes uint64, err error) {
+	if _, err := os.Stat(filepath.Join(s.path, "CURRENT")); errors.Is(err, fs.ErrNotExist) {
+		// No CURRENT: pebble's marker files say where the manifest is.
+		if m, _ := filepath.Glob(filepath.Join(s.path, "marker.manifest.*")); len(m) == 0 {
+			return 0, nil
+		}
 	}
-	return &PebbleStore{db: db, dir: dir, commits: commits}, nil
+	db, err := s.open(true)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { err = errors.Join(err, s.closeDB(db)) }()
+	defer s.recoverPanic(&err)
+	it, err := db.NewIter(nil)
+	if err != nil {
+		return 0, s.storeError("verifying store", err)
+	}
+	for it.First(); it.Valid(); it.Next() {
+		if _, err = it.ValueAndErr(); err != nil {
+			break
+		}
+	}
+	if err = errors.Join(err, it.Close()); err != nil {
+		return 0, s.storeError("verifying store", err)
+	}
+	v, err := pebbleGet(db, metaKey("writes"))
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+		return 0, nil
+	case err != nil:
+		return 0, s.storeError("verifying store", err)
+	case len(v) != 8:
+		return 0, fmt.Errorf("%w: %s: write count %x", ErrDamaged, s.path, v)
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+// closeDB closes db, which may be broken (a failed WAL).
+func (s *PebbleStore) closeDB(db *pebble.DB) (err error) {
+	defer s.recoverPanic(&err)
+	return db.Close()
+}
+
+// storeError wraps an error of pebble's: a lock held by another process as
+// ErrLocked, a damaged file as ErrDamaged with the file's name.
+func (s *PebbleStore) storeError(what string, err error) error {
+	switch {
+	case errors.Is(err, syscall.EAGAIN), errors.Is(err, syscall.EWOULDBLOCK),
+		strings.Contains(err.Error(), "lock held by current process"): // pebble's check before flock
+		return fmt.Errorf("%w: %s (%v)", ErrLocked, s.dir, err)
+	case pebble.IsCorruptionError(err):
+		file := s.path
+		if p := s.corrupt.Load(); p != nil {
+			file = *p
+		} else if f := walOrManifest(err); f != "" {
+			file = filepath.Join(s.path, f)
+		}
+		return fmt.Errorf("%w: %s: %s", ErrDamaged, file, oneLine(err))
+	}
+	return fmt.Errorf("server: %s: %w", what, err)
+}
+
+// recoverPanic turns a panic of pebble's, which it has for some damaged
+// files, into an error wrapping ErrDamaged.
+func (s *PebbleStore) recoverPanic(err *error) {
+	if r := recover(); r != nil {
+		file := s.path
+		if p := s.corrupt.Load(); p != nil {
+			file = *p
+		}
+		*err = fmt.Errorf("%w: %s: %s", ErrDamaged, file, oneLine(fmt.Errorf("%v", r)))
+	}
+}
+
+// walOrManifest returns the name of the WAL or MANIFEST file that pebble's
+// error is about, or "".
+func walOrManifest(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, "MANIFEST-"); i >= 0 {
+		j := i + len("MANIFEST-")
+		for j < len(msg) && msg[j] >= '0' && msg[j] <= '9' {
+			j++
+		}
+		return msg[i:j]
+	}
+	var n uint64
+	if i := strings.Index(msg, "replaying wal "); i >= 0 {
+		if _, err := fmt.Sscanf(msg[i:], "replaying wal %d", &n); err == nil {
+			return fmt.Sprintf("%06d.log", n)
+		}
+	}
+	return ""
+}
+
+// oneLine returns err's message up to its first line break: pebble's errors
+// can carry details on further lines, and a start-up error is one line.
+func oneLine(err error) string {
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return msg
+}
+
+// newLogReader calls record.NewReader, whose log number type is internal to
+// pebble: newLogReader(record.NewReader, f, num) converts num to it.
+func newLogReader[N ~uint64](newReader func(io.Reader, N) *record.Reader, r io.Reader, num uint64) *record.Reader {
+	return newReader(r, N(num))
+}
+
+// damagedWAL returns the WAL of the pebble database in path that lost
+// writes: the first that pebble's record reader cannot read to its end,
+// else the newest (cut short), else path itself.
+func damagedWAL(path string) string {
+	logs, _ := filepath.Glob(filepath.Join(path, "*.log"))
+	slices.Sort(logs)
+	for _, name := range logs {
+		var num uint64
+		if _, err := fmt.Sscanf(filepath.Base(name), "%d.log", &num); err != nil {
+			continue
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			continue
+		}
+		r := newLogReader(record.NewReader, f, num)
+		for {
+			rr, err := r.Next()
+			if err == nil {
+				_, err = io.Copy(io.Discard, rr)
+			}
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				f.Close()
+				return name
+			}
+		}
+		f.Close()
+	}
+	if len(logs) > 0 {
+		return logs[len(logs)-1]
+	}
+	return path
 }
 
 func checkPebbleMeta(db *pebble.DB, settings string) error {
@@ -182,13 +416,13 @@ func (s *PebbleStore) Load(ctx context.Context, fn func(Record) error) error {
 func (s *PebbleStore) scan(ctx context.Context, prefix byte, fn func(key, v []byte) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if s.closed {
-		return ErrClosed
+	if err := s.usableLocked(); err != nil {
+		return err
 	}
 	it, err := s.db.NewIterWithContext(ctx, &pebble.IterOptions{
 		LowerBound: []byte{prefix}, UpperBound: []byte{prefix + 1}})
 	if err != nil {
-		return err
+		return s.storeError("reading store", err)
 	}
 	i := 0
 	for it.First(); it.Valid(); it.Next() {
@@ -196,22 +430,37 @@ func (s *PebbleStore) scan(ctx context.Context, prefix byte, fn func(key, v []by
 			return errors.Join(ctx.Err(), it.Close())
 		}
 		v, err := it.ValueAndErr()
-		if err == nil {
-			err = fn(it.Key()[1:], v)
-		}
 		if err != nil {
+			return s.storeError("reading store", errors.Join(err, it.Close()))
+		}
+		if err := fn(it.Key()[1:], v); err != nil {
 			return errors.Join(err, it.Close())
 		}
 	}
-	return it.Close()
+	if err := it.Close(); err != nil {
+		return s.storeError("reading store", err)
+	}
+	return nil
+}
+
+// usableLocked returns why s.db cannot be used: closed, or a failed
+// reopen left none. s.mu is held.
+func (s *PebbleStore) usableLocked() error {
+	if s.closed {
+		return ErrClosed
+	}
+	if s.db == nil {
+		return fmt.Errorf("%w: reopening the store after a failed WAL sync failed: %w", ErrStore, *s.failed.Load())
+	}
+	return nil
 }
 
 // Get implements Store.
 func (s *PebbleStore) Get(_ context.Context, id string) (Record, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if s.closed {
-		return Record{}, ErrClosed
+	if err := s.usableLocked(); err != nil {
+		return Record{}, err
 	}
 	// The two reads see one state: a delete between them is not a
 	// damaged store.
@@ -277,29 +526,35 @@ func (s *PebbleStore) apply(ctx context.Context, op *boltOp, checkPut bool) func
 	fail := func(err error) func() error { return func() error { return err } }
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return fail(ErrClosed)
-	}
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
-	if p := s.failed.Load(); p != nil {
-		return fail(fmt.Errorf("%w: an earlier WAL sync failed: %w", ErrStore, *p))
+	if err := s.healthy(); err != nil {
+		return fail(err)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.usableLocked(); err != nil {
+		return fail(err)
 	}
 	b := s.db.NewBatch()
-	if err := s.buildLocked(b, op, checkPut); err != nil {
+	undo, err := s.buildLocked(b, op, checkPut)
+	if err != nil {
 		b.Close()
 		return fail(err)
 	}
+	s.writes++
+	n := s.writes
+	b.Set(metaKey("writes"), binary.BigEndian.AppendUint64(nil, n), nil)
 	// Counted before it reaches the WAL: a sync that covers it then
 	// always counts it, and reports it before its waiter is released.
 	s.commits.applied.Add(1)
 	// ApplyNoSyncWait returns once the batch is in the WAL's buffer and
 	// the memtable; its fsync is shared with the batches around it.
 	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
+		s.writes--
 		s.commits.applied.Add(^uint64(0))
+		b.Close()
 		return fail(fmt.Errorf("%w: %w", ErrStore, err))
 	}
 	s.inflight.Add(1)
@@ -308,44 +563,184 @@ func (s *PebbleStore) apply(ctx context.Context, op *boltOp, checkPut bool) func
 		err := b.SyncWait()
 		b.Close() // only after SyncWait: the WAL writer may still read it
 		if err != nil {
-			s.failed.CompareAndSwap(nil, &err)
+			s.undoMu.Lock()
+			s.undo = append(s.undo, undoWrite{n: n, ops: undo})
+			s.undoMu.Unlock()
+			if s.failed.CompareAndSwap(nil, &err) {
+				s.reopening.Add(1)
+				go s.reopenLoop()
+			}
 			return fmt.Errorf("%w: %w", ErrStore, err)
 		}
+		s.acked.advance(n)
 		return nil
 	})
 }
 
+// reopenRetry is the time between two tries of reopenLoop.
+const reopenRetry = time.Second
+
+// reopenLoop reopens the store after a failed WAL sync (a full disk, most
+// often), trying every reopenRetry once the disk has a little room, until
+// it succeeds or the store is closed.
+func (s *PebbleStore) reopenLoop() {
+	defer s.reopening.Done()
+	t := time.NewTicker(reopenRetry)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		if err := s.room(); err != nil {
+			continue
+		}
+		err := s.reopen()
+		if err == nil || errors.Is(err, ErrClosed) {
+			return
+		}
+		s.opt.Logger.Warn("reopening the store after a failed WAL sync", "err", err)
+	}
+}
+
+// room reports whether the disk has a MiB free, tried with fallocate on a
+// probe file: until then pebble's database stays open for reads.
+func (s *PebbleStore) room() error {
+	name := filepath.Join(s.dir, ackedFile+".probe")
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(name)
+	return errors.Join(syscall.Fallocate(int(f.Fd()), 0, 0, 1<<20), f.Close())
+}
+
+// reopen reopens the database after a failed WAL sync, once every write's
+// wait has returned, and undoes the writes whose sync failed (they may have
+// reached the WAL anyway) with a synced batch, which shows that writes work
+// again. Writes are refused throughout (s.failed is set) and reads while
+// the database is closed; no lock is held while pebble closes, which waits
+// for its flushes, and they retry until the disk has room for them.
+func (s *PebbleStore) reopen() error {
+	p := s.failed.Load()
+	if p == nil {
+		return nil
+	}
+	failed := fmt.Errorf("%w: an earlier WAL sync failed: %w", ErrStore, *p)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	old := s.db
+	s.db = nil
+	s.mu.Unlock()
+	s.inflight.Wait() // no write is applied while s.failed is set
+	if old != nil {
+		s.closeDB(old) // fails: the WAL it would sync and close is broken
+	}
+	db, err := s.open(false)
+	if err != nil {
+		return fmt.Errorf("%w: %w", failed, err)
+	}
+	s.undoMu.Lock()
+	undo := slices.Clone(s.undo)
+	s.undoMu.Unlock()
+	slices.SortFunc(undo, func(a, b undoWrite) int { return cmp.Compare(b.n, a.n) }) // latest first
+	b := db.NewBatch()
+	defer b.Close()
+	for _, u := range undo {
+		for _, op := range u.ops {
+			if op.value == nil {
+				b.Delete(op.key, nil)
+			} else {
+				b.Set(op.key, op.value, nil)
+			}
+		}
+	}
+	// The count goes on from the store's: the writes undone may be in it.
+	var writes uint64
+	switch v, err := pebbleGet(db, metaKey("writes")); {
+	case errors.Is(err, pebble.ErrNotFound):
+	case err != nil || len(v) != 8:
+		return errors.Join(failed, err, s.closeDB(db))
+	default:
+		writes = binary.BigEndian.Uint64(v)
+	}
+	b.Set(metaKey("writes"), binary.BigEndian.AppendUint64(nil, writes), nil)
+	if err := db.Apply(b, pebble.Sync); err != nil {
+		return errors.Join(failed, err, s.closeDB(db))
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errors.Join(ErrClosed, s.closeDB(db))
+	}
+	s.db = db
+	s.mu.Unlock()
+	s.writes = writes
+	s.undoMu.Lock()
+	s.undo = nil
+	s.undoMu.Unlock()
+	s.failed.Store(nil)
+	s.opt.Logger.Info("store reopened after a failed WAL sync", "writes_undone", len(undo))
+	return nil
+}
+
+// healthy implements storeHealth: it reports whether the store can take
+// writes: not after a failed WAL sync, until reopenLoop has reopened it.
+func (s *PebbleStore) healthy() error {
+	if p := s.failed.Load(); p != nil {
+		return fmt.Errorf("%w: an earlier WAL sync failed, reopening when the disk has room: %w", ErrStore, *p)
+	}
+	return nil
+}
+
 // buildLocked puts op's changes into b, after checking the id (a put's only
-// when checkPut is set); s.wmu is held, so no write can come between the
-// check and the apply.
-func (s *PebbleStore) buildLocked(b *pebble.Batch, op *boltOp, checkPut bool) error {
+// when checkPut is set), and returns their inverse, for reopen; s.wmu
+// is held, so no write can come between the check and the apply.
+func (s *PebbleStore) buildLocked(b *pebble.Batch, op *boltOp, checkPut bool) ([]undoOp, error) {
 	if d := op.snapDelete; d != nil {
-		return b.Set(snapKey(d.id), binary.BigEndian.AppendUint64(nil, d.fp), nil)
+		old, err := pebbleGet(s.db, snapKey(d.id))
+		if err != nil && !errors.Is(err, pebble.ErrNotFound) {
+			return nil, fmt.Errorf("%w: %w", ErrStore, err)
+		}
+		return []undoOp{{snapKey(d.id), old}}, b.Set(snapKey(d.id), binary.BigEndian.AppendUint64(nil, d.fp), nil)
 	}
 	if op.put == nil {
 		seq, err := pebbleGet(s.db, idKey(op.delete))
 		if errors.Is(err, pebble.ErrNotFound) {
-			return fmt.Errorf("%w: %q", ErrNotFound, op.delete)
+			return nil, fmt.Errorf("%w: %q", ErrNotFound, op.delete)
 		} else if err != nil {
-			return fmt.Errorf("%w: %w", ErrStore, err)
+			return nil, fmt.Errorf("%w: %w", ErrStore, err)
 		}
-		return errors.Join(b.Delete(docKey(seq), nil), b.Delete(idKey(op.delete), nil))
+		// Deletes are rare: reading the record to undo one costs little.
+		v, err := pebbleGet(s.db, docKey(seq))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrStore, err)
+		}
+		undo := []undoOp{{docKey(seq), v}, {idKey(op.delete), seq}}
+		return undo, errors.Join(b.Delete(docKey(seq), nil), b.Delete(idKey(op.delete), nil))
 	}
 	r := op.put
 	if checkPut {
 		switch _, err := pebbleGet(s.db, idKey(r.ID)); {
 		case err == nil:
-			return fmt.Errorf("%w: %q", ErrExists, r.ID)
+			return nil, fmt.Errorf("%w: %q", ErrExists, r.ID)
 		case !errors.Is(err, pebble.ErrNotFound):
-			return fmt.Errorf("%w: %w", ErrStore, err)
+			return nil, fmt.Errorf("%w: %w", ErrStore, err)
 		}
 	}
 	v, err := encodeRecord(r)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	seq := seqKey(r.Seq)
-	return errors.Join(b.Set(docKey(seq), v, nil), b.Set(idKey(r.ID), seq, nil))
+	undo := []undoOp{{docKey(seq), nil}, {idKey(r.ID), nil}}
+	return undo, errors.Join(b.Set(docKey(seq), v, nil), b.Set(idKey(r.ID), seq, nil))
 }
 
 // Close waits for the writes queued to be synced, flushes the memtable (so
@@ -358,12 +753,17 @@ func (s *PebbleStore) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
-	s.inflight.Wait()
+	s.inflight.Wait() // a failed wait may start reopenLoop: first
+	close(s.stop)
+	s.reopening.Wait()
 	var err error
-	if s.failed.Load() == nil {
-		err = s.db.Flush()
+	if s.db != nil {
+		if s.failed.Load() == nil {
+			err = s.db.Flush()
+		}
+		err = errors.Join(err, s.closeDB(s.db))
 	}
-	return errors.Join(err, s.db.Close())
+	return errors.Join(err, s.acked.close())
 }
 
 // pebbleLogger passes pebble's errors to the standard logger and drops its

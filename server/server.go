@@ -288,8 +288,8 @@ func (s *Server) loadSnapshotLocked(ctx context.Context) (int, error) {
 // Ready reports whether Load has completed.
 func (s *Server) Ready() bool { return s.ready.Load() }
 
-// CheckReady reports why the service cannot serve: not loaded yet, or its
-// shared store does not answer.
+// CheckReady reports why the service cannot serve: not loaded yet, its
+// shared store does not answer, or its store cannot take writes.
 func (s *Server) CheckReady(ctx context.Context) error {
 	if !s.Ready() {
 		return ErrNotReady
@@ -297,7 +297,17 @@ func (s *Server) CheckReady(ctx context.Context) error {
 	if s.shared != nil {
 		return s.shared.Ping(ctx)
 	}
+	if h, ok := s.store.(storeHealth); ok {
+		return h.healthy()
+	}
 	return nil
+}
+
+// storeHealth is a store that can be unable to take writes for a while (a
+// PebbleStore after a failed WAL sync, until it has reopened): the service
+// is then not ready, and leaves the load balancer.
+type storeHealth interface {
+	healthy() error
 }
 
 // Len returns the number of stored documents.

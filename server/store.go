@@ -28,6 +28,13 @@ var (
 	// directory made by another format version, other decision settings or
 	// the other engine.
 	ErrStoreFormat = errors.New("server: bad store")
+	// ErrLocked is returned by OpenBolt and OpenPebble for a data
+	// directory that another process (another 'neardup serve') has open.
+	ErrLocked = errors.New("server: data directory locked by another process")
+	// ErrDamaged is returned for a store whose files are damaged: the
+	// message names the file and, when acknowledged writes are missing,
+	// how many (see doc.go, "Damage").
+	ErrDamaged = errors.New("server: store damaged")
 )
 
 // Record is one stored document: its priority (Seq, ascending in the order

@@ -30,6 +30,7 @@ type serveCmd struct {
 	redisLayout, snapshot           string
 	token                           string
 	tokenReads, redisDirect         bool
+	forceRecover                    bool
 	opt                             dedup.Options
 	decision                        decisionFlags
 	maxBody                         int64
@@ -76,7 +77,14 @@ Every flag can also be set with an environment variable NEARDUP_<FLAG>, upper
 case with '-' as '_' (NEARDUP_ADDR, NEARDUP_DATA, NEARDUP_TOKEN, ...); a flag
 on the command line wins. The first line on stdout is "listening on
 http://HOST:PORT" (useful with --addr 127.0.0.1:0). SIGTERM or SIGINT stops
-accepting connections, finishes the requests in flight and closes the store.`,
+accepting connections, finishes the requests in flight and closes the store.
+
+The store in --data is read through and checked before the server listens: a
+damaged file, a data directory another server has open, or acknowledged
+writes missing (a damaged or cut WAL) stop start-up with one line naming the
+file. --force-recover starts anyway on a store that lost writes, keeping what
+is readable and logging how many documents were dropped. While the disk is
+full, writes answer 503 and /readyz fails; both recover once there is room.`,
 		Example: `  neardup serve --addr 127.0.0.1:8080 --data ./neardup-data
   neardup serve --data ./neardup-bbolt --engine bbolt
   NEARDUP_TOKEN=secret neardup serve --addr :8080
@@ -97,6 +105,7 @@ accepting connections, finishes the requests in flight and closes the store.`,
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on (port 0: any free port)")
 	fs.StringVar(&f.data, "data", "./neardup-data", "directory of the durable store")
 	fs.StringVar(&f.engine, "engine", "", "embedded store in --data: pebble or bbolt (default: the engine of the existing directory, pebble for a new one)")
+	fs.BoolVar(&f.forceRecover, "force-recover", false, "start on a --data store that lost acknowledged writes (a damaged or cut WAL), keeping what is readable and logging how many documents were dropped")
 	fs.StringVar(&f.store, "store", "", "shared store instead of --data: redis://host:port/db or redis-cluster://host:port,host:port,...")
 	fs.StringVar(&f.snapshot, "snapshot", "", "index snapshot ('neardup index build --out') whose fingerprints are loaded first, as fingerprint-only documents (matches unverified)")
 	fs.BoolVar(&f.redisDirect, "redis-direct", false, "match by reading Redis on every request instead of a local replica that follows the change log (server/REDIS.md)")
@@ -183,9 +192,9 @@ func (f *serveCmd) run(c *cobra.Command) error {
 		}
 		switch f.engine {
 		case server.EngineBolt:
-			store, err = server.OpenBolt(f.data, server.BoltOptions{Settings: settings})
+			store, err = server.OpenBolt(f.data, server.BoltOptions{Settings: settings, Recover: f.forceRecover, Logger: log})
 		case server.EnginePebble:
-			store, err = server.OpenPebble(f.data, server.PebbleOptions{Settings: settings})
+			store, err = server.OpenPebble(f.data, server.PebbleOptions{Settings: settings, Recover: f.forceRecover, Logger: log})
 		default:
 			return usagef("--engine %q: want %s or %s", f.engine, server.EngineBolt, server.EnginePebble)
 		}
