@@ -26,9 +26,15 @@ func TestExactOnly(t *testing.T) {
 		{ID: "word-copy", Text: "the cat sat on the mat"},
 	}
 	want := map[string]string{"stop1-copy": "stop1", "punct1-copy": "punct1", "word-copy": "word"}
-	for _, verify := range []string{dedup.VerifyJaccard, dedup.VerifyNone} {
-		t.Run(verify, func(t *testing.T) {
-			opt := dedup.Options{Verify: verify}
+	// Under minhash "only stopwords" is read off the shingle set, which
+	// --verify none does not keep: that setting is checked with simhash, whose
+	// fingerprint 0 tells.
+	for _, opt := range []dedup.Options{
+		{Verify: dedup.VerifyJaccard},
+		{Verify: dedup.VerifyJaccard, Method: dedup.MethodSimHash},
+		{Verify: dedup.VerifyNone, Method: dedup.MethodSimHash},
+	} {
+		t.Run(opt.Method+"-"+opt.Verify, func(t *testing.T) {
 			rule, err := dedup.NewRule(opt)
 			if err != nil {
 				t.Fatal(err)

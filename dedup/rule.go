@@ -80,7 +80,17 @@ type Features struct {
 // document with fingerprint 0 is such a text too, and since its exact copies
 // cannot be told, it matches nothing. Features.Empty is not enough to tell:
 // documents read back from a store keep only Tokens and FP.
+//
+// Under MethodMinHash, which computes no fingerprint for its rule, "only
+// stopwords" is read off the shingle set: every shingle hash carries the
+// number of common words among its tokens in its top three bits (shingles.go),
+// so a set whose smallest and largest hashes (it is sorted) both count every
+// token as common holds nothing else. Without a shingle set (--verify none)
+// only a text without tokens is exact-only.
 func (r *Rule) ExactOnly(f *Features) bool {
+	if r.method == MethodMinHash && !f.FingerprintOnly && f.Tokens > 0 {
+		return onlyCommonWords(f.Sketch, f.Tokens, r.shingle)
+	}
 	if f.FingerprintOnly {
 		return r.method == MethodMinHash || f.FP == 0
 	}
@@ -96,6 +106,7 @@ type Rule struct {
 	partnerLimit   uint32 // with kShort > k: both documents under this many tokens
 	threshold      float64
 	bands, rows    int // MethodMinHash: the LSH bands that make candidates
+	shingle        int // shingle width in tokens
 }
 
 // NewRule returns the rule for opt (after defaults; invalid options are an
@@ -118,6 +129,7 @@ func (o *Options) rule() *Rule {
 		partnerLimit: uint32(float64(o.ShortTokens)/o.Threshold) + uint32(o.Shingle),
 		threshold:    o.Threshold,
 		bands:        o.Bands, rows: o.Rows,
+		shingle:      o.Shingle,
 	}
 }
 
@@ -419,4 +431,14 @@ func (e *Extractor) shrink() {
 	if cap(e.set64) > maxScratch {
 		e.set64 = nil
 	}
+}
+
+// onlyCommonWords reports whether every shingle in s, the set of a text of
+// tokens tokens cut into shingles of w, is made of common words only.
+func onlyCommonWords(s Sketch, tokens uint32, w int) bool {
+	if len(s.h) == 0 || w <= 0 {
+		return false
+	}
+	all := uint32(min(int(min(tokens, uint32(w))), 7))
+	return s.h[0]>>29 == all && s.h[len(s.h)-1]>>29 == all
 }

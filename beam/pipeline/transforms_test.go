@@ -11,6 +11,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+
+	"github.com/neardup/neardup/dedup"
 )
 
 func init() {
@@ -40,7 +42,7 @@ func TestHotKeySplit(t *testing.T) {
 	for _, maxBucket := range []int{4, 1000} {
 		t.Run(fmt.Sprint("max-bucket=", maxBucket), func(t *testing.T) {
 			p, s := beam.NewPipelineWithRoot()
-			opt := Options{Inputs: []string{"x"}, MaxBucket: maxBucket}
+			opt := Options{Inputs: []string{"x"}, MaxBucket: maxBucket, Method: dedup.MethodSimHash}
 			opt.EnsureDefaults()
 			pairs := Candidates(s, opt, beam.CreateList(s, in))
 			passert.Equals(s, pairs, toAny(want)...)
