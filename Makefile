@@ -1,16 +1,28 @@
 # neardup: `make test` is the README's test command and what .ci/run runs.
 GO ?= go
 
-.PHONY: build test test-tools race bench fmt vet
+.PHONY: build test test-tools test-plain test-race test-beam race bench fmt vet
 
 build:
 	$(GO) build -o bin/neardup ./cmd/neardup
 
-# The whole suite, then the concurrent packages again under the race
-# detector (-short skips the largest corpus there).
+# The whole suite, the concurrent packages again under the race detector
+# (-short skips the largest corpus there), and the Beam module. The three
+# passes run at once, each one's output printed whole when it ends: alone,
+# each leaves a core idle for much of its run (Redis round trips, child
+# processes, the race build, prism's stages), so on two cores running them
+# together takes less time than one after the other. .ci/testtime gives
+# each pass's and package's CPU and wall seconds (BENCHMARKS.md, issue 18).
 test: test-tools
+	$(MAKE) --no-print-directory -j3 --output-sync=target test-plain test-race test-beam
+
+test-plain:
 	$(GO) test -count=1 ./...
+
+test-race:
 	$(GO) test -race -short -count=1 ./index ./dedup ./corpus ./features ./server ./cmd/neardup/command
+
+test-beam:
 	cd beam && $(GO) test -count=1 ./...
 
 # The tests that need these tools skip without them (CI fails instead); say

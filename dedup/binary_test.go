@@ -13,6 +13,9 @@ import (
 // encoding are errors or decode without a panic, as the store's records and
 // kept-set files need.
 func TestFeaturesBinaryRoundTrip(t *testing.T) {
+	if raceEnabled {
+		t.Skip("race detector: one goroutine, no concurrency to check; the run without it asserts this")
+	}
 	rng := rand.New(rand.NewPCG(7, 8))
 	edges := []uint32{0, 1, 127, 128, 129, 1<<14 - 1, 1 << 14, 1<<21 - 1, 1 << 21, 1<<28 - 1, 1 << 28, 1<<32 - 2, 1<<32 - 1}
 	for round := range 300 {
@@ -67,6 +70,9 @@ func TestFeaturesBinaryRoundTrip(t *testing.T) {
 // decodes what binary.Uvarint decodes in up to 5 bytes, and declines the
 // rest.
 func TestUvarint(t *testing.T) {
+	if raceEnabled {
+		t.Skip("race detector: one goroutine, no concurrency to check; the run without it asserts this")
+	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	check := func(b []byte) {
 		t.Helper()
@@ -113,6 +119,9 @@ func TestUvarint(t *testing.T) {
 // not write into the next), and the sets stay intact after the rest of the
 // blocks are filled.
 func TestArenaUnmarshalFeatures(t *testing.T) {
+	if raceEnabled {
+		t.Skip("race detector: one goroutine, no concurrency to check; the run without it asserts this")
+	}
 	rng := rand.New(rand.NewPCG(11, 12))
 	var a Arena
 	var want, got []Features

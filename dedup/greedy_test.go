@@ -246,6 +246,9 @@ func TestIncrementalEqualsOneRun(t *testing.T) {
 	rand.New(rand.NewPCG(4, 4)).Shuffle(len(chains), func(i, j int) { chains[i], chains[j] = chains[j], chains[i] })
 	corpora := []corpus{{"chains", chains}}
 	for _, name := range []string{"en_spdx", "zh_fortunes"} {
+		if raceEnabled && name == "zh_fortunes" {
+			break // the race pass needs one real corpus for the concurrent paths
+		}
 		docs, err := eval.ReadFile(testcorpora.Path(t, name))
 		if err != nil {
 			t.Fatal(err)

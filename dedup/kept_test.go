@@ -485,6 +485,9 @@ func TestFingerprintOnlyRule(t *testing.T) {
 // many doublings, with lookups and removes while old buckets are still
 // being split, and that no add moves more than splitsPerAdd old buckets.
 func TestPostingsGrowIncrementally(t *testing.T) {
+	if raceEnabled {
+		t.Skip("race detector: one goroutine, no concurrency to check; the run without it asserts this")
+	}
 	var p postings
 	p.init(0)
 	model := map[uint64][]uint32{}
@@ -620,6 +623,9 @@ func TestLoaderTables(t *testing.T) {
 // TestSortGroup compares a group's sort with a stable sort by its bits, in
 // one pass and in several.
 func TestSortGroup(t *testing.T) {
+	if raceEnabled {
+		t.Skip("race detector: one goroutine, no concurrency to check; the run without it asserts this")
+	}
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, bits := range []uint{1, 11, 12, 22, 23} {
 		shift := uint8(24 - bits) // the bits below a group's top 8

@@ -20,6 +20,9 @@ func sample(docs []corpusDoc, n int) []corpusDoc {
 
 // TestCorpusIdentical: identical text gives distance 0, whatever the copy.
 func TestCorpusIdentical(t *testing.T) {
+	if raceEnabled {
+		t.Skip("race detector: the run without it asserts this")
+	}
 	docs := sample(readCorpus(t, "en_prose"), 20)
 	for _, name := range []string{"default", "en-words", "shingles", "ngrams"} {
 		p, _ := Lookup(name)
@@ -35,6 +38,9 @@ func TestCorpusIdentical(t *testing.T) {
 // TestCorpusOneWordEdit: replacing one word of a long document moves the
 // fingerprint by at most 3 bits.
 func TestCorpusOneWordEdit(t *testing.T) {
+	if raceEnabled {
+		t.Skip("race detector: the run without it asserts this")
+	}
 	docs := sample(readCorpus(t, "en_prose"), 40)
 	for _, name := range []string{"default", "en-words"} {
 		p, _ := Lookup(name)

@@ -54,6 +54,9 @@ func tokenString(toks []Token) string {
 // TestChineseSegmentMatchesGse checks that the buffered re-implementation of
 // gse's shortest-path segmentation gives gse's own words on real text.
 func TestChineseSegmentMatchesGse(t *testing.T) {
+	if raceEnabled {
+		t.Skip("race detector: the run without it asserts this")
+	}
 	seg := chineseSegmenter()
 	docs := []zhDoc{
 		{ID: "mixed", Text: "Hello World 2023年GPT-4模型发布了！我们的iPhone15很好用。4S店和AA制，α粒子与Ωmega"},
@@ -302,6 +305,9 @@ func TestZhGolden(t *testing.T) {
 // laws: identical text at distance 0, a small edit of a long law within 3
 // bits, different laws far apart.
 func TestZhLawsProperties(t *testing.T) {
+	if raceEnabled {
+		t.Skip("race detector: the run without it asserts this")
+	}
 	docs := zhSample(t, 60)
 	for _, name := range []string{"zh-words", "zh-ngrams"} {
 		t.Run(name, func(t *testing.T) {
@@ -424,6 +430,9 @@ func FuzzChinese(f *testing.F) {
 // TestHanBigramsFastMatchesStaged checks that the fused fast path of zh-ngrams
 // gives the tokens of the staged pipeline.
 func TestHanBigramsFastMatchesStaged(t *testing.T) {
+	if raceEnabled {
+		t.Skip("race detector: the run without it asserts this")
+	}
 	texts := []string{
 		"中华人民共和国宪法", "美國「51區」僱員稱內部有9架飛碟", "ＡＢＣ１２３和abc", "Hello，世界！ＧＰＴ－４",
 		"第一条　为了规范口岸开放。", "二〇一〇年々", "温度℃和①号", "中\u200b文", "<b>法律</b>", "中\xff文", "〸十",

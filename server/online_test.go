@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -32,6 +33,9 @@ func TestOnlineEqualsBatch(t *testing.T) {
 	}
 	for _, backend := range testBackends {
 		t.Run(backend.name, func(t *testing.T) {
+			// The backends share nothing but the batch verdicts and
+			// wait mostly on Redis round trips: run them together.
+			t.Parallel()
 			addr := backend.start(t)
 			methods := []string{dedup.MethodSimHash}
 			if !backend.direct {
@@ -49,15 +53,7 @@ func testOnlineEqualsBatch(t *testing.T, addr string, direct bool, method string
 		t.Run(name, func(t *testing.T) {
 			path := testcorpora.Path(t, name)
 			opt := dedup.Options{Method: method}
-
-			dupsPath := filepath.Join(t.TempDir(), "dups.jsonl")
-			bo := opt
-			bo.Duplicates = dupsPath
-			sum, err := dedup.Run(context.Background(), []string{path}, bo)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := readDuplicates(t, dupsPath)
+			want, sum := batchVerdicts(t, path, opt)
 			if len(want) == 0 {
 				t.Fatalf("the batch run removed nothing from %s: the comparison would prove nothing", name)
 			}
@@ -120,11 +116,61 @@ func testOnlineEqualsBatch(t *testing.T, addr string, direct bool, method string
 	}
 }
 
-func readDuplicates(t *testing.T, path string) map[string]string {
+// batchRuns holds batchVerdicts' results: every backend compares against the
+// same batch run of a corpus and method.
+var batchRuns struct {
+	sync.Mutex
+	m map[string]*batchRun // by path and method
+}
+
+type batchRun struct {
+	once sync.Once
+	dups map[string]string
+	sum  dedup.Summary
+	err  error
+}
+
+// batchVerdicts returns what dedup.Run with opt removes from path (each
+// removed document's kept document) and its summary, running it once per
+// test binary.
+func batchVerdicts(t *testing.T, path string, opt dedup.Options) (map[string]string, dedup.Summary) {
 	t.Helper()
+	batchRuns.Lock()
+	if batchRuns.m == nil {
+		batchRuns.m = map[string]*batchRun{}
+	}
+	key := path + "\x00" + opt.Method
+	br := batchRuns.m[key]
+	if br == nil {
+		br = new(batchRun)
+		batchRuns.m[key] = br
+	}
+	batchRuns.Unlock()
+	br.once.Do(func() {
+		dir, err := os.MkdirTemp("", "online")
+		if err != nil {
+			br.err = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		opt.Duplicates = filepath.Join(dir, "dups.jsonl")
+		if br.sum, br.err = dedup.Run(context.Background(), []string{path}, opt); br.err != nil {
+			return
+		}
+		br.dups, br.err = readDuplicatesFile(opt.Duplicates)
+	})
+	if br.err != nil {
+		t.Fatal(br.err)
+	}
+	return br.dups, br.sum
+}
+
+// readDuplicatesFile reads a duplicates file into each removed document's
+// kept document.
+func readDuplicatesFile(path string) (map[string]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	defer f.Close()
 	out := map[string]string{}
@@ -133,12 +179,9 @@ func readDuplicates(t *testing.T, path string) map[string]string {
 	for sc.Scan() {
 		var d dedup.Duplicate
 		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		out[d.DupID] = d.KeptID
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return out, sc.Err()
 }

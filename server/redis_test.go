@@ -18,8 +18,9 @@ import (
 
 // testBackends are the stores the service tests run over: the embedded path
 // (MemStore behind a Kept) and the shared Redis stores, in replica mode (the
-// default) and in direct mode. start starts what the backend needs, once per
-// test, and returns the address for openBackend.
+// default) and in direct mode. start returns the address for openBackend of
+// the server or cluster the package's tests share (each store under its own
+// key prefix), started by the first test that needs it.
 var testBackends = []struct {
 	name   string
 	direct bool
@@ -32,10 +33,10 @@ var testBackends = []struct {
 	{"cluster-direct", true, startCluster},
 }
 
-func startRedis(t *testing.T) string { return "redis://" + redistest.Start(t).Addr() + "/0" }
+func startRedis(t *testing.T) string { return "redis://" + redistest.Shared(t).Addr() + "/0" }
 
 func startCluster(t *testing.T) string {
-	return "redis-cluster://" + strings.Join(redistest.StartCluster(t).Addrs(), ",")
+	return "redis-cluster://" + strings.Join(redistest.SharedCluster(t).Addrs(), ",")
 }
 
 // openBackend opens an empty store on addr ("" for a MemStore) under a key
@@ -146,11 +147,11 @@ func testRedisStoreMode(t *testing.T, addr string, direct bool) {
 }
 
 func TestRedisStore(t *testing.T) {
-	testRedisStore(t, "redis://"+redistest.Start(t).Addr()+"/0")
+	testRedisStore(t, startRedis(t))
 }
 
 func TestRedisClusterStore(t *testing.T) {
-	testRedisStore(t, "redis-cluster://"+strings.Join(redistest.StartCluster(t).Addrs(), ","))
+	testRedisStore(t, startCluster(t))
 }
 
 // TestRedisSharedByTwoServers runs two services, each with its own Redis

@@ -8,6 +8,14 @@
 //
 //	c := redistest.StartCluster(t)     // c.Addrs(): the three masters
 //
+// Tests that only store under key prefixes of their own can share one server
+// and one cluster per test binary, started on first use, instead of paying a
+// start (a second or more for a cluster) each:
+//
+//	srv := redistest.Shared(t)         // never Kill, Restart or FLUSHALL it
+//	c := redistest.SharedCluster(t)
+//	func TestMain(m *testing.M) { code := m.Run(); redistest.StopShared(); os.Exit(code) }
+//
 // Without redis-server on PATH the tests skip with a message, unless the
 // environment variable CI is set: then they fail, so CI never passes by
 // skipping.
@@ -23,6 +31,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -76,11 +85,95 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
+// shared holds the servers of Shared and SharedCluster, which outlive the
+// tests that start them.
+var shared struct {
+	mu      sync.Mutex
+	server  *Server  // guarded by mu
+	cluster *Cluster // guarded by mu
+	dirs    []string // their data directories, removed by StopShared
+}
+
+// Shared returns a redis-server shared by the whole test binary, starting it
+// on the first call (failing t if it cannot). Tests that use it must keep to
+// key prefixes of their own and must not kill, restart or flush it; TestMain
+// stops it with StopShared after m.Run.
+func Shared(t testing.TB) *Server {
+	t.Helper()
+	need(t, "redis-server", "redis-cli")
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.server == nil {
+		s := &Server{port: freePort(t), dir: sharedDir(t)}
+		s.start(t)
+		shared.server = s
+	}
+	return shared.server
+}
+
+// SharedCluster is Shared for a three-master cluster.
+func SharedCluster(t testing.TB) *Cluster {
+	t.Helper()
+	need(t, "redis-server", "redis-cli")
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.cluster == nil {
+		c, err := startCluster(t, sharedDir)
+		if err != nil {
+			for _, s := range c.nodes {
+				s.stop()
+			}
+			t.Fatal(err)
+		}
+		shared.cluster = c
+	}
+	return shared.cluster
+}
+
+// sharedDir makes a data directory that outlives t.
+func sharedDir(t testing.TB) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "redistest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared.dirs = append(shared.dirs, d)
+	return d
+}
+
+// StopShared stops the servers Shared and SharedCluster started and removes
+// their data directories.
+func StopShared() {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.server != nil {
+		shared.server.stop()
+		shared.server = nil
+	}
+	if shared.cluster != nil {
+		for _, s := range shared.cluster.nodes {
+			s.stop()
+		}
+		shared.cluster = nil
+	}
+	for _, d := range shared.dirs {
+		_ = os.RemoveAll(d)
+	}
+	shared.dirs = nil
+}
+
 // Addr returns host:port.
 func (s *Server) Addr() string { return fmt.Sprintf("127.0.0.1:%d", s.port) }
 
 func (s *Server) start(t testing.TB) {
 	t.Helper()
+	if err := s.tryStart(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tryStart starts the process and waits for it to answer PING.
+func (s *Server) tryStart() error {
 	args := []string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--dir", s.dir, "--protected-mode", "no"}
 	args = append(args, s.extra...)
@@ -88,14 +181,16 @@ func (s *Server) start(t testing.TB) {
 	s.cmd = exec.Command("redis-server", args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("redis-server: %v", err)
+		s.cmd = nil
+		return fmt.Errorf("redis-server: %v", err)
 	}
 	cmd := s.cmd
 	go func() { _ = cmd.Wait() }() // reap it; stop kills it
 	if err := waitFor(func() bool { return s.cli("PING") == "PONG" }); err != nil {
 		s.stop()
-		t.Fatalf("redis-server on port %d did not answer PING: %v\n%s", s.port, err, s.log)
+		return fmt.Errorf("redis-server on port %d did not answer PING: %v\n%s", s.port, err, s.log)
 	}
+	return nil
 }
 
 // cli runs redis-cli against the server and returns its trimmed output.
@@ -158,27 +253,43 @@ type Cluster struct {
 func StartCluster(t testing.TB) *Cluster {
 	t.Helper()
 	need(t, "redis-server", "redis-cli")
+	c, err := startCluster(t, func(t testing.TB) string { return t.TempDir() })
+	for _, s := range c.nodes {
+		t.Cleanup(s.stop)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// startCluster starts the three servers in directories from dir and forms
+// the cluster. The servers it started are in the Cluster it returns, also
+// with an error, so that the caller stops them.
+func startCluster(t testing.TB, dir func(testing.TB) string) (*Cluster, error) {
+	t.Helper()
 	c := &Cluster{}
 	for range 3 {
-		s := &Server{port: freePort(t), dir: t.TempDir()}
+		s := &Server{port: freePort(t), dir: dir(t)}
 		s.extra = []string{"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(s.dir, "nodes.conf"),
 			"--cluster-node-timeout", "5000"}
-		s.start(t)
-		t.Cleanup(s.stop)
+		if err := s.tryStart(); err != nil {
+			return c, err
+		}
 		c.nodes = append(c.nodes, s)
 	}
 	args := []string{"--cluster", "create"}
 	args = append(args, c.Addrs()...)
 	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
 	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
-		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+		return c, fmt.Errorf("redis-cli --cluster create: %v\n%s", err, out)
 	}
 	for _, s := range c.nodes {
 		if err := waitFor(func() bool { return clusterOK(s.cli("CLUSTER", "INFO")) }); err != nil {
-			t.Fatalf("cluster node %s not ok: %v\n%s", s.Addr(), err, s.cli("CLUSTER", "INFO"))
+			return c, fmt.Errorf("cluster node %s not ok: %v\n%s", s.Addr(), err, s.cli("CLUSTER", "INFO"))
 		}
 	}
-	return c
+	return c, nil
 }
 
 func clusterOK(info string) bool {

@@ -31,3 +31,25 @@ func TestStartCluster(t *testing.T) {
 		}
 	}
 }
+
+func TestShared(t *testing.T) {
+	defer StopShared()
+	s := Shared(t)
+	if again := Shared(t); again != s {
+		t.Fatalf("second Shared = %s, want the first, %s", again.Addr(), s.Addr())
+	}
+	if got := s.CLI("PING"); got != "PONG" {
+		t.Fatalf("PING = %q", got)
+	}
+	c := SharedCluster(t)
+	if again := SharedCluster(t); again != c {
+		t.Fatal("second SharedCluster is another cluster")
+	}
+	if info := c.Nodes()[0].CLI("CLUSTER", "INFO"); !clusterOK(info) {
+		t.Fatalf("shared cluster not ok:\n%s", info)
+	}
+	StopShared()
+	if got := s.CLI("PING"); got == "PONG" {
+		t.Fatal("shared server answers PING after StopShared")
+	}
+}
