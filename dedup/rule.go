@@ -129,7 +129,7 @@ func (o *Options) rule() *Rule {
 		partnerLimit: uint32(float64(o.ShortTokens)/o.Threshold) + uint32(o.Shingle),
 		threshold:    o.Threshold,
 		bands:        o.Bands, rows: o.Rows,
-		shingle:      o.Shingle,
+		shingle: o.Shingle,
 	}
 }
 
