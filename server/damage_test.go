@@ -223,6 +223,14 @@ func TestStoreFileDamage(t *testing.T) {
 		}
 		for _, d := range tc.damages {
 			t.Run(fmt.Sprintf("%s/%s@%d", tc.engine, filepath.Base(d.file), d.off), func(t *testing.T) {
+				if raceEnabled && tc.engine == EngineBolt {
+					// On some damaged pages bbolt's own freelist walk
+					// (DB.freepages) reads a transaction that its deferred
+					// rollback is closing on another goroutine: a race
+					// inside bbolt's failure path, which the detector
+					// reports. The pass without it asserts the behaviour.
+					t.Skip("race detector: bbolt's freepages races its own rollback on a damaged page")
+				}
 				dir := t.TempDir()
 				copyDir(t, src, dir)
 				file := glob1(t, dir, d.file)
