@@ -54,7 +54,9 @@
 // Layout (format "neardup-serve 1"; all integers big-endian or uvarint):
 //
 //	bucket "meta"  "format"   -> "neardup-serve 1"
-//	               "settings" -> "profile=P verify=V shingle=W sketch=S" (refused if different at start-up)
+//	               "settings" -> "profile=P verify=V shingle=W sketch=S" (refused if different at start-up;
+//	               under method minhash "method=minhash perms=N bands=B rows=R threshold=T verify=V
+//	               shingle=W sketch=S minhash=M", M being dedup.MinHashVersion)
 //	               "writes"   -> writes committed (8 bytes big-endian), see "Damage" below
 //	bucket "docs"  seq (8 bytes big-endian) -> uvarint len(id) ‖ id ‖ uvarint len(f) ‖ f ‖ meta
 //	               f = dedup.Features.MarshalBinary (fingerprint, token-sequence hash, counts, shingle set)
