@@ -270,7 +270,7 @@ func readBandEntries(ents []bandEnt, buf []byte, f *os.File, n int64, pos func(i
 	for off < n {
 		m := min(n-off, chunk)
 		b := buf[:m*bandEntrySize]
-		if _, err := f.ReadAt(b, off*bandEntrySize); err != nil && !(err == io.EOF && len(b) == 0) {
+		if got, err := f.ReadAt(b, off*bandEntrySize); err != nil && !(err == io.EOF && got == len(b)) {
 			return ents, buf, fmt.Errorf("dedup: band keys: reading %s: %w", f.Name(), err)
 		}
 		for j := range int(m) {
