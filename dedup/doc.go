@@ -65,11 +65,12 @@
 //     can only key on short blocks: its candidates per document grow with n
 //     (2.64M pairs at 250K documents, 10.25M at 500K, 9 in 10 rejected), so
 //     the run is quadratic.
-//   - The prefix filter that the online kept set can use (exact for Jaccard)
-//     keys each document on n - ⌈0.8n⌉ + 1 of its shingles: ~31 keys for
-//     1 KB, ~300 for 10 KB, and a shingle of a shared paragraph or of a
-//     sentence reused across the corpus is in the prefix of every document
-//     holding it, so its lists also grow with n.
+//   - The prefix filter that the online kept set uses under simhash (exact
+//     for Jaccard) keys each document on n - ⌈0.8n⌉ + 1 of its shingles (42
+//     on the generated corpus, ~300 for 10 KB), and a shingle of a shared
+//     paragraph or of a sentence reused across the corpus is in the prefix
+//     of every document holding it: 246 postings to look at per document at
+//     100K documents, 2,418 at 1M, so its lists grow with n too.
 //   - MinHash LSH keys each document on a fixed number of band keys (24),
 //     and two documents share a band with a probability that depends on
 //     their Jaccard similarity only, never on the corpus size: 0.9993 at
