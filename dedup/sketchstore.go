@@ -24,7 +24,7 @@ type sketchStore struct {
 	dir    string
 	budget int64
 	off    []uint64 // n+1 offsets, in hashes
-	mem    []uint32 // hashes from memBase on
+	mem    []uint32 // hashes from base on
 	base   uint64   // hashes in f, before mem
 	f      *os.File
 }
@@ -32,12 +32,6 @@ type sketchStore struct {
 func newSketchStore(dir string, budget int64) *sketchStore {
 	return &sketchStore{dir: dir, budget: budget, off: []uint64{0}}
 }
-
-// len returns the number of sets added.
-func (s *sketchStore) len() int { return len(s.off) - 1 }
-
-// hashes returns the number of hashes held, in memory and on disk.
-func (s *sketchStore) hashes() uint64 { return s.off[len(s.off)-1] }
 
 // add appends a set (sorted, unique hashes).
 func (s *sketchStore) add(h []uint32) error {
