@@ -316,16 +316,8 @@ func sortUint64(a []uint64, workers int) {
 // (y<<32 | x, x < y, sorted; exact copies with different fingerprints).
 // removed and the result are as for Rule.KeepFirst.
 func (r *Rule) keepFirstBuckets(n int, feat func(p int) Features, b *buckets, pairs []uint64, removed []bool, st *candStats) []int32 {
-	keeper := make([]int32, n)
-	for i := range keeper {
-		keeper[i] = int32(i)
-		if removed != nil && removed[i] {
-			keeper[i] = -1
-		}
-	}
+	keeper := newKeeper(n, removed)
 	var cands []int32
-	var fs []Features
-	var ptrs []*Features
 	mi, pi := 0, 0
 	for mi < len(b.of) || pi < len(pairs) {
 		// The next document with candidates.
@@ -360,26 +352,8 @@ func (r *Rule) keepFirstBuckets(n int, feat func(p int) Features, b *buckets, pa
 			if st != nil {
 				st.candidates.Add(int64(len(cands)))
 			}
-			fy := feat(int(y))
-			fs, ptrs = fs[:0], ptrs[:0]
-			for _, x := range cands {
-				fs = append(fs, feat(int(x)))
-			}
-			for j := range fs {
-				ptrs = append(ptrs, &fs[j])
-			}
-			m := r.Match(&fy, ptrs)
-			if m >= 0 {
-				keeper[y] = cands[m]
-			}
-			if st != nil {
-				if m >= 0 {
-					st.verified.Add(1)
-					st.rejected.Add(int64(m))
-					st.skipped.Add(int64(len(cands) - m - 1))
-				} else {
-					st.rejected.Add(int64(len(cands)))
-				}
+			if m := r.firstKept(y, cands, feat, st); m >= 0 {
+				keeper[y] = m
 			}
 		}
 		if keeper[y] == y {

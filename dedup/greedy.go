@@ -199,16 +199,8 @@ func (r *runner) matchKept(ctx context.Context, lead []int32) error {
 
 // keepFirst is KeepFirst counting the verifications in st.
 func (r *Rule) keepFirst(n int, feat func(i int) Features, pairs []uint64, removed []bool, st *candStats) []int32 {
-	keeper := make([]int32, n)
-	for i := range keeper {
-		keeper[i] = int32(i)
-		if removed != nil && removed[i] {
-			keeper[i] = -1
-		}
-	}
+	keeper := newKeeper(n, removed)
 	var cands []int32
-	var fs []Features
-	var ptrs []*Features
 	for p := 0; p < len(pairs); {
 		y := int32(pairs[p] >> 32)
 		cands = cands[:0]
@@ -227,27 +219,51 @@ func (r *Rule) keepFirst(n int, feat func(i int) Features, pairs []uint64, remov
 		if len(cands) == 0 {
 			continue
 		}
-		fy := feat(int(y))
-		fs, ptrs = fs[:0], ptrs[:0]
-		for _, x := range cands {
-			fs = append(fs, feat(int(x)))
-		}
-		for j := range fs {
-			ptrs = append(ptrs, &fs[j])
-		}
-		m := r.Match(&fy, ptrs)
-		if m >= 0 {
-			keeper[y] = cands[m]
-		}
-		if st != nil {
-			if m >= 0 {
-				st.verified.Add(1)
-				st.rejected.Add(int64(m))
-				st.skipped.Add(int64(len(cands) - m - 1))
-			} else {
-				st.rejected.Add(int64(len(cands)))
-			}
+		if m := r.firstKept(y, cands, feat, st); m >= 0 {
+			keeper[y] = m
 		}
 	}
 	return keeper
+}
+
+// newKeeper returns the keeper array of n documents before any decision:
+// each keeps itself, but one removed on entry (-1).
+func newKeeper(n int, removed []bool) []int32 {
+	keeper := make([]int32, n)
+	for i := range keeper {
+		keeper[i] = int32(i)
+		if removed != nil && removed[i] {
+			keeper[i] = -1
+		}
+	}
+	return keeper
+}
+
+// firstKept returns the first of cands (kept documents, in priority order)
+// that document y duplicates, or -1: Rule.Match, reading each candidate's
+// features only when its turn comes, since a read may go to the disk
+// (sketchStore) and the first match ends the search. It counts in st.
+func (r *Rule) firstKept(y int32, cands []int32, feat func(i int) Features, st *candStats) int32 {
+	fy := feat(int(y))
+	m := -1
+	for j, x := range cands {
+		fx := feat(int(x))
+		if r.Duplicates(&fx, &fy) {
+			m = j
+			break
+		}
+	}
+	if st != nil {
+		if m >= 0 {
+			st.verified.Add(1)
+			st.rejected.Add(int64(m))
+			st.skipped.Add(int64(len(cands) - m - 1))
+		} else {
+			st.rejected.Add(int64(len(cands)))
+		}
+	}
+	if m < 0 {
+		return -1
+	}
+	return cands[m]
 }
