@@ -22,6 +22,23 @@ func sets(r *rand.Rand, n int, j float64) (a, b []uint64, exact float64) {
 	return a, b, float64(c) / float64(2*n-c)
 }
 
+// estimateErrors signs trials pairs of sets of n elements at Jaccard about
+// want, each trial with the Hasher of its own seed, and returns the mean and
+// the variance of Estimate's error and the pairs' exact Jaccard.
+func estimateErrors(r *rand.Rand, hasher func(seed uint64) *Hasher, n int, want float64, trials int) (mean, variance, exact float64) {
+	var sum, sq float64
+	for trial := range trials {
+		h := hasher(uint64(trial))
+		a, b, e := sets(r, n, want)
+		exact = e
+		d := Estimate(h.Sign(nil, a), h.Sign(nil, b)) - e
+		sum += d
+		sq += d * d
+	}
+	mean = sum / float64(trials)
+	return mean, sq/float64(trials) - mean*mean, exact
+}
+
 func TestEstimateAccuracy(t *testing.T) {
 	// With independent min-wise permutations the estimate is Binomial(perms, J)/perms:
 	// mean J, variance J(1-J)/perms. Check the mean within 4 standard errors of the
@@ -29,18 +46,7 @@ func TestEstimateAccuracy(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	const perms, trials = 128, 300
 	for _, want := range []float64{0.1, 0.5, 0.8, 0.95} {
-		var sum, sq float64
-		var exact float64
-		for trial := range trials {
-			h := New(perms, uint64(trial))
-			a, b, e := sets(r, 200, want)
-			exact = e
-			d := Estimate(h.Sign(nil, a), h.Sign(nil, b)) - e
-			sum += d
-			sq += d * d
-		}
-		mean := sum / trials
-		variance := sq/trials - mean*mean
+		mean, variance, exact := estimateErrors(r, func(seed uint64) *Hasher { return New(perms, seed) }, 200, want, trials)
 		theory := exact * (1 - exact) / perms
 		if se := math.Sqrt(theory / trials); math.Abs(mean) > 4*se {
 			t.Errorf("J=%.2f: mean error %.4f, want |error| <= %.4f", exact, mean, 4*se)

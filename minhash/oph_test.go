@@ -18,17 +18,7 @@ func TestDensifiedUnbiased(t *testing.T) {
 	const perms, trials = 128, 400
 	for _, n := range []int{20, 128, 2000} {
 		for _, want := range []float64{0.2, 0.5, 0.8, 0.95} {
-			var sum, sq, exact float64
-			for trial := range trials {
-				h := NewDensified(perms, uint64(trial))
-				a, b, e := sets(r, n, want)
-				exact = e
-				d := Estimate(h.Sign(nil, a), h.Sign(nil, b)) - e
-				sum += d
-				sq += d * d
-			}
-			mean := sum / trials
-			variance := sq/trials - mean*mean
+			mean, variance, exact := estimateErrors(r, func(seed uint64) *Hasher { return NewDensified(perms, seed) }, n, want, trials)
 			theory := exact * (1 - exact) / perms
 			// Borrowed positions repeat a bin: for short sets the spread is that
 			// of about n independent positions, not perms.
