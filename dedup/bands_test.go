@@ -66,14 +66,7 @@ func TestBandBucketsMatchKept(t *testing.T) {
 	writeJSONL(t, in, docs)
 
 	opt := Options{Method: MethodMinHash}
-	rule, err := NewRule(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex, err := NewExtractor(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rule, ex := RuleAndExtractor(t, opt)
 	k, err := NewKept(rule, len(docs))
 	if err != nil {
 		t.Fatal(err)

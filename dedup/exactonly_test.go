@@ -35,14 +35,7 @@ func TestExactOnly(t *testing.T) {
 		{Verify: dedup.VerifyNone, Method: dedup.MethodSimHash},
 	} {
 		t.Run(opt.Method+"-"+opt.Verify, func(t *testing.T) {
-			rule, err := dedup.NewRule(opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ex, err := dedup.NewExtractor(opt)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rule, ex := dedup.RuleAndExtractor(t, opt)
 			kept, err := dedup.NewKept(rule, 0)
 			if err != nil {
 				t.Fatal(err)

@@ -1,5 +1,7 @@
 package dedup
 
+import "testing"
+
 // TokenHashes exposes the verification tokenizer to the external tests that
 // compare it with package eval's ground truth (eval imports dedup, so they
 // cannot live in this package): the FNV-1a 64 hashes of text's tokens.
@@ -19,4 +21,19 @@ func (k *Kept) Candidates(f *Features) int {
 		panic(err)
 	}
 	return len(c)
+}
+
+// RuleAndExtractor returns the rule and an extractor of opt, failing tb on
+// an error: the pair every test that decides by hand starts from.
+func RuleAndExtractor(tb testing.TB, opt Options) (*Rule, *Extractor) {
+	tb.Helper()
+	rule, err := NewRule(opt)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ex, err := NewExtractor(opt)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return rule, ex
 }

@@ -114,14 +114,7 @@ func verdicts(tb testing.TB, inputs []string, opt dedup.Options) (map[string]str
 // exported Rule and Extractor: what the online service does.
 func reference(tb testing.TB, docs []eval.Doc, opt dedup.Options) map[string]string {
 	tb.Helper()
-	rule, err := dedup.NewRule(opt)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ex, err := dedup.NewExtractor(opt)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	rule, ex := dedup.RuleAndExtractor(tb, opt)
 	order := make([]int, len(docs))
 	for i := range order {
 		order[i] = i

@@ -165,14 +165,7 @@ func TestKeptAddIfNewConcurrent(t *testing.T) {
 	texts := keptTexts(t)
 	for _, opt := range []Options{{}, {Method: MethodMinHash}} {
 		t.Run(cmp.Or(opt.Method, MethodSimHash), func(t *testing.T) {
-			rule, err := NewRule(opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ex, err := NewExtractor(opt)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rule, ex := RuleAndExtractor(t, opt)
 			var fs []Features
 			for _, text := range texts[:min(600, len(texts))] {
 				fs = append(fs, ex.Extract(text), ex.Extract(nearCopy(text)))

@@ -50,16 +50,25 @@ func browser(t *testing.T, bin string) context.Context {
 	return ctx
 }
 
-// TestPageCompare drives the web page in headless Chromium: it types two
-// Chinese texts, clicks Compare and checks the distance shown is the API's.
-func TestPageCompare(t *testing.T) {
+// pageServer starts a server on a loopback port for a browser test, closed
+// with the test, and finds Chromium; under the race detector it skips (the
+// page is tested without it).
+func pageServer(t *testing.T) (s *Server, url, chromiumBin string) {
+	t.Helper()
 	if raceEnabled {
 		t.Skip("race detector: the browser test runs without it")
 	}
 	bin := chromium(t)
-	s := newTestServer(t, nil, Options{})
+	s = newTestServer(t, nil, Options{})
 	ts := httptest.NewServer(s.Handler())
-	defer ts.Close()
+	t.Cleanup(ts.Close)
+	return s, ts.URL, bin
+}
+
+// TestPageCompare drives the web page in headless Chromium: it types two
+// Chinese texts, clicks Compare and checks the distance shown is the API's.
+func TestPageCompare(t *testing.T) {
+	s, url, bin := pageServer(t)
 
 	a := "天下大势，分久必合，合久必分。周末七国分争，并入于秦。及秦灭之后，楚、汉分争，又并入于汉。"
 	b := "天下大势，分久必合，合久必分。周末七国纷争，并入于秦。秦灭之后，楚汉分争，又并入于汉朝。"
@@ -70,7 +79,7 @@ func TestPageCompare(t *testing.T) {
 
 	ctx := browser(t, bin)
 	err := chromedp.Do(ctx,
-		chromedp.Navigate(ts.URL+"/"),
+		chromedp.Navigate(url+"/"),
 		chromedp.WaitVisible(chromedp.ID("compare")),
 		chromedp.SendKeys(chromedp.ID("text-a"), a),
 		chromedp.SendKeys(chromedp.ID("text-b"), b),
@@ -174,15 +183,9 @@ func (p page) waitText(id, want string) string {
 // stored documents: plain add with meta, show, check, duplicate id, delete,
 // and the statistics that follow them.
 func TestPageErrorsAndStore(t *testing.T) {
-	if raceEnabled {
-		t.Skip("race detector: the browser test runs without it")
-	}
-	bin := chromium(t)
-	s := newTestServer(t, nil, Options{})
-	ts := httptest.NewServer(s.Handler())
-	defer ts.Close()
+	_, url, bin := pageServer(t)
 	ctx := browser(t, bin)
-	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.ID("compare"))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"/"), chromedp.WaitVisible(chromedp.ID("compare"))); err != nil {
 		t.Fatal(err)
 	}
 	p := page{t, ctx}

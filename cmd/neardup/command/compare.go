@@ -167,23 +167,15 @@ func (f *compareCmd) run(args []string, stdin io.Reader, stdout, stderr io.Write
 	// The verdict: the rule and the extractor of the options. The
 	// measures: Jaccard and its MinHash estimate over the same shingles,
 	// whatever the method and verification, and the profile's features.
-	rule, err := dedup.NewRule(o)
+	rule, ex, err := ruleAndExtractor(o)
 	if err != nil {
-		return usagef("%v", err)
-	}
-	ex, err := dedup.NewExtractor(o)
-	if err != nil {
-		return usagef("%v", err)
+		return err
 	}
 	mo := o
 	mo.Method, mo.Verify, mo.Bands, mo.Rows = dedup.MethodMinHash, dedup.VerifyJaccard, 0, 0
-	mrule, err := dedup.NewRule(mo)
+	mrule, mex, err := ruleAndExtractor(mo)
 	if err != nil {
-		return usagef("%v", err)
-	}
-	mex, err := dedup.NewExtractor(mo)
-	if err != nil {
-		return usagef("%v", err)
+		return err
 	}
 	p, err := features.Lookup(o.Profile)
 	if err != nil {
@@ -373,4 +365,18 @@ func readDocument(name string, stdin io.Reader) (string, error) {
 		return "", err
 	}
 	return d.Text, nil
+}
+
+// ruleAndExtractor returns the rule and an extractor of o; an error is a
+// usage error (the options came from flags).
+func ruleAndExtractor(o dedup.Options) (*dedup.Rule, *dedup.Extractor, error) {
+	rule, err := dedup.NewRule(o)
+	if err != nil {
+		return nil, nil, usagef("%v", err)
+	}
+	ex, err := dedup.NewExtractor(o)
+	if err != nil {
+		return nil, nil, usagef("%v", err)
+	}
+	return rule, ex, nil
 }
