@@ -269,7 +269,7 @@ func (r *runner) newWorker() *worker {
 
 func (w *worker) process(it *item) {
 	o := w.r.opt
-	it.f, it.vec = w.e.extract(it.doc.Text, 0)
+	it.f, it.vec = w.e.extract(it.doc.Text)
 	if it.raw != nil {
 		it.key = fieldValue(it.raw, o.KeepField)
 		it.raw = nil

@@ -362,13 +362,13 @@ func (o *Options) extractor(hasher *minhash.Hasher, fp bool) (*Extractor, error)
 // verification's Vector needs IDF weights learned from a whole corpus and is
 // left empty; Terms returns the raw counts.
 func (e *Extractor) Extract(text string) Features {
-	f, _ := e.extract(text, 0)
+	f, _ := e.extract(text)
 	return f
 }
 
-// extract returns text's features, the sketch sampled at the global modulus
-// 2^global, and for VerifyCosine the term counts (hash<<32 | count).
-func (e *Extractor) extract(text string, global uint8) (Features, []uint64) {
+// extract returns text's features and for VerifyCosine the term counts
+// (hash<<32 | count).
+func (e *Extractor) extract(text string) (Features, []uint64) {
 	var f Features
 	f.Length = sat32(len(text))
 	if e.profile != nil {
@@ -390,7 +390,7 @@ func (e *Extractor) extract(text string, global uint8) (Features, []uint64) {
 	var terms []uint64
 	switch e.verify {
 	case VerifyJaccard:
-		f.Sketch, e.tmp = newSketch(hashes, e.tmp, global)
+		f.Sketch, e.tmp = newSketch(hashes, e.tmp, 0)
 	case VerifyCosine:
 		clear(e.tf)
 		for _, t := range e.sh.toks {

@@ -7,22 +7,21 @@ import (
 )
 
 // Verification memory. Jaccard verification needs every candidate document's
-// shingle set, and the candidates are only known after all fingerprints are in.
-// Rather than reading the input a second time, the fingerprint pass keeps a
-// compact set for every document: 32-bit shingle hashes, sorted and unique, 4
-// bytes per distinct shingle. While their total stays within
-// Options.SketchBudget the sets are exact. When it would not, the sets are
-// thinned with Broder's MOD_m sample ("On the resemblance and containment of
-// documents", 1997, section 3): only hashes h with h mod m = 0 are kept, m a
-// power of two that doubles each time the budget is reached again.
+// shingle set, and the candidates are only known after all documents are in.
+// Rather than reading the input a second time, the read pass keeps a compact
+// set for every document: 32-bit shingle hashes, sorted and unique, 4 bytes
+// per distinct shingle, exact; past Options.SketchBudget they go to a
+// temporary file (sketchstore.go). Earlier versions thinned the sets past the
+// budget instead, with Broder's MOD_m sample ("On the resemblance and
+// containment of documents", 1997, section 3): only hashes h with h mod m = 0
+// kept, m a power of two. Kept-set files they wrote can still hold such sets
+// (Sketch.shift), so the comparisons below handle them:
 // |MOD_m(A) ∩ MOD_m(B)| / |MOD_m(A) ∪ MOD_m(B)| is an unbiased estimate of the
-// Jaccard similarity of A and B whose error shrinks with the number of samples,
-// so long documents (the ones that fill memory) keep an accurate estimate.
-// Short documents keep at least minSamples hashes: a document's own modulus
-// m_d is the largest power of two <= m that still leaves it about minSamples
-// hashes, and two documents are compared at the larger of their moduli, which
-// is consistent because a sample at m_d contains the sample at every multiple
-// of m_d.
+// Jaccard similarity of A and B. Short documents kept at least minSamples
+// hashes: a document's own modulus m_d is the largest power of two <= m that
+// still leaves it about minSamples hashes, and two documents are compared at
+// the larger of their moduli, which is consistent because a sample at m_d
+// contains the sample at every multiple of m_d.
 
 // minSamples is the number of hashes below which a document's set is not
 // thinned further.
@@ -53,8 +52,9 @@ func docShift(n int, global uint8) uint8 {
 }
 
 // newSketch sorts and dedups h in place and returns its sketch at the global
-// modulus 2^global, copied into a right-sized slice (the worker reuses h).
-// tmp is scratch space for the sort, returned for reuse.
+// modulus 2^global (0, exact, but for tests of sampled sets), copied into a
+// right-sized slice (the worker reuses h). tmp is scratch space for the sort,
+// returned for reuse.
 func newSketch(h, tmp []uint32, global uint8) (Sketch, []uint32) {
 	tmp = sortHashes(h, tmp)
 	h = slices.Compact(h)
@@ -81,19 +81,6 @@ func thin(dst, h []uint32, shift uint8) []uint32 {
 		}
 	}
 	return out
-}
-
-// rethin lowers the sketch to the global modulus 2^global, freeing the memory it
-// no longer needs. It returns the change in the number of hashes held.
-func (k *Sketch) rethin(global uint8) int {
-	s := max(k.shift, docShift(int(k.n), global))
-	if s == k.shift {
-		return 0
-	}
-	before := len(k.h)
-	k.h = thin(nil, k.h, s)
-	k.shift = s
-	return len(k.h) - before
 }
 
 // jaccard estimates the Jaccard similarity of the two sets (exact when both

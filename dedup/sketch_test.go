@@ -156,8 +156,7 @@ func TestJaccardSampled(t *testing.T) {
 		want := exactJaccard(a, b)
 		for _, shift := range []uint8{1, 3, 5} {
 			ka, _ := newSketch(slices.Clone(a), nil, shift)
-			kb, _ := newSketch(slices.Clone(b), nil, 0)
-			kb.rethin(shift)
+			kb, _ := newSketch(slices.Clone(b), nil, shift)
 			if ka.shift != shift || kb.shift != shift {
 				t.Fatalf("shifts %d, %d, want %d", ka.shift, kb.shift, shift)
 			}
