@@ -46,9 +46,13 @@ import (
 // gives, so the verdicts are those of Rule.KeepFirst over its pairs, of the
 // online Kept and of the Beam pipeline.
 
-// bandParts is the number of partitions of the band keys: a partition is
-// grouped by one worker at a time, in memory.
-const bandParts = 64
+// bandParts is the number of partitions of the band keys, chosen by the top
+// bandPartBits bits of a key: a partition is grouped by one worker at a time,
+// in memory.
+const (
+	bandPartBits = 6
+	bandParts    = 1 << bandPartBits
+)
 
 // defaultBandSpill is the memory held by band entries before they go to
 // temporary files.
@@ -90,7 +94,7 @@ func (c *bandCollector) add(doc int32, keys []uint64) error {
 	}
 	for b, k := range keys {
 		k = bandKey(b, k)
-		p := &c.parts[k>>(64-6)]
+		p := &c.parts[k>>(64-bandPartBits)]
 		p.keys = append(p.keys, k)
 		p.docs = append(p.docs, doc)
 	}

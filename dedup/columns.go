@@ -102,16 +102,14 @@ func (t *u64Table) each(k uint64, fn func(v int32) bool) {
 	}
 }
 
-// first returns the smallest value of k.
-func (t *u64Table) first(k uint64) (int32, bool) {
-	best, ok := int32(0), false
-	t.each(k, func(v int32) bool {
-		if !ok || v < best {
-			best, ok = v, true
-		}
-		return true
+// get returns a value of k: the only one for a table where each key is
+// inserted once (as the twin lookup does).
+func (t *u64Table) get(k uint64) (v int32, ok bool) {
+	t.each(k, func(x int32) bool {
+		v, ok = x, true
+		return false
 	})
-	return best, ok
+	return v, ok
 }
 
 func (t *u64Table) grow() {

@@ -413,7 +413,7 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 // profile that sees markup the tokenizer does not) are separate twins, made
 // candidates of each other here: equal token sequences always pass.
 func (r *runner) twin(i int, f *Features) int32 {
-	e0, seen := r.exactFirst.first(f.Exact)
+	e0, seen := r.exactFirst.get(f.Exact)
 	if !seen {
 		r.exactFirst.insert(f.Exact, int32(i))
 		return int32(i)
