@@ -151,6 +151,15 @@ func (o *Options) lshBands() {
 	}
 }
 
+// Bands is the number of LSH bands of MethodMinHash documents (0 under
+// MethodSimHash).
+func (r *Rule) Bands() int {
+	if r.method != MethodMinHash {
+		return 0
+	}
+	return r.bands
+}
+
 // QueryK is the largest distance Near accepts: an index queried at QueryK and
 // filtered with Near finds every candidate.
 func (r *Rule) QueryK() int { return max(r.k, r.kShort) }

@@ -1,0 +1,164 @@
+package keptset
+
+import "math/bits"
+
+// A builder collects documents in ascending seq order for one part: its
+// entries (mixed key, slot) and fingerprint column, ready to be sorted into
+// tables by build. The set's delta is a builder with a hash index over its
+// entries, so the documents added since the last part are found at once and
+// become a part without being read again.
+type builder struct {
+	base    uint64
+	keys    []uint64 // entry keys
+	slots   []uint32 // entry slots
+	fps     []uint64 // by slot
+	present []uint64 // bitmap of the slots that hold a document
+	docs    uint32
+}
+
+func newBuilder(base uint64) *builder { return &builder{base: base} }
+
+// span is the seqs the builder covers so far.
+func (b *builder) span() uint32 { return uint32(len(b.fps)) }
+
+// add adds the document seq (>= base + span) with its keys and fingerprint.
+func (b *builder) add(seq uint64, keys []uint64, fp uint64) {
+	s := uint32(seq - b.base)
+	for uint32(len(b.fps)) <= s {
+		b.fps = append(b.fps, 0)
+	}
+	for len(b.present) <= int(s/64) {
+		b.present = append(b.present, 0)
+	}
+	b.fps[s] = fp
+	b.present[s/64] |= 1 << (s % 64)
+	b.docs++
+	for _, k := range keys {
+		b.keys = append(b.keys, k)
+		b.slots = append(b.slots, s)
+	}
+}
+
+func (b *builder) has(s uint32) bool {
+	return int(s/64) < len(b.present) && b.present[s/64]&(1<<(s%64)) != 0
+}
+
+// build sorts the builder's entries into a part, leaving out the slots
+// dead reports.
+func (b *builder) build(dead func(s uint32) bool) *part {
+	keys, slots := b.keys, b.slots
+	docs := b.docs
+	has := b.has
+	if dead != nil {
+		keys, slots = nil, nil
+		for i, s := range b.slots {
+			if !dead(s) {
+				keys = append(keys, b.keys[i])
+				slots = append(slots, s)
+			}
+		}
+		docs = 0
+		for s := range b.span() {
+			if b.has(s) && !dead(s) {
+				docs++
+			}
+		}
+		has = func(s uint32) bool { return b.has(s) && !dead(s) }
+	}
+	fps := make([]uint64, len(b.fps))
+	live := make([]uint64, (len(b.fps)+63)/64)
+	for s := range fps {
+		if has(uint32(s)) {
+			fps[s] = b.fps[s]
+			live[s/64] |= 1 << (s % 64)
+		}
+	}
+	return &part{
+		base: b.base,
+		span: b.span(),
+		docs: docs,
+		keys: buildTable(keys, slots),
+		fps:  fps,
+		live: live,
+		fpx:  buildFPIndex(fps, func(s int) bool { return has(uint32(s)) }, int(docs)),
+	}
+}
+
+// delta is a builder with an open-addressing index over its entries: cells
+// hold entry numbers + 1, probed linearly from the key's home cell, kept at
+// most half full. It holds the documents added since the last part.
+type delta struct {
+	builder
+	cells []uint32
+	dead  []uint64 // bitmap of removed slots
+}
+
+func newDelta(base uint64) *delta {
+	return &delta{builder: builder{base: base}, cells: make([]uint32, 1<<12)}
+}
+
+func (d *delta) add(seq uint64, keys []uint64, fp uint64) {
+	n := len(d.builder.keys)
+	d.builder.add(seq, keys, fp)
+	if 2*len(d.builder.keys) > len(d.cells) {
+		d.rehash(2 * len(d.cells))
+		return
+	}
+	for e := n; e < len(d.builder.keys); e++ {
+		d.place(uint32(e))
+	}
+}
+
+func (d *delta) place(e uint32) {
+	mask := uint64(len(d.cells) - 1)
+	i := d.builder.keys[e] & mask
+	for d.cells[i] != 0 {
+		i = (i + 1) & mask
+	}
+	d.cells[i] = e + 1
+}
+
+func (d *delta) rehash(size int) {
+	d.cells = make([]uint32, size)
+	for e := range d.builder.keys {
+		d.place(uint32(e))
+	}
+}
+
+// find appends the slots of the entries of key h.
+func (d *delta) find(dst []uint32, h uint64) []uint32 {
+	mask := uint64(len(d.cells) - 1)
+	for i := h & mask; d.cells[i] != 0; i = (i + 1) & mask {
+		if e := d.cells[i] - 1; d.builder.keys[e] == h {
+			dst = append(dst, d.builder.slots[e])
+		}
+	}
+	return dst
+}
+
+func (d *delta) isDead(s uint32) bool {
+	return int(s/64) < len(d.dead) && d.dead[s/64]&(1<<(s%64)) != 0
+}
+
+func (d *delta) kill(s uint32) {
+	for len(d.dead) <= int(s/64) {
+		d.dead = append(d.dead, 0)
+	}
+	d.dead[s/64] |= 1 << (s % 64)
+}
+
+// fingerprint calls fn with the live slots within k bits of fp (a scan: the
+// delta is small).
+func (d *delta) fingerprint(fp uint64, k int, fn func(slot uint32, dist int)) {
+	for s, g := range d.fps {
+		if dist := bits.OnesCount64(g ^ fp); dist <= k && d.has(uint32(s)) && !d.isDead(uint32(s)) {
+			fn(uint32(s), dist)
+		}
+	}
+}
+
+// bytes is the memory the delta holds.
+func (d *delta) bytes() int64 {
+	return int64(cap(d.builder.keys)*8 + cap(d.builder.slots)*4 + cap(d.fps)*8 + cap(d.cells)*4 +
+		cap(d.present)*8 + cap(d.dead)*8)
+}

@@ -1,0 +1,347 @@
+package keptset
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"syscall"
+	"unsafe"
+)
+
+// A part is an immutable run of kept documents: those with seqs in
+// [base, base+span). Its tables and fingerprint column are pointer-free
+// slices, mapped from its file (or built in memory by a Set without a
+// directory), so the garbage collector never looks at them and start-up maps
+// them instead of rebuilding them.
+type part struct {
+	base uint64
+	span uint32
+	docs uint32
+	keys table
+	fps  []uint64 // by slot; 0 where no document
+	live []uint64 // bitmap of the slots that hold a document
+	fpx  fpIndex
+	dead []uint64 // bitmap of the slots removed since (in memory; Set.mu)
+
+	data []byte // the mapped file; nil for a part built in memory
+	name string // file name in the parts directory; "" in memory
+}
+
+// The part file (all integers little-endian; every section starts at a
+// multiple of 8 bytes, zero-padded):
+//
+//	header (40 bytes):
+//	  magic    [8]byte "NDKPART1"
+//	  base     uint64   seq of slot 0
+//	  span     uint32   seqs covered
+//	  docs     uint32   documents in the part
+//	  entries  uint64   key table entries
+//	  bits     uint8    key table bucket bits; 3 bytes zero
+//	  settings uint32   length of the settings string that follows
+//	settings  the decision settings the keys were made with
+//	off       (1<<bits + 1) × uint32    key table bucket offsets
+//	tag       entries × uint16          key table tags
+//	slot      entries × 3 bytes         key table slots
+//	fps       span × uint64             fingerprint column
+//	live      ⌈span/64⌉ × uint64        bitmap of the slots holding a document
+//	fpoff     4 × (65536 + 1) × uint32  fingerprint block tables' offsets
+//	fpslot    4 × docs × 3 bytes        fingerprint block tables' slots
+//	trailer   crc32c (Castagnoli) of everything before it, uint32; "PEND"
+const (
+	partMagic   = "NDKPART1"
+	partHeader  = 40
+	partTrailer = "PEND"
+)
+
+// ErrDamaged is wrapped by the errors of a part file that is damaged or
+// not a part; the set rebuilds such a part from the store.
+var ErrDamaged = errors.New("keptset: damaged part file")
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func init() {
+	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
+		panic("keptset: part files are mapped as little-endian")
+	}
+}
+
+// bytesOf returns the memory of s as bytes.
+func bytesOf[T uint16 | uint32 | uint64](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
+}
+
+// sliceOf returns b as a slice of T; b must be aligned to T's size.
+func sliceOf[T uint16 | uint32 | uint64](b []byte) []T {
+	var z T
+	n := len(b) / int(unsafe.Sizeof(z))
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n)
+}
+
+// pad8 is the padding that brings n to a multiple of 8.
+func pad8(n int) int { return (8 - n%8) % 8 }
+
+// writePart writes p to path (through a temporary file, synced and renamed).
+func writePart(path string, p *part, settings string) (err error) {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	crc := crc32.New(castagnoli)
+	w := bufio.NewWriterSize(io.MultiWriter(f, crc), 1<<20)
+	n := 0
+	put := func(b []byte) {
+		if err == nil {
+			_, err = w.Write(b)
+			n += len(b)
+		}
+	}
+	align := func() { put(make([]byte, pad8(n))) }
+	var h [partHeader]byte
+	copy(h[:8], partMagic)
+	binary.LittleEndian.PutUint64(h[8:], p.base)
+	binary.LittleEndian.PutUint32(h[16:], p.span)
+	binary.LittleEndian.PutUint32(h[20:], p.docs)
+	binary.LittleEndian.PutUint64(h[24:], uint64(p.keys.entries()))
+	h[32] = p.keys.bits
+	binary.LittleEndian.PutUint32(h[36:], uint32(len(settings)))
+	put(h[:])
+	put([]byte(settings))
+	align()
+	put(bytesOf(p.keys.off))
+	align()
+	put(bytesOf(p.keys.tag))
+	align()
+	put(p.keys.slot)
+	align()
+	put(bytesOf(p.fps))
+	align()
+	put(bytesOf(p.live))
+	for t := range fpTables {
+		align()
+		put(bytesOf(p.fpx.off[t]))
+	}
+	align()
+	for t := range fpTables {
+		put(p.fpx.slot[t])
+		align()
+	}
+	if err != nil {
+		return err
+	}
+	if err = w.Flush(); err != nil {
+		return err
+	}
+	var tr [8]byte
+	binary.LittleEndian.PutUint32(tr[:4], crc.Sum32())
+	copy(tr[4:], partTrailer)
+	if _, err = f.Write(tr[:]); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// openPart maps the part file at path and checks it: its checksum, its
+// sizes, and that it was made with settings. Errors wrap ErrDamaged.
+func openPart(path, settings string) (p *part, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := st.Size()
+	if size < partHeader+8 || size > 1<<40 {
+		return nil, fmt.Errorf("%w: %s: %d bytes", ErrDamaged, path, size)
+	}
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("keptset: mapping %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			syscall.Munmap(data)
+		}
+	}()
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s: %s", ErrDamaged, path, fmt.Sprintf(format, a...))
+	}
+	body, tr := data[:size-8], data[size-8:]
+	if string(tr[4:]) != partTrailer {
+		return nil, bad("no trailer (a cut file?)")
+	}
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(tr[:4]) {
+		return nil, bad("checksum mismatch")
+	}
+	if string(body[:8]) != partMagic {
+		return nil, bad("not a part file")
+	}
+	p = &part{
+		base: binary.LittleEndian.Uint64(body[8:]),
+		span: binary.LittleEndian.Uint32(body[16:]),
+		docs: binary.LittleEndian.Uint32(body[20:]),
+		data: data,
+		name: filepath.Base(path),
+	}
+	entries := binary.LittleEndian.Uint64(body[24:])
+	p.keys.bits = body[32]
+	sl := int(binary.LittleEndian.Uint32(body[36:]))
+	if p.span > maxSpan || p.docs > p.span || p.keys.bits > 32 || entries > 1<<40 || sl > 1<<16 {
+		return nil, bad("bad header")
+	}
+	off := partHeader
+	take := func(n int) []byte {
+		if err != nil || off+n > len(body) {
+			if err == nil {
+				err = bad("%d bytes, shorter than its header says", size)
+			}
+			return nil
+		}
+		b := body[off : off+n : off+n]
+		off += n
+		off += pad8(off)
+		return b
+	}
+	if s := string(take(sl)); err == nil && s != settings {
+		return nil, fmt.Errorf("%w: %s: made with other settings (%s; now %s)", ErrDamaged, path, s, settings)
+	}
+	p.keys.off = sliceOf[uint32](take(4 * ((1 << p.keys.bits) + 1)))
+	p.keys.tag = sliceOf[uint16](take(2 * int(entries)))
+	p.keys.slot = take(slotBytes * int(entries))
+	p.fps = sliceOf[uint64](take(8 * int(p.span)))
+	p.live = sliceOf[uint64](take(8 * ((int(p.span) + 63) / 64)))
+	for t := range fpTables {
+		p.fpx.off[t] = sliceOf[uint32](take(4 * (fpBuckets + 1)))
+	}
+	for t := range fpTables {
+		p.fpx.slot[t] = take(slotBytes * int(p.docs))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if off != len(body) {
+		return nil, bad("%d bytes after its sections", len(body)-off)
+	}
+	// The offsets are the one thing a lookup trusts to index the other
+	// sections: check that they are ascending and within them.
+	if err := checkOffsets(p.keys.off, uint32(entries)); err != nil {
+		return nil, bad("key table: %v", err)
+	}
+	for t := range fpTables {
+		if err := checkOffsets(p.fpx.off[t], p.docs); err != nil {
+			return nil, bad("fingerprint table %d: %v", t, err)
+		}
+	}
+	return p, nil
+}
+
+func checkOffsets(off []uint32, n uint32) error {
+	if off[0] != 0 || off[len(off)-1] != n {
+		return fmt.Errorf("offsets do not span the entries")
+	}
+	for i := 1; i < len(off); i++ {
+		if off[i] < off[i-1] {
+			return fmt.Errorf("offsets not ascending at %d", i)
+		}
+	}
+	return nil
+}
+
+// close unmaps the part's file.
+func (p *part) close() error {
+	if p.data == nil {
+		return nil
+	}
+	err := syscall.Munmap(p.data)
+	p.data = nil
+	return err
+}
+
+// bytes is the memory the part's sections take.
+func (p *part) bytes() int64 {
+	n := int64(len(p.keys.off)*4 + len(p.keys.tag)*2 + len(p.keys.slot) + len(p.fps)*8 + len(p.live)*8 + len(p.dead)*8)
+	for t := range fpTables {
+		n += int64(len(p.fpx.off[t])*4 + len(p.fpx.slot[t]))
+	}
+	return n
+}
+
+// fingerprint returns the slots within k bits of fp (k <= fpMaxK through the
+// block tables, a scan of the column beyond), each once, calling fn.
+func (p *part) fingerprint(fp uint64, k int, fn func(slot uint32, d int)) {
+	if k > fpMaxK {
+		for s, g := range p.fps {
+			if d := bits.OnesCount64(g ^ fp); d <= k && p.has(uint32(s)) {
+				fn(uint32(s), d)
+			}
+		}
+		return
+	}
+	for t := range fpTables {
+		b := fpBlockOf(fp, t)
+		off, sl := p.fpx.off[t], p.fpx.slot[t]
+		for i := off[b]; i < off[b+1]; i++ {
+			s := getSlot(sl, int(i))
+			g := p.fps[s]
+			d := bits.OnesCount64(g ^ fp)
+			if d > k || !p.has(s) {
+				continue
+			}
+			// Report a slot from the first table its block agrees in.
+			first := true
+			for u := range t {
+				if fpBlockOf(g, u) == fpBlockOf(fp, u) {
+					first = false
+					break
+				}
+			}
+			if first {
+				fn(s, d)
+			}
+		}
+	}
+}
+
+// has reports whether slot s holds a document not removed.
+func (p *part) has(s uint32) bool {
+	return p.live[s/64]&(1<<(s%64)) != 0 && (int(s/64) >= len(p.dead) || p.dead[s/64]&(1<<(s%64)) == 0)
+}

@@ -1,0 +1,502 @@
+package keptset
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/bits"
+	"slices"
+	"sync"
+
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/simhash"
+)
+
+// Records reads what verification needs of the stored documents: the store
+// that holds them (the service adapts its store engine to it). It is the
+// source of truth; a Set holds only what finds candidates.
+type Records interface {
+	// Record returns the id and features of the live document seq; ok is
+	// false when no live document has that seq (it was deleted).
+	Record(ctx context.Context, seq uint64) (id string, f dedup.Features, ok bool, err error)
+	// LoadFrom calls fn for every live document with a seq >= from, in
+	// ascending seq order.
+	LoadFrom(ctx context.Context, from uint64, fn func(seq uint64, id string, f *dedup.Features) error) error
+}
+
+// Options configures a Set. The zero value means the defaults.
+type Options struct {
+	// Dir holds the part files and the manifest; "" keeps the parts in
+	// memory (rebuilt from Records at every Open).
+	Dir string
+	// Settings names the decision settings the keys are made with; parts
+	// made with others are rebuilt.
+	Settings string
+	// DeltaSpan is the number of seqs the mutable delta covers before it is
+	// written as a part (default DefaultDeltaSpan).
+	DeltaSpan int
+	// PartSpan is the most seqs a part made by a rebuild or an import
+	// covers (default DefaultPartSpan, at most 1<<24).
+	PartSpan int
+	// Logger receives what Open rebuilt and why; nil logs nothing.
+	Logger *slog.Logger
+}
+
+// Defaults of Options.
+const (
+	DefaultDeltaSpan = 1 << 18
+	DefaultPartSpan  = 1 << 23
+)
+
+func (o *Options) ensureDefaults() {
+	if o.DeltaSpan <= 0 {
+		o.DeltaSpan = DefaultDeltaSpan
+	}
+	o.DeltaSpan = min(o.DeltaSpan, maxSpan)
+	if o.PartSpan <= 0 {
+		o.PartSpan = DefaultPartSpan
+	}
+	o.PartSpan = min(o.PartSpan, maxSpan)
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// A Set is the online kept set at scale (MethodMinHash): the candidate keys
+// of every kept document (its LSH band keys, or its token-sequence hash when
+// it has none) and its fingerprint, in pointer-free tables, and nothing
+// else. A match looks the new document's keys up, and reads the few
+// candidates' records (Records) to apply the rule: see the package notes.
+//
+// Documents are identified by seq, their priority; Add takes them in
+// ascending seq order. It is safe for concurrent use; the caller orders
+// writes (the service decides and adds one document at a time).
+type Set struct {
+	rule *dedup.Rule
+	nb   int
+	rec  Records
+	opt  Options
+
+	mu      sync.RWMutex
+	parts   []*part  // ascending base
+	frozen  []*delta // deltas being written as parts, queried meanwhile
+	delta   *delta   // documents since the last part
+	pending map[uint64]pendingDoc
+	live    int
+	next    uint64 // the lowest seq Add accepts
+	closed  bool
+
+	bg    sync.WaitGroup // part writers
+	bgErr error          // the first part write's error (mu)
+	dels  *deleteLog
+}
+
+// pendingDoc is a document added whose store write may not have landed:
+// its record is read from here, not Records, until Written or Remove.
+type pendingDoc struct {
+	id string
+	f  dedup.Features
+}
+
+// ErrClosed is returned after Close.
+var ErrClosed = errors.New("keptset: closed")
+
+// Keys appends to dst the candidate keys of f under rule: its LSH band
+// keys, each mixed with its band's number, or, for a document without
+// bands (no tokens), its token-sequence hash. Two documents the rule
+// calls near share a key (an exact copy has the same bands), save for a
+// 64-bit collision of token-sequence hashes between a document with bands
+// and one without.
+func Keys(dst []uint64, f *dedup.Features, bands int) []uint64 {
+	if len(f.Bands) == bands && bands > 0 {
+		for b, k := range f.Bands {
+			dst = append(dst, simhash.Mix64(k, uint64(b)))
+		}
+		return dst
+	}
+	return append(dst, simhash.Mix64(f.Exact, 1<<32))
+}
+
+// Open returns the set of the documents in rec: the parts in opt.Dir
+// that are sound and made with opt.Settings, then the documents after
+// them read from rec (the tail). A damaged or missing part is rebuilt from
+// rec, with a log line saying so.
+func Open(ctx context.Context, rule *dedup.Rule, rec Records, opt Options) (*Set, error) {
+	opt.ensureDefaults()
+	bands := rule.Bands()
+	s := &Set{rule: rule, nb: bands, rec: rec, opt: opt, pending: map[uint64]pendingDoc{}}
+	from := uint64(0)
+	if opt.Dir != "" {
+		var err error
+		if from, err = s.loadParts(); err != nil {
+			return nil, err
+		}
+	}
+	b := newBuilder(from)
+	var keys []uint64
+	err := rec.LoadFrom(ctx, from, func(seq uint64, _ string, f *dedup.Features) error {
+		if seq < from {
+			return fmt.Errorf("keptset: records out of order (seq %d after %d)", seq, from)
+		}
+		for seq-b.base >= uint64(opt.PartSpan) {
+			end := b.base + uint64(opt.PartSpan)
+			if b.docs > 0 {
+				if err := s.installBuilt(b, nil); err != nil {
+					return err
+				}
+				end = b.base + uint64(b.span())
+			}
+			b = newBuilder(end)
+		}
+		keys = Keys(keys[:0], f, bands)
+		b.add(seq, keys, f.FP)
+		s.next = seq + 1
+		return nil
+	})
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	// The tail: a part when large, the delta otherwise.
+	if int(b.span()) >= opt.DeltaSpan {
+		if err := s.installBuilt(b, nil); err != nil {
+			s.Close()
+			return nil, err
+		}
+		b = newBuilder(b.base + uint64(b.span()))
+	}
+	s.next = max(s.next, from)
+	d := newDelta(b.base)
+	for i := range b.keys {
+		d.builder.keys = append(d.builder.keys, b.keys[i])
+		d.builder.slots = append(d.builder.slots, b.slots[i])
+	}
+	d.builder.fps, d.builder.present, d.builder.docs = b.fps, b.present, b.docs
+	d.rehash(max(1<<12, 1<<bits.Len(uint(2*len(b.keys)))))
+	s.delta = d
+	s.live += int(d.docs)
+	if opt.Dir != "" {
+		if err := s.writeManifest(); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// installBuilt makes b a part: written to the directory (if any) and
+// mapped back, or kept in memory. Open and rebuilds call it.
+func (s *Set) installBuilt(b *builder, dead func(uint32) bool) error {
+	p := b.build(dead)
+	if s.opt.Dir != "" {
+		var err error
+		if p, err = s.writeAndMap(p); err != nil {
+			return err
+		}
+	}
+	s.parts = append(s.parts, p)
+	s.live += int(p.docs)
+	return nil
+}
+
+// Len is the number of documents in the set.
+func (s *Set) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.live
+}
+
+// Next is the lowest seq Add accepts: one past the last document added.
+func (s *Set) Next() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.next
+}
+
+// Add adds the document seq (>= Next) with id and features f. Until
+// Written(seq), its record is read from the set, not from Records.
+func (s *Set) Add(seq uint64, id string, f dedup.Features) error {
+	var buf [64]uint64
+	keys := Keys(buf[:0], &f, s.nb)
+	f.Sig = nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if seq < s.next {
+		return fmt.Errorf("keptset: seq %d added after %d", seq, s.next-1)
+	}
+	if seq-s.delta.base >= maxSpan {
+		if err := s.freezeLocked(seq); err != nil {
+			return err
+		}
+	}
+	s.delta.add(seq, keys, f.FP)
+	s.pending[seq] = pendingDoc{id: id, f: f}
+	s.next = seq + 1
+	s.live++
+	if int(s.delta.span()) >= s.opt.DeltaSpan {
+		return s.freezeLocked(s.next)
+	}
+	return nil
+}
+
+// Written says that the store holds document seq: its record is read from
+// Records from now on.
+func (s *Set) Written(seq uint64) {
+	s.mu.Lock()
+	delete(s.pending, seq)
+	s.mu.Unlock()
+}
+
+// Remove removes document seq, reporting whether it was in the set.
+func (s *Set) Remove(seq uint64) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false, ErrClosed
+	}
+	delete(s.pending, seq)
+	if d := s.deltaOf(seq); d != nil {
+		sl := uint32(seq - d.base)
+		if !d.has(sl) || d.isDead(sl) {
+			return false, nil
+		}
+		d.kill(sl)
+		s.live--
+		return true, nil
+	}
+	p := s.partOf(seq)
+	if p == nil {
+		return false, nil
+	}
+	sl := uint32(seq - p.base)
+	if !p.has(sl) {
+		return false, nil
+	}
+	p.kill(sl)
+	s.live--
+	if s.dels != nil {
+		return true, s.dels.append(seq)
+	}
+	return true, nil
+}
+
+func (p *part) kill(s uint32) {
+	if p.dead == nil {
+		p.dead = make([]uint64, len(p.live))
+	}
+	p.dead[s/64] |= 1 << (s % 64)
+}
+
+// deltaOf returns the delta or frozen delta holding seq's slot.
+func (s *Set) deltaOf(seq uint64) *delta {
+	if seq >= s.delta.base {
+		return s.delta
+	}
+	for _, d := range s.frozen {
+		if seq >= d.base && seq-d.base < uint64(d.span()) {
+			return d
+		}
+	}
+	return nil
+}
+
+// partOf returns the part holding seq's slot, or nil.
+func (s *Set) partOf(seq uint64) *part {
+	i, found := slices.BinarySearchFunc(s.parts, seq, func(p *part, seq uint64) int { return cmp.Compare(p.base, seq) })
+	if !found {
+		i--
+	}
+	if i < 0 {
+		return nil
+	}
+	if p := s.parts[i]; seq-p.base < uint64(p.span) {
+		return p
+	}
+	return nil
+}
+
+// candidates appends the live seqs that share a key with keys, ascending
+// and each once.
+func (s *Set) candidates(dst []uint64, keys []uint64) []uint64 {
+	var buf [64]uint32
+	for _, p := range s.parts {
+		for _, k := range keys {
+			for _, sl := range p.keys.find(buf[:0], k) {
+				if p.has(sl) {
+					dst = append(dst, p.base+uint64(sl))
+				}
+			}
+		}
+	}
+	for _, d := range append(s.frozen[:len(s.frozen):len(s.frozen)], s.delta) {
+		for _, k := range keys {
+			for _, sl := range d.find(buf[:0], k) {
+				if !d.isDead(sl) {
+					dst = append(dst, d.base+uint64(sl))
+				}
+			}
+		}
+	}
+	slices.Sort(dst)
+	return slices.Compact(dst)
+}
+
+// Match returns the first document of the set, in priority order, that f
+// duplicates under the rule.
+func (s *Set) Match(ctx context.Context, f *dedup.Features) (dedup.KeptMatch, bool, error) {
+	ms, err := s.MatchAll(ctx, f, 1)
+	if err != nil || len(ms) == 0 {
+		return dedup.KeptMatch{}, false, err
+	}
+	return ms[0], true, nil
+}
+
+// MatchAll returns the documents of the set that f duplicates, in priority
+// order, at most limit of them when limit > 0. Candidates are read from
+// Records in priority order, so a limit of 1 reads only until the first
+// match.
+func (s *Set) MatchAll(ctx context.Context, f *dedup.Features, limit int) ([]dedup.KeptMatch, error) {
+	var kb [64]uint64
+	keys := Keys(kb[:0], f, s.nb)
+	var cb [64]uint64
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return nil, ErrClosed
+	}
+	cands := s.candidates(cb[:0], keys)
+	// Pending documents' records are copied out under the lock.
+	var pend map[uint64]pendingDoc
+	for _, seq := range cands {
+		if p, ok := s.pending[seq]; ok {
+			if pend == nil {
+				pend = map[uint64]pendingDoc{}
+			}
+			pend[seq] = p
+		}
+	}
+	s.mu.RUnlock()
+	var ms []dedup.KeptMatch
+	for _, seq := range cands {
+		var (
+			id string
+			g  dedup.Features
+		)
+		if p, ok := pend[seq]; ok {
+			id, g = p.id, p.f
+		} else {
+			var ok bool
+			var err error
+			id, g, ok, err = s.rec.Record(ctx, seq)
+			if err != nil {
+				return nil, fmt.Errorf("keptset: reading candidate %d: %w", seq, err)
+			}
+			if !ok {
+				continue // deleted since the lookup, or before a restart
+			}
+		}
+		if !s.rule.Duplicates(&g, f) {
+			continue
+		}
+		verified := s.rule.Verified(&g, f)
+		ms = append(ms, dedup.KeptMatch{ID: id, Seq: seq, Distance: bits.OnesCount64(g.FP ^ f.FP),
+			Score: s.rule.Score(&g, f), Exact: verified && g.Exact == f.Exact, Unverified: !verified})
+		if limit > 0 && len(ms) >= limit {
+			break
+		}
+	}
+	return ms, nil
+}
+
+// A Hit is a stored fingerprint within a query's distance.
+type Hit struct {
+	Seq      uint64
+	FP       uint64
+	Distance int
+}
+
+// QueryFingerprint returns the live documents whose fingerprints are within
+// k bits of fp, nearest first (then in priority order), at most limit when
+// limit > 0: through the block tables for k <= 3, by a scan beyond.
+func (s *Set) QueryFingerprint(fp uint64, k, limit int) ([]Hit, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	var hits []Hit
+	for _, p := range s.parts {
+		p.fingerprint(fp, k, func(sl uint32, d int) {
+			hits = append(hits, Hit{Seq: p.base + uint64(sl), FP: p.fps[sl], Distance: d})
+		})
+	}
+	for _, d := range append(s.frozen[:len(s.frozen):len(s.frozen)], s.delta) {
+		d.fingerprint(fp, k, func(sl uint32, dist int) {
+			hits = append(hits, Hit{Seq: d.base + uint64(sl), FP: d.fps[sl], Distance: dist})
+		})
+	}
+	slices.SortFunc(hits, func(a, b Hit) int {
+		return cmp.Or(cmp.Compare(a.Distance, b.Distance), cmp.Compare(a.Seq, b.Seq))
+	})
+	if limit > 0 && len(hits) > limit {
+		hits = hits[:limit]
+	}
+	return hits, nil
+}
+
+// Stats describes a set's memory.
+type Stats struct {
+	Docs       int
+	Parts      int
+	PartBytes  int64 // the parts' tables and columns (mapped)
+	DeltaDocs  int
+	DeltaBytes int64
+	Pending    int
+}
+
+// Stats returns the set's figures.
+func (s *Set) Stats() Stats {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	st := Stats{Docs: s.live, Parts: len(s.parts), Pending: len(s.pending), DeltaDocs: int(s.delta.docs), DeltaBytes: s.delta.bytes()}
+	for _, p := range s.parts {
+		st.PartBytes += p.bytes()
+	}
+	for _, d := range s.frozen {
+		st.DeltaDocs += int(d.docs)
+		st.DeltaBytes += d.bytes()
+	}
+	return st
+}
+
+// Close writes the delta as a part (so that the next Open replays nothing)
+// and releases the parts.
+func (s *Set) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	var err error
+	if s.delta != nil && s.delta.docs > 0 && s.opt.Dir != "" && len(s.pending) == 0 {
+		err = s.freezeLocked(s.next)
+	}
+	s.mu.Unlock()
+	s.bg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	err = errors.Join(err, s.bgErr)
+	for _, p := range s.parts {
+		err = errors.Join(err, p.close())
+	}
+	if s.dels != nil {
+		err = errors.Join(err, s.dels.close())
+	}
+	return err
+}

@@ -1,0 +1,392 @@
+package keptset_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/testcorpora"
+	"github.com/neardup/neardup/keptset"
+)
+
+// memRecords is Records over a map, as a store would hold them.
+type memRecords struct {
+	mu   sync.Mutex
+	docs map[uint64]rec
+}
+
+type rec struct {
+	id string
+	f  dedup.Features
+}
+
+func newMemRecords() *memRecords { return &memRecords{docs: map[uint64]rec{}} }
+
+func (m *memRecords) put(seq uint64, id string, f dedup.Features) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.docs[seq] = rec{id, f}
+}
+
+func (m *memRecords) del(seq uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.docs, seq)
+}
+
+func (m *memRecords) Record(_ context.Context, seq uint64) (string, dedup.Features, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.docs[seq]
+	return r.id, r.f, ok, nil
+}
+
+func (m *memRecords) LoadFrom(_ context.Context, from uint64, fn func(uint64, string, *dedup.Features) error) error {
+	m.mu.Lock()
+	var seqs []uint64
+	for s := range m.docs {
+		if s >= from {
+			seqs = append(seqs, s)
+		}
+	}
+	m.mu.Unlock()
+	slices.Sort(seqs)
+	for _, s := range seqs {
+		r := m.docs[s]
+		if err := fn(s, r.id, &r.f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// texts returns n documents of a shared corpus with near-copies (a word
+// changed, a sentence appended) and exact copies among them.
+func texts(t *testing.T, n int) []string {
+	src := testcorpora.Texts(t, "en_gitdocs_dev", n, 30)
+	r := rand.New(rand.NewPCG(1, 2))
+	var out []string
+	for _, s := range src {
+		out = append(out, s)
+		switch r.IntN(4) {
+		case 0:
+			w := strings.Fields(s)
+			w[r.IntN(len(w))] = "changed"
+			out = append(out, strings.Join(w, " "))
+		case 1:
+			out = append(out, s)
+		case 2:
+			out = append(out, s+" Posted by an editor today.")
+		}
+	}
+	return out
+}
+
+// distinct returns n texts of the corpus with no two alike under the rule
+// (so each matches itself first).
+func distinct(t *testing.T, n int) []string {
+	rule, ex := setup(t)
+	var out []string
+	var fs []*dedup.Features
+	for _, s := range testcorpora.Texts(t, "en_gitdocs_dev", 3*n, 30) {
+		f := ex.Extract(s)
+		if rule.Match(&f, fs) < 0 {
+			out, fs = append(out, s), append(fs, &f)
+		}
+		if len(out) == n {
+			break
+		}
+	}
+	return out
+}
+
+func setup(t *testing.T) (*dedup.Rule, *dedup.Extractor) {
+	opt := dedup.Options{}
+	opt.EnsureDefaults()
+	rule, err := dedup.NewRule(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := dedup.NewExtractor(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rule, ex
+}
+
+// TestMatchesKept: the set's verdicts, adding each document unless it
+// duplicates one before it, are dedup.Kept's (which the equality tests tie
+// to the batch), through deltas written as parts, and after a reopen.
+func TestMatchesKept(t *testing.T) {
+	rule, ex := setup(t)
+	docs := texts(t, 1500)
+	for _, dir := range []string{"", t.TempDir()} {
+		t.Run(fmt.Sprintf("dir=%v", dir != ""), func(t *testing.T) {
+			kept, err := dedup.NewKept(rule, len(docs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs := newMemRecords()
+			opt := keptset.Options{Dir: dir, Settings: "test", DeltaSpan: 200, PartSpan: 500}
+			s, err := keptset.Open(context.Background(), rule, recs, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dups := 0
+			seq := uint64(0)
+			var late []uint64
+			for i, text := range docs {
+				f := ex.Extract(text)
+				id := fmt.Sprint("d", i)
+				want, wantDup, err := kept.AddIfNew(id, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, dup, err := s.Match(context.Background(), &f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if dup != wantDup || got.ID != want.ID || got.Exact != want.Exact || got.Score != want.Score {
+					t.Fatalf("doc %d: got %+v %v, Kept says %+v %v", i, got, dup, want, wantDup)
+				}
+				if dup {
+					dups++
+					continue
+				}
+				if err := s.Add(seq, id, f); err != nil {
+					t.Fatal(err)
+				}
+				if i%3 == 0 { // some writes land late
+					recs.put(seq, id, f)
+					s.Written(seq)
+				} else {
+					recs.put(seq, id, f)
+					late = append(late, seq)
+				}
+				seq++
+			}
+			if dups < len(docs)/8 {
+				t.Fatalf("only %d duplicates among %d documents: the test tests little", dups, len(docs))
+			}
+			if s.Len() != kept.Len() {
+				t.Fatalf("Len %d, Kept %d", s.Len(), kept.Len())
+			}
+			for _, seq := range late {
+				s.Written(seq)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if dir == "" {
+				return
+			}
+			// Reopen: the parts are mapped back; the same verdicts.
+			s, err = keptset.Open(context.Background(), rule, recs, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if st := s.Stats(); st.Parts == 0 || st.DeltaDocs != 0 {
+				t.Fatalf("reopened with %+v: want parts and an empty delta", st)
+			}
+			for i, text := range docs {
+				f := ex.Extract(text)
+				want, wantDup, _ := kept.Match(&f)
+				got, dup, err := s.Match(context.Background(), &f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if dup != wantDup || got.ID != want.ID {
+					t.Fatalf("after reopen, doc %d: got %+v %v, Kept says %+v %v", i, got, dup, want, wantDup)
+				}
+			}
+		})
+	}
+}
+
+// TestRemove: a removed document is no candidate, in the delta, in a part,
+// and after a reopen (the deletes file), and Len follows.
+func TestRemove(t *testing.T) {
+	rule, ex := setup(t)
+	docs := distinct(t, 600)
+	recs := newMemRecords()
+	dir := t.TempDir()
+	opt := keptset.Options{Dir: dir, Settings: "test", DeltaSpan: 256}
+	ctx := context.Background()
+	s, err := keptset.Open(ctx, rule, recs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range docs {
+		f := ex.Extract(text)
+		if err := s.Add(uint64(i), fmt.Sprint(i), f); err != nil {
+			t.Fatal(err)
+		}
+		recs.put(uint64(i), fmt.Sprint(i), f)
+		s.Written(uint64(i))
+	}
+	// 10 is in a part by now, 590 in the delta.
+	for _, i := range []int{10, 590} {
+		if ok, err := s.Remove(uint64(i)); !ok || err != nil {
+			t.Fatalf("Remove(%d) = %v, %v", i, ok, err)
+		}
+		f := ex.Extract(docs[i])
+		if m, dup, _ := s.Match(ctx, &f); dup && m.Seq == uint64(i) {
+			t.Fatalf("removed %d still matches", i)
+		}
+	}
+	if ok, _ := s.Remove(10); ok {
+		t.Fatal("second Remove reported true")
+	}
+	if s.Len() != len(docs)-2 {
+		t.Fatalf("Len %d, want %d", s.Len(), len(docs)-2)
+	}
+	// The store drops only 590 (10's delete is in the set's deletes file).
+	recs.del(590)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = keptset.Open(ctx, rule, recs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Len() != len(docs)-2 {
+		t.Fatalf("after reopen Len %d, want %d", s.Len(), len(docs)-2)
+	}
+	f := ex.Extract(docs[10])
+	if m, dup, _ := s.Match(ctx, &f); dup && m.Seq == 10 {
+		t.Fatal("removed 10 matches after reopen")
+	}
+	f = ex.Extract(docs[11])
+	if m, dup, _ := s.Match(ctx, &f); !dup || m.Seq != 11 {
+		t.Fatalf("11 does not match itself after reopen: %+v %v", m, dup)
+	}
+}
+
+// TestDamagedPart: a damaged part is rebuilt from the records, with a log
+// line naming it, and the set answers as before.
+func TestDamagedPart(t *testing.T) {
+	rule, ex := setup(t)
+	docs := distinct(t, 400)
+	recs := newMemRecords()
+	dir := t.TempDir()
+	opt := keptset.Options{Dir: dir, Settings: "test", DeltaSpan: 100}
+	ctx := context.Background()
+	s, err := keptset.Open(ctx, rule, recs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range docs {
+		f := ex.Extract(text)
+		recs.put(uint64(i), fmt.Sprint(i), f)
+		if err := s.Add(uint64(i), fmt.Sprint(i), f); err != nil {
+			t.Fatal(err)
+		}
+		s.Written(uint64(i))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	parts, _ := filepath.Glob(filepath.Join(dir, "*.part"))
+	if len(parts) < 2 {
+		t.Fatalf("%d parts, want several", len(parts))
+	}
+	for _, damage := range []string{"flip", "cut", "missing", "manifest"} {
+		t.Run(damage, func(t *testing.T) {
+			victim := parts[1]
+			b, _ := os.ReadFile(victim)
+			switch damage {
+			case "flip":
+				b[len(b)/2] ^= 0x40
+				os.WriteFile(victim, b, 0o644)
+			case "cut":
+				os.WriteFile(victim, b[:len(b)-100], 0o644)
+			case "missing":
+				os.Remove(victim)
+			case "manifest":
+				victim = filepath.Join(dir, "MANIFEST")
+				m, _ := os.ReadFile(victim)
+				os.WriteFile(victim, append(m[:10], 'x'), 0o644)
+			}
+			var logBuf bytes.Buffer
+			o := opt
+			o.Logger = slog.New(slog.NewTextHandler(&logBuf, nil))
+			s, err := keptset.Open(ctx, rule, recs, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(logBuf.String(), "rebuild") || !strings.Contains(logBuf.String(), filepath.Base(victim)) {
+				t.Fatalf("log does not name the rebuild of %s: %s", filepath.Base(victim), logBuf.String())
+			}
+			for i, text := range docs {
+				f := ex.Extract(text)
+				if m, dup, err := s.Match(ctx, &f); err != nil || !dup || m.Seq != uint64(i) {
+					t.Fatalf("doc %d: %+v %v %v", i, m, dup, err)
+				}
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			parts, _ = filepath.Glob(filepath.Join(dir, "*.part"))
+		})
+	}
+}
+
+// TestWriter: a set written in bulk answers as one built by Add.
+func TestWriter(t *testing.T) {
+	rule, ex := setup(t)
+	docs := distinct(t, 500)
+	recs := newMemRecords()
+	dir := t.TempDir()
+	opt := keptset.Options{Dir: dir, Settings: "test", PartSpan: 128}
+	w, err := keptset.NewWriter(rule, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range docs {
+		seq := uint64(2 * i) // gaps, as deletes leave
+		f := ex.Extract(text)
+		recs.put(seq, fmt.Sprint(i), f)
+		if err := w.Add(seq, &f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := keptset.NewWriter(rule, opt); err == nil {
+		t.Fatal("a second Writer over a set succeeded")
+	}
+	s, err := keptset.Open(context.Background(), rule, recs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if st := s.Stats(); st.Parts < 4 || st.DeltaDocs != 0 || st.Docs != len(docs) {
+		t.Fatalf("stats %+v", st)
+	}
+	for i, text := range docs {
+		f := ex.Extract(text)
+		if m, dup, err := s.Match(context.Background(), &f); err != nil || !dup || m.Seq != uint64(2*i) {
+			t.Fatalf("doc %d: %+v %v %v", i, m, dup, err)
+		}
+		hits, err := s.QueryFingerprint(f.FP, 3, 0)
+		if err != nil || !slices.ContainsFunc(hits, func(h keptset.Hit) bool { return h.Seq == uint64(2*i) && h.Distance == 0 }) {
+			t.Fatalf("fingerprint query of doc %d: %v %v", i, hits, err)
+		}
+	}
+	if err := s.Add(0, "x", dedup.Features{}); err == nil || errors.Is(err, keptset.ErrClosed) {
+		t.Fatalf("Add of an old seq: %v", err)
+	}
+}
