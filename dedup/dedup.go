@@ -183,9 +183,10 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 		r.sets = newSketchStore(opt.TempDir, opt.SketchBudget)
 		defer func() { r.sets.close() }()
 	}
-	if opt.Method == MethodMinHash && opt.Index != "" {
-		// Matching the kept set of earlier runs and adding to it need each
-		// document's band keys, which the rule's candidates do not keep.
+	if opt.Method == MethodMinHash && (opt.Index != "" || opt.OnKept != nil) {
+		// Matching the kept set of earlier runs and adding to it (or
+		// handing the kept documents on) need each document's band keys,
+		// which the rule's candidates do not keep.
 		r.keys = newSketchStore(opt.TempDir, defaultBandSpill)
 		defer func() { r.keys.close() }()
 	}
@@ -282,6 +283,11 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 		// Into the in-memory set now, while the shingle sets are here; the
 		// files are saved after the outputs.
 		if err := r.addKept(); err != nil {
+			return Summary{}, err
+		}
+	}
+	if opt.OnKept != nil {
+		if err := r.eachKept(opt.OnKept); err != nil {
 			return Summary{}, err
 		}
 	}

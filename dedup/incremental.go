@@ -63,6 +63,18 @@ func (r *runner) loadKept() error {
 // already stored is replaced, and moves last).
 func (r *runner) addKept() error {
 	k := r.kept
+	return r.eachKept(func(id string, _ int, f Features) error {
+		k.Remove(id)
+		if err := k.Add(id, f); err != nil {
+			return fmt.Errorf("dedup: adding to index: %w", err)
+		}
+		return nil
+	})
+}
+
+// eachKept calls fn with each kept document in priority order, stopping at
+// the first error (or a failed read of the shingle sets).
+func (r *runner) eachKept(fn func(id string, doc int, f Features) error) error {
 	order := r.priority()
 	for p := range r.d.len() {
 		i := p
@@ -72,10 +84,11 @@ func (r *runner) addKept() error {
 		if r.removed(i) {
 			continue
 		}
-		id := r.d.ids.get(i)
-		k.Remove(id)
-		if err := k.Add(id, r.feat(i)); err != nil {
-			return fmt.Errorf("dedup: adding to index: %w", err)
+		if err := fn(r.d.ids.get(i), i, r.feat(i)); err != nil {
+			return err
+		}
+		if err := r.setError(); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -185,6 +185,13 @@ type Options struct {
 	Index       string
 	UpdateIndex bool
 
+	// OnKept, when set, is called once the decisions are made with every
+	// kept document, in priority order (input order under KeepFirst): its
+	// id, its index among the documents read (from 0) and its features as the
+	// rule sees them (shingle set and band keys included). An error stops
+	// the run. A bulk import of the service ('neardup import') stores them.
+	OnKept func(id string, doc int, f Features) error
+
 	// Workers is the number of fingerprinting and verification goroutines
 	// (default GOMAXPROCS).
 	Workers int

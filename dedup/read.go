@@ -260,7 +260,7 @@ type worker struct {
 func (r *runner) newWorker() *worker {
 	// The rule of MethodMinHash needs no fingerprint; the index of an
 	// incremental run holds them.
-	e, err := r.opt.extractor(r.hasher, r.opt.Index != "")
+	e, err := r.opt.extractor(r.hasher, r.opt.Index != "" || r.opt.OnKept != nil)
 	if err != nil {
 		panic(err) // the options were validated and the profile looked up by Run
 	}
