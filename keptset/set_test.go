@@ -110,7 +110,7 @@ func distinct(t *testing.T, n int) []string {
 	return out
 }
 
-func setup(t *testing.T) (*dedup.Rule, *dedup.Extractor) {
+func setup(t testing.TB) (*dedup.Rule, *dedup.Extractor) {
 	opt := dedup.Options{}
 	opt.EnsureDefaults()
 	rule, err := dedup.NewRule(opt)

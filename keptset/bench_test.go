@@ -1,0 +1,104 @@
+package keptset_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/keptset"
+)
+
+// noRecords is Records for a set whose candidates are never read.
+type noRecords struct{}
+
+func (noRecords) Record(context.Context, uint64) (string, dedup.Features, bool, error) {
+	return "", dedup.Features{}, false, nil
+}
+func (noRecords) LoadFrom(context.Context, uint64, func(uint64, string, *dedup.Features) error) error {
+	return nil
+}
+
+// synthetic returns document i's features: random band keys and
+// fingerprint, as unrelated documents have.
+func synthetic(r *rand.Rand, bands int) dedup.Features {
+	f := dedup.Features{FP: r.Uint64(), Exact: r.Uint64(), Bands: make([]uint64, bands)}
+	for b := range f.Bands {
+		f.Bands[b] = r.Uint64()
+	}
+	return f
+}
+
+// BenchmarkSet measures a set of N unrelated documents written in bulk and
+// mapped back: bytes per document of its parts, and the time of a match
+// (key lookups; no candidate to read) and of a k = 3 fingerprint query.
+// Sizes: 100K and 1M, and KEPTSET_BENCH_N (e.g. 10000000) when set.
+//
+//	go test ./keptset -run '^$' -bench Set -benchtime 200000x
+func BenchmarkSet(b *testing.B) {
+	sizes := []int{100_000, 1_000_000}
+	if n, err := strconv.Atoi(os.Getenv("KEPTSET_BENCH_N")); err == nil {
+		sizes = []int{n}
+	}
+	rule, _ := setup(b)
+	for _, n := range sizes {
+		dir := b.TempDir()
+		opt := keptset.Options{Dir: dir, Settings: "bench"}
+		w, err := keptset.NewWriter(rule, opt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(1, 1))
+		fps := make([]uint64, 0, 1024)
+		for i := range n {
+			f := synthetic(r, rule.Bands())
+			if len(fps) < cap(fps) {
+				fps = append(fps, f.FP)
+			}
+			if err := w.Add(uint64(i), &f); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+		s, err := keptset.Open(context.Background(), rule, noRecords{}, opt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		st := s.Stats()
+		b.Run(fmt.Sprintf("n=%d/match", n), func(b *testing.B) {
+			q := rand.New(rand.NewPCG(2, 2))
+			queries := make([]dedup.Features, 4096)
+			for i := range queries {
+				queries[i] = synthetic(q, rule.Bands())
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				if _, _, err := s.Match(context.Background(), &queries[i%len(queries)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(st.PartBytes)/float64(n), "B/doc")
+		})
+		b.Run(fmt.Sprintf("n=%d/fingerprint-k3", n), func(b *testing.B) {
+			q := rand.New(rand.NewPCG(3, 3))
+			hits := 0
+			for i := range b.N {
+				fp := fps[i%len(fps)] ^ 1<<q.IntN(64) ^ 1<<q.IntN(64)
+				h, err := s.QueryFingerprint(fp, 3, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				hits += len(h)
+			}
+			if hits < b.N {
+				b.Fatalf("%d hits for %d queries of stored fingerprints", hits, b.N)
+			}
+		})
+		s.Close()
+	}
+}
