@@ -47,7 +47,7 @@ type Options struct {
 // Defaults of Options.
 const (
 	DefaultDeltaSpan = 1 << 18
-	DefaultPartSpan  = 1 << 23
+	DefaultPartSpan  = 1 << 24
 )
 
 func (o *Options) ensureDefaults() {
@@ -325,11 +325,9 @@ func (s *Set) partOf(seq uint64) *part {
 func (s *Set) candidates(dst []uint64, keys []uint64) []uint64 {
 	var buf [64]uint32
 	for _, p := range s.parts {
-		for _, k := range keys {
-			for _, sl := range p.keys.find(buf[:0], k) {
-				if p.has(sl) {
-					dst = append(dst, p.base+uint64(sl))
-				}
+		for _, sl := range p.keys.findAll(buf[:0], keys) {
+			if p.has(sl) {
+				dst = append(dst, p.base+uint64(sl))
 			}
 		}
 	}

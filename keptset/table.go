@@ -66,6 +66,32 @@ func (t *table) find(dst []uint32, h uint64) []uint32 {
 	return dst
 }
 
+// findAll appends to dst the slots of the entries of every key of hs, as
+// find does for each: first the buckets' bounds of all the keys, then their
+// tags, so that the cache misses of different keys overlap instead of
+// waiting on one another.
+func (t *table) findAll(dst []uint32, hs []uint64) []uint32 {
+	var bounds [64][2]uint32
+	n := min(len(hs), len(bounds))
+	for i, h := range hs[:n] {
+		b, _ := bucketOf(h, t.bits)
+		bounds[i] = [2]uint32{t.off[b], t.off[b+1]}
+	}
+	for i, h := range hs[:n] {
+		_, tag := bucketOf(h, t.bits)
+		lo, hi := int(bounds[i][0]), int(bounds[i][1])
+		tags := t.tag[lo:hi]
+		j, _ := slices.BinarySearch(tags, tag)
+		for ; j < len(tags) && tags[j] == tag; j++ {
+			dst = append(dst, getSlot(t.slot, lo+j))
+		}
+	}
+	for _, h := range hs[n:] {
+		dst = t.find(dst, h)
+	}
+	return dst
+}
+
 // entries is the number of entries.
 func (t *table) entries() int { return len(t.tag) }
 
