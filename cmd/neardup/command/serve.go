@@ -23,6 +23,7 @@ import (
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/server"
+	"github.com/neardup/neardup/store"
 )
 
 type serveCmd struct {
@@ -180,8 +181,8 @@ func (f *serveCmd) run(c *cobra.Command) error {
 	}
 
 	var (
-		store server.Store
-		err   error
+		st  store.Store
+		err error
 	)
 	where := f.data
 	switch {
@@ -191,19 +192,19 @@ func (f *serveCmd) run(c *cobra.Command) error {
 			return err
 		}
 		switch f.engine {
-		case server.EngineBolt:
-			store, err = server.OpenBolt(f.data, server.BoltOptions{Settings: settings, Recover: f.forceRecover, Logger: log})
-		case server.EnginePebble:
-			store, err = server.OpenPebble(f.data, server.PebbleOptions{Settings: settings, Recover: f.forceRecover, Logger: log})
+		case store.EngineBolt:
+			st, err = store.OpenBolt(f.data, store.BoltOptions{Settings: settings, Recover: f.forceRecover, Logger: log})
+		case store.EnginePebble:
+			st, err = store.OpenPebble(f.data, store.PebbleOptions{Settings: settings, Recover: f.forceRecover, Logger: log})
 		default:
-			return usagef("--engine %q: want %s or %s", f.engine, server.EngineBolt, server.EnginePebble)
+			return usagef("--engine %q: want %s or %s", f.engine, store.EngineBolt, store.EnginePebble)
 		}
 		if err != nil {
 			return fmt.Errorf("--engine %s: %w", f.engine, err)
 		}
 		where = f.engine + " " + f.data
 	case strings.HasPrefix(f.store, "redis://"), strings.HasPrefix(f.store, "rediss://"), strings.HasPrefix(f.store, "redis-cluster://"):
-		if store, err = server.OpenRedis(ctx, f.store, server.RedisOptions{Dedup: opt.Dedup, Layout: f.redisLayout,
+		if st, err = server.OpenRedis(ctx, f.store, server.RedisOptions{Dedup: opt.Dedup, Layout: f.redisLayout,
 			Direct: f.redisDirect, Logger: log}); err != nil {
 			return err
 		}
@@ -211,9 +212,9 @@ func (f *serveCmd) run(c *cobra.Command) error {
 	default:
 		return usagef("--store %q: want redis://host:port/db or redis-cluster://host:port,...", redactURL(f.store))
 	}
-	srv, err := server.New(store, opt)
+	srv, err := server.New(st, opt)
 	if err != nil {
-		return errors.Join(err, store.Close())
+		return errors.Join(err, st.Close())
 	}
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
@@ -340,9 +341,9 @@ func dataEngine(asked, dir string) (string, error) {
 	if asked != "" {
 		return asked, nil
 	}
-	e, err := server.DataEngine(dir)
+	e, err := store.DataEngine(dir)
 	if err != nil || e != "" {
 		return e, err
 	}
-	return server.DefaultEngine, nil
+	return store.DefaultEngine, nil
 }

@@ -1,4 +1,4 @@
-package server
+package store
 
 import (
 	"cmp"
@@ -127,7 +127,7 @@ func OpenPebble(dir string, opt PebbleOptions) (*PebbleStore, error) {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("server: data directory: %w", err)
+		return nil, fmt.Errorf("store: data directory: %w", err)
 	}
 	if err := claimEngine(dir, EnginePebble); err != nil {
 		return nil, err
@@ -253,7 +253,7 @@ func (s *PebbleStore) storeError(what string, err error) error {
 		}
 		return fmt.Errorf("%w: %s: %s", ErrDamaged, file, oneLine(err))
 	}
-	return fmt.Errorf("server: %s: %w", what, err)
+	return fmt.Errorf("store: %s: %w", what, err)
 }
 
 // recoverPanic turns a panic of pebble's, which it has for some damaged
@@ -349,7 +349,7 @@ func checkPebbleMeta(db *pebble.DB, settings string) error {
 	case errors.Is(err, pebble.ErrNotFound):
 		b.Set(metaKey("format"), []byte(boltFormat), nil)
 	case err != nil:
-		return fmt.Errorf("server: opening store: %w", err)
+		return fmt.Errorf("store: opening store: %w", err)
 	case string(f) != boltFormat:
 		return fmt.Errorf("%w: format %q, this build reads %q", ErrStoreFormat, f, boltFormat)
 	}
@@ -359,7 +359,7 @@ func checkPebbleMeta(db *pebble.DB, settings string) error {
 		case errors.Is(err, pebble.ErrNotFound):
 			b.Set(metaKey("settings"), []byte(settings), nil)
 		case err != nil:
-			return fmt.Errorf("server: opening store: %w", err)
+			return fmt.Errorf("store: opening store: %w", err)
 		case string(s) != settings:
 			return fmt.Errorf("%w: made with %q, this run uses %q", ErrStoreFormat, s, settings)
 		}
@@ -385,9 +385,9 @@ func pebbleGet(r pebble.Reader, key []byte) ([]byte, error) {
 	return v, closer.Close()
 }
 
-// observeCommits makes every WAL fsync call f with the number of writes it
-// made durable and its error (see walCommits).
-func (s *PebbleStore) observeCommits(f func(ops int, err error)) { s.commits.onCommit.Store(&f) }
+// ObserveCommits makes every WAL fsync call f with the number of writes it
+// made durable and its error (see walCommits): the Server's metrics.
+func (s *PebbleStore) ObserveCommits(f func(ops int, err error)) { s.commits.onCommit.Store(&f) }
 
 // Size returns the bytes of the store's files.
 func (s *PebbleStore) Size() int64 {
@@ -483,7 +483,7 @@ func (s *PebbleStore) Get(_ context.Context, id string) (Record, error) {
 
 // PutSnapshotDelete implements SnapshotDeletes.
 func (s *PebbleStore) PutSnapshotDelete(ctx context.Context, id string, fp uint64) error {
-	return s.apply(ctx, &boltOp{snapDelete: &snapDelete{id: id, fp: fp}}, true)()
+	return s.apply(ctx, Op{SnapshotDelete: &SnapshotDelete{ID: id, FP: fp}}, true)()
 }
 
 // LoadSnapshotDeletes implements SnapshotDeletes.
@@ -498,21 +498,23 @@ func (s *PebbleStore) LoadSnapshotDeletes(ctx context.Context, fn func(id string
 
 // Put implements Store.
 func (s *PebbleStore) Put(ctx context.Context, r Record) error {
-	return s.apply(ctx, &boltOp{put: &r}, true)()
+	return s.apply(ctx, Op{Put: &r}, true)()
 }
 
 // Delete implements Store.
 func (s *PebbleStore) Delete(ctx context.Context, id string) error {
-	return s.apply(ctx, &boltOp{delete: id}, true)()
+	return s.apply(ctx, Op{Delete: id}, true)()
 }
 
-// queue implements the Server's queuer. A put is not checked against the
-// stored ids: the Server vouches for it, having found the id absent from its
+// Queue applies op and returns the wait for its durability, which must be
+// called; operations are applied in the order Queue was called (the
+// Server's queue). A put is not checked against the stored ids: the caller
+// vouches for it, as the Server does, having found the id absent from its
 // Kept (which holds every stored id) under the write lock it queues under.
 // In an LSM tree that check is a read of every level for a key that is
 // nearly always absent; at 1M stored documents it took 3/4 of the store's
 // CPU and halved its write rate (BENCHMARKS.md).
-func (s *PebbleStore) queue(ctx context.Context, op *boltOp) func() error {
+func (s *PebbleStore) Queue(ctx context.Context, op Op) func() error {
 	return s.apply(ctx, op, false)
 }
 
@@ -522,14 +524,14 @@ func (s *PebbleStore) queue(ctx context.Context, op *boltOp) func() error {
 // checkPut is set, and a delete of an absent one with ErrNotFound; the check
 // sees every write applied before, durable or not, as bbolt's does within a
 // group.
-func (s *PebbleStore) apply(ctx context.Context, op *boltOp, checkPut bool) func() error {
+func (s *PebbleStore) apply(ctx context.Context, op Op, checkPut bool) func() error {
 	fail := func(err error) func() error { return func() error { return err } }
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
-	if err := s.healthy(); err != nil {
+	if err := s.Healthy(); err != nil {
 		return fail(err)
 	}
 	s.mu.RLock()
@@ -690,9 +692,9 @@ func (s *PebbleStore) reopen() error {
 	return nil
 }
 
-// healthy implements storeHealth: it reports whether the store can take
-// writes: not after a failed WAL sync, until reopenLoop has reopened it.
-func (s *PebbleStore) healthy() error {
+// Healthy reports whether the store can take writes: not after a failed WAL
+// sync, until reopenLoop has reopened it (the Server's /readyz asks).
+func (s *PebbleStore) Healthy() error {
 	if p := s.failed.Load(); p != nil {
 		return fmt.Errorf("%w: an earlier WAL sync failed, reopening when the disk has room: %w", ErrStore, *p)
 	}
@@ -702,18 +704,18 @@ func (s *PebbleStore) healthy() error {
 // buildLocked puts op's changes into b, after checking the id (a put's only
 // when checkPut is set), and returns their inverse, for reopen; s.wmu
 // is held, so no write can come between the check and the apply.
-func (s *PebbleStore) buildLocked(b *pebble.Batch, op *boltOp, checkPut bool) ([]undoOp, error) {
-	if d := op.snapDelete; d != nil {
-		old, err := pebbleGet(s.db, snapKey(d.id))
+func (s *PebbleStore) buildLocked(b *pebble.Batch, op Op, checkPut bool) ([]undoOp, error) {
+	if d := op.SnapshotDelete; d != nil {
+		old, err := pebbleGet(s.db, snapKey(d.ID))
 		if err != nil && !errors.Is(err, pebble.ErrNotFound) {
 			return nil, fmt.Errorf("%w: %w", ErrStore, err)
 		}
-		return []undoOp{{snapKey(d.id), old}}, b.Set(snapKey(d.id), binary.BigEndian.AppendUint64(nil, d.fp), nil)
+		return []undoOp{{snapKey(d.ID), old}}, b.Set(snapKey(d.ID), binary.BigEndian.AppendUint64(nil, d.FP), nil)
 	}
-	if op.put == nil {
-		seq, err := pebbleGet(s.db, idKey(op.delete))
+	if op.Put == nil {
+		seq, err := pebbleGet(s.db, idKey(op.Delete))
 		if errors.Is(err, pebble.ErrNotFound) {
-			return nil, fmt.Errorf("%w: %q", ErrNotFound, op.delete)
+			return nil, fmt.Errorf("%w: %q", ErrNotFound, op.Delete)
 		} else if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrStore, err)
 		}
@@ -722,10 +724,10 @@ func (s *PebbleStore) buildLocked(b *pebble.Batch, op *boltOp, checkPut bool) ([
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrStore, err)
 		}
-		undo := []undoOp{{docKey(seq), v}, {idKey(op.delete), seq}}
-		return undo, errors.Join(b.Delete(docKey(seq), nil), b.Delete(idKey(op.delete), nil))
+		undo := []undoOp{{docKey(seq), v}, {idKey(op.Delete), seq}}
+		return undo, errors.Join(b.Delete(docKey(seq), nil), b.Delete(idKey(op.Delete), nil))
 	}
-	r := op.put
+	r := op.Put
 	if checkPut {
 		switch _, err := pebbleGet(s.db, idKey(r.ID)); {
 		case err == nil:

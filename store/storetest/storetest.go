@@ -1,44 +1,51 @@
-package server
+// Package storetest is the behaviour every store.Store must have, as one
+// suite that each engine's tests run against it:
+//
+//	func TestMemStore(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) store.Store { return store.NewMemStore() }, nil)
+//	}
+//
+// RunDurable adds what an embedded engine opened in a directory must do:
+// survive a reopen, refuse other decision settings, report its commits.
+package storetest
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/store"
 )
 
-// testStore runs the behaviour every Store must have against the stores that
-// open returns; reopen, when not nil, closes a store and opens it again on
-// the same data (for durable stores).
-func testStore(t *testing.T, open func(t *testing.T) Store, reopen func(t *testing.T, s Store) Store) {
+// Run runs the behaviour every Store must have against the stores that open
+// returns, each new and empty; reopen, when not nil, closes a store and
+// opens it again on the same data (for durable stores).
+func Run(t *testing.T, open func(t *testing.T) store.Store, reopen func(t *testing.T, s store.Store) store.Store) {
 	ctx := context.Background()
 	ex, err := dedup.NewExtractor(dedup.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := func(seq uint64, id, text, meta string) Record {
-		r := Record{Seq: seq, ID: id, Features: ex.Extract(text)}
+	rec := func(seq uint64, id, text, meta string) store.Record {
+		r := store.Record{Seq: seq, ID: id, Features: ex.Extract(text)}
 		if meta != "" {
 			r.Meta = []byte(meta)
 		}
 		return r
 	}
-	load := func(t *testing.T, s Store) []Record {
+	load := func(t *testing.T, s store.Store) []store.Record {
 		t.Helper()
-		var got []Record
-		if err := s.Load(ctx, func(r Record) error { got = append(got, r); return nil }); err != nil {
+		var got []store.Record
+		if err := s.Load(ctx, func(r store.Record) error { got = append(got, r); return nil }); err != nil {
 			t.Fatalf("Load: %v", err)
 		}
 		return got
 	}
-	ids := func(rs []Record) []string {
+	ids := func(rs []store.Record) []string {
 		var out []string
 		for _, r := range rs {
 			out = append(out, r.ID)
@@ -49,7 +56,7 @@ func testStore(t *testing.T, open func(t *testing.T) Store, reopen func(t *testi
 	t.Run("PutGetLoadOrder", func(t *testing.T) {
 		s := open(t)
 		defer s.Close()
-		want := []Record{
+		want := []store.Record{
 			rec(0, "b", "the quick brown fox jumps over the lazy dog", `{"title":"fox"}`),
 			rec(1, "a", "天下大势，分久必合，合久必分。", ""),
 			rec(5, "c", "lorem ipsum dolor sit amet", `{"url":"http://x"}`),
@@ -69,11 +76,11 @@ func testStore(t *testing.T, open func(t *testing.T) Store, reopen func(t *testi
 		if all := load(t, s); !reflect.DeepEqual(all, want) {
 			t.Errorf("Load = %v, want %v in seq order", ids(all), ids(want))
 		}
-		if _, err := s.Get(ctx, "zz"); !errors.Is(err, ErrNotFound) {
-			t.Errorf("Get(absent) error = %v, want ErrNotFound", err)
+		if _, err := s.Get(ctx, "zz"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Get(absent) error = %v, want store.ErrNotFound", err)
 		}
-		if err := s.Put(ctx, rec(9, "a", "other", "")); !errors.Is(err, ErrExists) {
-			t.Errorf("Put(existing id) error = %v, want ErrExists", err)
+		if err := s.Put(ctx, rec(9, "a", "other", "")); !errors.Is(err, store.ErrExists) {
+			t.Errorf("Put(existing id) error = %v, want store.ErrExists", err)
 		}
 		if all := load(t, s); len(all) != 3 {
 			t.Errorf("after refused Put: %d records, want 3", len(all))
@@ -98,11 +105,11 @@ func testStore(t *testing.T, open func(t *testing.T) Store, reopen func(t *testi
 		if err := s.Delete(ctx, "y"); err != nil {
 			t.Fatalf("Delete(y): %v", err)
 		}
-		if err := s.Delete(ctx, "y"); !errors.Is(err, ErrNotFound) {
-			t.Errorf("second Delete(y) error = %v, want ErrNotFound", err)
+		if err := s.Delete(ctx, "y"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("second Delete(y) error = %v, want store.ErrNotFound", err)
 		}
-		if _, err := s.Get(ctx, "y"); !errors.Is(err, ErrNotFound) {
-			t.Errorf("Get(deleted) error = %v, want ErrNotFound", err)
+		if _, err := s.Get(ctx, "y"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Get(deleted) error = %v, want store.ErrNotFound", err)
 		}
 		// The id may be used again, at a later sequence number.
 		if err := s.Put(ctx, rec(7, "y", "again", "")); err != nil {
@@ -119,7 +126,7 @@ func testStore(t *testing.T, open func(t *testing.T) Store, reopen func(t *testi
 		const n = 200
 		var wg sync.WaitGroup
 		errs := make(chan error, n)
-		recs := make([]Record, n) // built here: the Extractor is not safe for concurrent use
+		recs := make([]store.Record, n) // built here: the Extractor is not safe for concurrent use
 		for i := range recs {
 			recs[i] = rec(uint64(i), fmt.Sprint("d", i), fmt.Sprint("document number ", i), "")
 		}
@@ -150,7 +157,7 @@ func testStore(t *testing.T, open func(t *testing.T) Store, reopen func(t *testi
 
 	t.Run("SnapshotDeletes", func(t *testing.T) {
 		s := open(t)
-		sd, ok := s.(SnapshotDeletes)
+		sd, ok := s.(store.SnapshotDeletes)
 		if !ok {
 			s.Close()
 			t.Skipf("%T does not record snapshot deletes", s)
@@ -165,7 +172,7 @@ func testStore(t *testing.T, open func(t *testing.T) Store, reopen func(t *testi
 		}
 		if reopen != nil {
 			s = reopen(t, s)
-			sd = s.(SnapshotDeletes)
+			sd = s.(store.SnapshotDeletes)
 		}
 		defer s.Close()
 		got := map[string]uint64{}
@@ -185,22 +192,19 @@ func testStore(t *testing.T, open func(t *testing.T) Store, reopen func(t *testi
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Put(ctx, rec(0, "a", "x", "")); !errors.Is(err, ErrClosed) {
-			t.Errorf("Put after Close error = %v, want ErrClosed", err)
+		if err := s.Put(ctx, rec(0, "a", "x", "")); !errors.Is(err, store.ErrClosed) {
+			t.Errorf("Put after Close error = %v, want store.ErrClosed", err)
 		}
 	})
 }
 
-func TestMemStore(t *testing.T) {
-	testStore(t, func(t *testing.T) Store { return NewMemStore() }, nil)
-}
-
-// testDurableStore runs testStore against an embedded store that open
-// opens in a directory, reopening it on the same directory, and checks that
-// a store made with other decision settings is refused.
-func testDurableStore(t *testing.T, open func(dir, settings string) (Store, error)) {
-	dirs := map[Store]string{}
-	openNew := func(t *testing.T) Store {
+// RunDurable runs Run against an embedded store that open opens in a
+// directory, reopening it on the same directory, and checks that a store
+// made with other decision settings is refused and that the store reports
+// its commits as the Server's queue makes them.
+func RunDurable(t *testing.T, open func(dir, settings string) (store.Store, error)) {
+	dirs := map[store.Store]string{}
+	openNew := func(t *testing.T) store.Store {
 		dir := t.TempDir()
 		s, err := open(dir, "test")
 		if err != nil {
@@ -209,7 +213,7 @@ func testDurableStore(t *testing.T, open func(dir, settings string) (Store, erro
 		dirs[s] = dir
 		return s
 	}
-	reopen := func(t *testing.T, s Store) Store {
+	reopen := func(t *testing.T, s store.Store) store.Store {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -219,7 +223,7 @@ func testDurableStore(t *testing.T, open func(dir, settings string) (Store, erro
 		}
 		return s2
 	}
-	testStore(t, openNew, reopen)
+	Run(t, openNew, reopen)
 
 	t.Run("OtherSettingsRefused", func(t *testing.T) {
 		dir := t.TempDir()
@@ -228,8 +232,8 @@ func testDurableStore(t *testing.T, open func(dir, settings string) (Store, erro
 			t.Fatal(err)
 		}
 		s.Close()
-		if _, err := open(dir, "profile=b"); !errors.Is(err, ErrStoreFormat) {
-			t.Errorf("open with other settings: error %v, want ErrStoreFormat", err)
+		if _, err := open(dir, "profile=b"); !errors.Is(err, store.ErrStoreFormat) {
+			t.Errorf("open with other settings: error %v, want store.ErrStoreFormat", err)
 		}
 	})
 
@@ -241,7 +245,9 @@ func testDurableStore(t *testing.T, open func(dir, settings string) (Store, erro
 		defer s.Close()
 		var mu sync.Mutex
 		ops, commits := 0, 0
-		s.(interface{ observeCommits(func(int, error)) }).observeCommits(func(n int, err error) {
+		s.(interface {
+			ObserveCommits(func(int, error))
+		}).ObserveCommits(func(n int, err error) {
 			mu.Lock()
 			ops, commits = ops+n, commits+1
 			mu.Unlock()
@@ -250,7 +256,9 @@ func testDurableStore(t *testing.T, open func(dir, settings string) (Store, erro
 			}
 		})
 		// Queued under one lock, as the Server does, and waited for outside it.
-		q := s.(queuer)
+		q := s.(interface {
+			Queue(context.Context, store.Op) func() error
+		})
 		var lock sync.Mutex
 		var wg sync.WaitGroup
 		const n = 100
@@ -259,7 +267,7 @@ func testDurableStore(t *testing.T, open func(dir, settings string) (Store, erro
 			go func() {
 				defer wg.Done()
 				lock.Lock()
-				wait := q.queue(context.Background(), &boltOp{put: &Record{Seq: uint64(i), ID: fmt.Sprint("q", i)}})
+				wait := q.Queue(context.Background(), store.Op{Put: &store.Record{Seq: uint64(i), ID: fmt.Sprint("q", i)}})
 				lock.Unlock()
 				if err := wait(); err != nil {
 					t.Error(err)
@@ -271,84 +279,6 @@ func testDurableStore(t *testing.T, open func(dir, settings string) (Store, erro
 		defer mu.Unlock()
 		if ops != n || commits < 1 || commits > n {
 			t.Errorf("observed %d writes in %d commits, want %d writes in 1 to %d", ops, commits, n, n)
-		}
-	})
-}
-
-func TestBoltStore(t *testing.T) {
-	testDurableStore(t, func(dir, settings string) (Store, error) {
-		return OpenBolt(dir, BoltOptions{Settings: settings})
-	})
-}
-
-func TestPebbleStore(t *testing.T) {
-	testDurableStore(t, func(dir, settings string) (Store, error) {
-		return OpenPebble(dir, PebbleOptions{Settings: settings, MemTableSize: 1 << 20})
-	})
-}
-
-// TestStoreEngineMismatch opens a data directory with the engine that did
-// not make it: refused, naming the engine that did, and the data is intact.
-func TestStoreEngineMismatch(t *testing.T) {
-	ctx := context.Background()
-	openBolt := func(dir string) (Store, error) { return OpenBolt(dir, BoltOptions{Settings: "test"}) }
-	openPebble := func(dir string) (Store, error) { return OpenPebble(dir, PebbleOptions{Settings: "test"}) }
-	for _, tc := range []struct {
-		made, opened string
-		make, open   func(dir string) (Store, error)
-	}{
-		{EngineBolt, EnginePebble, openBolt, openPebble},
-		{EnginePebble, EngineBolt, openPebble, openBolt},
-	} {
-		t.Run(tc.made+"AsOther", func(t *testing.T) {
-			dir := t.TempDir()
-			s, err := tc.make(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Put(ctx, Record{Seq: 0, ID: "a"}); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
-			_, err = tc.open(dir)
-			if !errors.Is(err, ErrStoreFormat) || !strings.Contains(err.Error(), "holds a "+tc.made+" store, not "+tc.opened) {
-				t.Fatalf("opening a %s directory as %s: error %v, want ErrStoreFormat naming both", tc.made, tc.opened, err)
-			}
-			s, err = tc.make(dir)
-			if err != nil {
-				t.Fatalf("reopening as %s after the refusal: %v", tc.made, err)
-			}
-			defer s.Close()
-			if _, err := s.Get(ctx, "a"); err != nil {
-				t.Errorf("Get(a) after the refusal: %v", err)
-			}
-		})
-	}
-
-	// A bbolt directory made before the engine file existed holds only
-	// neardup.db: it is still known as bbolt's.
-	t.Run("BoltWithoutEngineFile", func(t *testing.T) {
-		dir := t.TempDir()
-		s, err := openBolt(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Close()
-		if err := os.Remove(filepath.Join(dir, engineFile)); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := openPebble(dir); !errors.Is(err, ErrStoreFormat) {
-			t.Errorf("opening an old bbolt directory as pebble: error %v, want ErrStoreFormat", err)
-		}
-		s, err = openBolt(dir)
-		if err != nil {
-			t.Fatalf("reopening the old bbolt directory: %v", err)
-		}
-		s.Close()
-		if b, err := os.ReadFile(filepath.Join(dir, engineFile)); err != nil || string(b) != "bbolt\n" {
-			t.Errorf("engine file after reopening = %q, %v; want \"bbolt\\n\"", b, err)
 		}
 	})
 }
