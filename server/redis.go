@@ -439,9 +439,31 @@ func (s *RedisStore) Delete(ctx context.Context, id string) error {
 	return err
 }
 
-// Load implements Store: every document hash, in sequence order. On a
+// GetSeq implements store.Store by a LoadFrom scan: Redis keeps no index by
+// sequence number, and nothing reads one through a RedisStore, which
+// matches against its own index rather than an in-memory kept set.
+func (s *RedisStore) GetSeq(ctx context.Context, seq uint64) (store.Record, error) {
+	var r store.Record
+	first := errors.New("first record read")
+	err := s.LoadFrom(ctx, seq, func(rec store.Record) error { r = rec; return first })
+	switch {
+	case errors.Is(err, first) && r.Seq == seq:
+		return r, nil
+	case err != nil && !errors.Is(err, first):
+		return store.Record{}, err
+	}
+	return store.Record{}, fmt.Errorf("%w: seq %d", store.ErrNotFound, seq)
+}
+
+// Load implements store.Store: every document hash, in sequence order. On a
 // cluster each master is scanned.
 func (s *RedisStore) Load(ctx context.Context, fn func(store.Record) error) error {
+	return s.LoadFrom(ctx, 0, fn)
+}
+
+// LoadFrom implements store.Store: Load, which reads every document hash,
+// calling fn from seq on.
+func (s *RedisStore) LoadFrom(ctx context.Context, seq uint64, fn func(store.Record) error) error {
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -473,6 +495,7 @@ func (s *RedisStore) Load(ctx context.Context, fn func(store.Record) error) erro
 	if err != nil {
 		return err
 	}
+	rs = slices.DeleteFunc(rs, func(r store.Record) bool { return r.Seq < seq })
 	slices.SortFunc(rs, func(a, b store.Record) int { return cmp.Compare(a.Seq, b.Seq) })
 	for i, r := range rs {
 		if i%1024 == 0 && ctx.Err() != nil {

@@ -322,18 +322,23 @@ func decodeRecordArena(key, v []byte, a *dedup.Arena) (Record, error) {
 // wrapping ErrDamaged that names the file: bbolt keeps no checksums, so a
 // damaged value shows only here.
 func (s *BoltStore) Load(ctx context.Context, fn func(Record) error) error {
-	err := s.load(ctx, fn)
+	return s.LoadFrom(ctx, 0, fn)
+}
+
+// LoadFrom implements Store, as Load does from the key of seq.
+func (s *BoltStore) LoadFrom(ctx context.Context, seq uint64, fn func(Record) error) error {
+	err := s.load(ctx, seq, fn)
 	if errors.Is(err, ErrStoreFormat) {
 		return fmt.Errorf("%w: %s: %w", ErrDamaged, s.db.Path(), err)
 	}
 	return err
 }
 
-func (s *BoltStore) load(ctx context.Context, fn func(Record) error) error {
+func (s *BoltStore) load(ctx context.Context, seq uint64, fn func(Record) error) error {
 	return decodeInOrder(ctx, func(emit func(key, v []byte) error) error {
 		return s.db.View(func(tx *bolt.Tx) error {
 			c := tx.Bucket(bucketDocs).Cursor()
-			for k, v := c.First(); k != nil; k, v = c.Next() {
+			for k, v := c.Seek(seqKey(seq)); k != nil; k, v = c.Next() {
 				if err := emit(k, v); err != nil {
 					return err
 				}
@@ -357,6 +362,25 @@ func (s *BoltStore) Get(_ context.Context, id string) (Record, error) {
 		}
 		var err error
 		r, err = decodeRecord(seq, v)
+		return err
+	})
+	if errors.Is(err, bolt.ErrDatabaseNotOpen) {
+		err = ErrClosed
+	}
+	return r, err
+}
+
+// GetSeq implements Store: one read of the "docs" bucket.
+func (s *BoltStore) GetSeq(_ context.Context, seq uint64) (Record, error) {
+	var r Record
+	err := s.db.View(func(tx *bolt.Tx) error {
+		key := seqKey(seq)
+		v := tx.Bucket(bucketDocs).Get(key)
+		if v == nil {
+			return fmt.Errorf("%w: seq %d", ErrNotFound, seq)
+		}
+		var err error
+		r, err = decodeRecord(key, v)
 		return err
 	})
 	if errors.Is(err, bolt.ErrDatabaseNotOpen) {

@@ -48,7 +48,8 @@
 //	bucket "snapshot-deleted"  id -> fingerprint (8 bytes big-endian): deleted snapshot documents
 //
 // Keys of "docs" sort in acceptance order, so a cursor scan reloads Kept in
-// priority order; "ids" serves GET and DELETE.
+// priority order (LoadFrom seeks to a seq first, GetSeq reads one key);
+// "ids" serves GET and DELETE.
 //
 // PebbleStore keeps the same maps in one pebble LSM tree
 // (DATA/pebble/), each key led by a byte naming its map:

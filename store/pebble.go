@@ -405,22 +405,28 @@ func (s *PebbleStore) Size() int64 {
 
 // Load implements Store.
 func (s *PebbleStore) Load(ctx context.Context, fn func(Record) error) error {
+	return s.LoadFrom(ctx, 0, fn)
+}
+
+// LoadFrom implements Store: the scan starts at the key of seq.
+func (s *PebbleStore) LoadFrom(ctx context.Context, seq uint64, fn func(Record) error) error {
 	return decodeInOrder(ctx, func(emit func(key, v []byte) error) error {
-		return s.scan(ctx, pebblePrefixDoc, emit)
+		return s.scan(ctx, docKey(seqKey(seq)), emit)
 	}, fn)
 }
 
 // scan calls fn with the key (without its prefix byte) and value of every
-// entry under prefix, in key order, until fn returns an error, which scan
-// returns; it checks ctx every 4,096 entries.
-func (s *PebbleStore) scan(ctx context.Context, prefix byte, fn func(key, v []byte) error) error {
+// entry under the prefix byte from[0], from the key from on, in key order,
+// until fn returns an error, which scan returns; it checks ctx every 4,096
+// entries.
+func (s *PebbleStore) scan(ctx context.Context, from []byte, fn func(key, v []byte) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if err := s.usableLocked(); err != nil {
 		return err
 	}
 	it, err := s.db.NewIterWithContext(ctx, &pebble.IterOptions{
-		LowerBound: []byte{prefix}, UpperBound: []byte{prefix + 1}})
+		LowerBound: from, UpperBound: []byte{from[0] + 1}})
 	if err != nil {
 		return s.storeError("reading store", err)
 	}
@@ -481,6 +487,23 @@ func (s *PebbleStore) Get(_ context.Context, id string) (Record, error) {
 	return decodeRecord(seq, v)
 }
 
+// GetSeq implements Store: one read of the "d" key.
+func (s *PebbleStore) GetSeq(_ context.Context, seq uint64) (Record, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.usableLocked(); err != nil {
+		return Record{}, err
+	}
+	key := seqKey(seq)
+	v, err := pebbleGet(s.db, docKey(key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return Record{}, fmt.Errorf("%w: seq %d", ErrNotFound, seq)
+	} else if err != nil {
+		return Record{}, s.storeError("reading store", err)
+	}
+	return decodeRecord(key, v)
+}
+
 // PutSnapshotDelete implements SnapshotDeletes.
 func (s *PebbleStore) PutSnapshotDelete(ctx context.Context, id string, fp uint64) error {
 	return s.apply(ctx, Op{SnapshotDelete: &SnapshotDelete{ID: id, FP: fp}}, true)()
@@ -488,7 +511,7 @@ func (s *PebbleStore) PutSnapshotDelete(ctx context.Context, id string, fp uint6
 
 // LoadSnapshotDeletes implements SnapshotDeletes.
 func (s *PebbleStore) LoadSnapshotDeletes(ctx context.Context, fn func(id string, fp uint64) error) error {
-	return s.scan(ctx, pebblePrefixSnap, func(key, v []byte) error {
+	return s.scan(ctx, []byte{pebblePrefixSnap}, func(key, v []byte) error {
 		if len(v) != 8 {
 			return fmt.Errorf("%w: damaged snapshot delete of %q", ErrStoreFormat, key)
 		}

@@ -57,8 +57,16 @@ type Store interface {
 	// Load calls fn for every stored record in ascending Seq order; an error
 	// from fn stops it and is returned.
 	Load(ctx context.Context, fn func(Record) error) error
+	// LoadFrom is Load of the records whose Seq is seq or more: start-up
+	// replays only what was stored after a checkpoint.
+	LoadFrom(ctx context.Context, seq uint64, fn func(Record) error) error
 	// Get returns the record of id, or an error wrapping ErrNotFound.
 	Get(ctx context.Context, id string) (Record, error)
+	// GetSeq returns the record whose Seq is seq, or an error wrapping
+	// ErrNotFound when no stored record has it (never given, or deleted):
+	// the in-memory kept set reads a candidate's verification data by its
+	// priority.
+	GetSeq(ctx context.Context, seq uint64) (Record, error)
 	// Put stores r. Its Seq is larger than every Seq stored before.
 	Put(ctx context.Context, r Record) error
 	// Delete removes id; it returns an error wrapping ErrNotFound when absent.

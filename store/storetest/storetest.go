@@ -120,6 +120,117 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, reopen func(t *testi
 		}
 	})
 
+	t.Run("GetSeq", func(t *testing.T) {
+		s := open(t)
+		defer s.Close()
+		want := []store.Record{
+			rec(0, "a", "the first document of the seq test", `{"n":0}`),
+			rec(1, "b", "the second document of the seq test", ""),
+			rec(5, "c", "the third document of the seq test", `{"n":5}`),
+		}
+		for _, r := range want {
+			if err := s.Put(ctx, r); err != nil {
+				t.Fatalf("Put %s: %v", r.ID, err)
+			}
+		}
+		for i := range want {
+			want[i].Features.Sig = nil
+		}
+		check := func(t *testing.T, s store.Store, live map[uint64]store.Record, absent []uint64) {
+			t.Helper()
+			for seq, w := range live {
+				if got, err := s.GetSeq(ctx, seq); err != nil || !reflect.DeepEqual(got, w) {
+					t.Errorf("GetSeq(%d) = %+v, %v; want %+v", seq, got, err, w)
+				}
+			}
+			for _, seq := range absent {
+				if got, err := s.GetSeq(ctx, seq); !errors.Is(err, store.ErrNotFound) {
+					t.Errorf("GetSeq(%d) = %+v, %v; want ErrNotFound", seq, got, err)
+				}
+			}
+		}
+		check(t, s, map[uint64]store.Record{0: want[0], 1: want[1], 5: want[2]}, []uint64{2, 4, 6, 1 << 63})
+		if err := s.Delete(ctx, "b"); err != nil {
+			t.Fatal(err)
+		}
+		// The id comes back at a later seq: its old seq stays absent.
+		again := rec(7, "b", "the second document, stored again", "")
+		if err := s.Put(ctx, again); err != nil {
+			t.Fatal(err)
+		}
+		again.Features.Sig = nil
+		live := map[uint64]store.Record{0: want[0], 5: want[2], 7: again}
+		check(t, s, live, []uint64{1, 2, 6})
+		if reopen != nil {
+			s = reopen(t, s)
+			defer s.Close()
+			check(t, s, live, []uint64{1, 2, 6})
+		}
+	})
+
+	t.Run("LoadFrom", func(t *testing.T) {
+		s := open(t)
+		defer s.Close()
+		for i := range 10 {
+			if err := s.Put(ctx, rec(uint64(2*i), fmt.Sprint("r", i), fmt.Sprint("record number ", i), "")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Delete(ctx, "r5"); err != nil { // seq 10
+			t.Fatal(err)
+		}
+		loadFrom := func(t *testing.T, s store.Store, from uint64) []string {
+			t.Helper()
+			var got []string
+			var last uint64
+			err := s.LoadFrom(ctx, from, func(r store.Record) error {
+				if r.Seq < from || (len(got) > 0 && r.Seq <= last) {
+					t.Errorf("LoadFrom(%d) gave seq %d after %d", from, r.Seq, last)
+				}
+				last = r.Seq
+				got = append(got, r.ID)
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("LoadFrom(%d): %v", from, err)
+			}
+			return got
+		}
+		check := func(t *testing.T, s store.Store) {
+			t.Helper()
+			for _, tc := range []struct {
+				from uint64
+				want []string
+			}{
+				{0, []string{"r0", "r1", "r2", "r3", "r4", "r6", "r7", "r8", "r9"}},
+				{7, []string{"r4", "r6", "r7", "r8", "r9"}},
+				{8, []string{"r4", "r6", "r7", "r8", "r9"}},
+				{10, []string{"r6", "r7", "r8", "r9"}},
+				{18, []string{"r9"}},
+				{19, nil},
+				{1 << 63, nil},
+			} {
+				if got := loadFrom(t, s, tc.from); !reflect.DeepEqual(got, tc.want) {
+					t.Errorf("LoadFrom(%d) = %v, want %v", tc.from, got, tc.want)
+				}
+			}
+			if got, want := loadFrom(t, s, 0), ids(load(t, s)); !reflect.DeepEqual(got, want) {
+				t.Errorf("LoadFrom(0) = %v, Load = %v: want the same", got, want)
+			}
+		}
+		check(t, s)
+		stop := errors.New("stop")
+		n := 0
+		if err := s.LoadFrom(ctx, 4, func(store.Record) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+			t.Errorf("LoadFrom with fn failing: %v after %d calls, want fn's error after 1", err, n)
+		}
+		if reopen != nil {
+			s = reopen(t, s)
+			defer s.Close()
+			check(t, s)
+		}
+	})
+
 	t.Run("Concurrent", func(t *testing.T) {
 		s := open(t)
 		defer s.Close()
