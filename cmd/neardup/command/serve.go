@@ -80,10 +80,10 @@ on the command line wins. The first line on stdout is "listening on
 http://HOST:PORT" (useful with --addr 127.0.0.1:0). SIGTERM or SIGINT stops
 accepting connections, finishes the requests in flight and closes the store.
 
-The store in --data is read through and checked before the server listens: a
-damaged file, a data directory another server has open, or acknowledged
-writes missing (a damaged or cut WAL) stop start-up with one line naming the
-file. --force-recover starts anyway on a store that lost writes, keeping what
+The store in --data is read once, into the index, before the server listens
+(a shared --store loads while /readyz answers 503): a damaged file, a data
+directory another server has open, or acknowledged writes missing (a damaged
+or cut WAL) stop start-up with one line naming the file. --force-recover starts anyway on a store that lost writes, keeping what
 is readable and logging how many documents were dropped. While the disk is
 full, writes answer 503 and /readyz fails; both recover once there is room.`,
 		Example: `  neardup serve --addr 127.0.0.1:8080 --data ./neardup-data
@@ -216,6 +216,17 @@ func (f *serveCmd) run(c *cobra.Command) error {
 	if err != nil {
 		return errors.Join(err, st.Close())
 	}
+	// An embedded store is read once at start-up, by Load, which is also
+	// where a damaged file is found (store/doc.go, "Damage"): before the
+	// server listens, so that damage ends start-up with one line naming the
+	// file, not after "listening on".
+	loadErr := make(chan error, 1)
+	if f.store == "" {
+		if err := srv.Load(ctx); err != nil {
+			return errors.Join(fmt.Errorf("loading the store: %w", err), srv.Close())
+		}
+		loadErr <- nil
+	}
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		return errors.Join(err, srv.Close())
@@ -238,8 +249,9 @@ func (f *serveCmd) run(c *cobra.Command) error {
 		go ds.Serve(dln)
 		log.Info("profiles", "addr", dln.Addr().String())
 	}
-	loadErr := make(chan error, 1)
-	go func() { loadErr <- srv.Load(ctx) }()
+	if f.store != "" {
+		go func() { loadErr <- srv.Load(ctx) }()
+	}
 
 	var runErr error
 	select {
