@@ -104,20 +104,31 @@
 //
 // # Damage
 //
-// Start-up checks the store before the server listens. OpenPebble opens the
-// database read-only and reads every key and value (pebble checks each
-// block's checksum; its fatal DataCorruption default is replaced, so the
-// read returns the error), and OpenBolt reads every bucket of a read-only
-// open on its own goroutine with panics on fault, before the read-write
-// open whose free-list rebuild walks the pages on a goroutine of bbolt's
-// (a damaged page there ends the process); panics of either are recovered.
+// Start-up finds a damaged file before the server listens ('neardup serve'
+// loads an embedded store before it listens), reading the records once.
+// OpenPebble opens the database read-only first, which replays the WAL
+// (a damaged MANIFEST or WAL fails here) and gives the write count for the
+// ACKED check below, before a read-write open changes anything; then,
+// read-write, it reads every key and value but the records ("m", "i", "s"),
+// and Load reads the records ("d"). Pebble checks each block's checksum as
+// it reads it; its fatal DataCorruption default is replaced, so the read
+// returns the error, and its panics on some damaged blocks are recovered.
+// Pebble's background errors (a compaction that reads a damaged table
+// before Load does) are held until the first Load or write, and dropped
+// when Load fails on a damaged file, which its error names. At 100M
+// documents the records are most of the store: the read-only pass over all
+// of it that OpenPebble made before Load read it again is gone.
+//
+// OpenBolt still reads every bucket of a read-only open, on its own
+// goroutine with panics on fault, before the read-write open whose
+// free-list rebuild walks the pages on a goroutine of bbolt's (a damaged
+// page there ends the process), and Load reads the records again.
+//
 // A damaged file is an error wrapping ErrDamaged, one line naming the file.
 // bbolt keeps no checksums: a damaged value that still parses shows when
 // Load decodes it, as ErrDamaged naming the file. A directory another
 // process has open is ErrLocked naming it (bbolt waits BoltOptions.Timeout
-// for its lock first). The check reads the store once more at start-up
-// (Load then finds it in the page cache when it fits there); its cost at
-// 10M documents is not measured yet.
+// for its lock first).
 //
 // Pebble treats an unreadable record in the last WAL as a write torn by the
 // crash and drops it with the rest of its 32 KiB block; bbolt opens its

@@ -80,6 +80,14 @@ type PebbleStore struct {
 	acked     *ackedLog
 	corrupt   atomic.Pointer[string] // the file of pebble's last DataCorruption event
 
+	// Pebble's background errors wait until start-up has read the store
+	// (the first Load, or the first write): a compaction that reads a
+	// damaged file before Load does would otherwise log it apart from the
+	// one error that names it.
+	bgMu      sync.Mutex // guards bgStarted and bgHeld
+	bgStarted bool
+	bgHeld    []error
+
 	wmu    sync.Mutex // serialises apply: an id's check and its write are one step
 	writes uint64     // writes applied, the "m" "writes" key; guarded by wmu
 
@@ -114,11 +122,12 @@ var (
 )
 
 // OpenPebble opens (creating it if needed) the store in directory dir. It
-// first opens the database read-only and reads all of it, so that a damaged
-// file is found here (an error wrapping ErrDamaged that names it) rather
-// than while the service runs, and checks that no acknowledged write is
-// missing (see ackedFile). A directory another process has open gives
-// ErrLocked.
+// first opens the database read-only, which replays the WAL, to check that
+// no acknowledged write is missing (see ackedFile) before a read-write open
+// changes anything, then reads every key but the records': the one read of
+// the records is Load's, at start-up, which finds a damaged file there (see
+// doc.go, "Damage"). A damaged file is an error wrapping ErrDamaged that
+// names it; a directory another process has open gives ErrLocked.
 func OpenPebble(dir string, opt PebbleOptions) (*PebbleStore, error) {
 	if opt.MemTableSize == 0 {
 		opt.MemTableSize = DefaultPebbleMemTable
@@ -134,7 +143,7 @@ func OpenPebble(dir string, opt PebbleOptions) (*PebbleStore, error) {
 	}
 	s := &PebbleStore{dir: dir, path: filepath.Join(dir, pebbleDir), opt: opt, commits: &walCommits{},
 		stop: make(chan struct{})}
-	writes, err := s.verify()
+	writes, err := s.replayWrites()
 	if err != nil {
 		return nil, err
 	}
@@ -162,6 +171,9 @@ func OpenPebble(dir string, opt PebbleOptions) (*PebbleStore, error) {
 	if err := checkPebbleMeta(db, opt.Settings); err != nil {
 		return nil, errors.Join(err, db.Close(), s.acked.close())
 	}
+	if err := s.verifyIndex(db); err != nil {
+		return nil, errors.Join(err, s.closeDB(db), s.acked.close())
+	}
 	s.db = db
 	return s, nil
 }
@@ -182,7 +194,7 @@ func (s *PebbleStore) open(readOnly bool) (db *pebble.DB, err error) {
 		// returns the error anyway, which then names the file.
 		EventListener: &pebble.EventListener{DataCorruption: func(info pebble.DataCorruptionInfo) {
 			s.corrupt.Store(&info.Path)
-		}},
+		}, BackgroundError: s.backgroundError},
 	}
 	db, err = pebble.Open(s.path, o)
 	if err != nil {
@@ -191,10 +203,10 @@ func (s *PebbleStore) open(readOnly bool) (db *pebble.DB, err error) {
 	return db, nil
 }
 
-// verify opens the database read-only, reads every key and value (pebble
-// checks each block's checksum as it reads it) and returns the "m" "writes"
-// count: 0 when there is no database yet.
-func (s *PebbleStore) verify() (writes uint64, err error) {
+// replayWrites opens the database read-only, which replays the WAL into a
+// memtable, and returns the "m" "writes" count: 0 when there is no
+// database yet. A damaged MANIFEST or WAL fails here.
+func (s *PebbleStore) replayWrites() (writes uint64, err error) {
 	if _, err := os.Stat(filepath.Join(s.path, "CURRENT")); errors.Is(err, fs.ErrNotExist) {
 		// No CURRENT: pebble's marker files say where the manifest is.
 		if m, _ := filepath.Glob(filepath.Join(s.path, "marker.manifest.*")); len(m) == 0 {
@@ -207,18 +219,6 @@ func (s *PebbleStore) verify() (writes uint64, err error) {
 	}
 	defer func() { err = errors.Join(err, s.closeDB(db)) }()
 	defer s.recoverPanic(&err)
-	it, err := db.NewIter(nil)
-	if err != nil {
-		return 0, s.storeError("verifying store", err)
-	}
-	for it.First(); it.Valid(); it.Next() {
-		if _, err = it.ValueAndErr(); err != nil {
-			break
-		}
-	}
-	if err = errors.Join(err, it.Close()); err != nil {
-		return 0, s.storeError("verifying store", err)
-	}
 	v, err := pebbleGet(db, metaKey("writes"))
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
@@ -229,6 +229,71 @@ func (s *PebbleStore) verify() (writes uint64, err error) {
 		return 0, fmt.Errorf("%w: %s: write count %x", ErrDamaged, s.path, v)
 	}
 	return binary.BigEndian.Uint64(v), nil
+}
+
+// verifyIndex reads every key and value of db but the records (the "d"
+// keys, which Load reads): pebble checks each block's checksum as it reads
+// it, so a damaged block of the id index is found at open, not by a GET.
+func (s *PebbleStore) verifyIndex(db *pebble.DB) (err error) {
+	defer s.recoverPanic(&err)
+	for _, r := range []pebble.IterOptions{
+		{UpperBound: []byte{pebblePrefixDoc}},
+		{LowerBound: []byte{pebblePrefixDoc + 1}},
+	} {
+		it, err := db.NewIter(&r)
+		if err != nil {
+			return s.storeError("verifying store", err)
+		}
+		for it.First(); it.Valid(); it.Next() {
+			if _, err = it.ValueAndErr(); err != nil {
+				break
+			}
+		}
+		if err = errors.Join(err, it.Close()); err != nil {
+			return s.storeError("verifying store", err)
+		}
+	}
+	return nil
+}
+
+// backgroundError logs an error of pebble's background work (a flush or a
+// compaction), or holds it until start-up has read the store.
+func (s *PebbleStore) backgroundError(err error) {
+	s.bgMu.Lock()
+	if !s.bgStarted {
+		if len(s.bgHeld) < maxHeldErrors { // a failing compaction retries
+			s.bgHeld = append(s.bgHeld, err)
+		}
+		s.bgMu.Unlock()
+		return
+	}
+	s.bgMu.Unlock()
+	pebbleLogger{}.Errorf("background error: %s", err)
+}
+
+// maxHeldErrors bounds the background errors held during start-up.
+const maxHeldErrors = 16
+
+// started ends start-up, and logs the background errors held, unless the
+// read that would have ended it failed on a damaged file (loadErr): the
+// errors are then about the damage, which that error names in one line,
+// and they are dropped, as are those that follow (compactions retry).
+func (s *PebbleStore) started(loadErr error) {
+	s.bgMu.Lock()
+	if s.bgStarted {
+		s.bgMu.Unlock()
+		return
+	}
+	held := s.bgHeld
+	s.bgHeld = nil
+	ok := !errors.Is(loadErr, ErrDamaged)
+	s.bgStarted = ok
+	s.bgMu.Unlock()
+	if ok {
+		for _, err := range held {
+			pebbleLogger{}.Errorf("background error: %s", err)
+		}
+	}
 }
 
 // closeDB closes db, which may be broken (a failed WAL).
@@ -408,20 +473,25 @@ func (s *PebbleStore) Load(ctx context.Context, fn func(Record) error) error {
 	return s.LoadFrom(ctx, 0, fn)
 }
 
-// LoadFrom implements Store: the scan starts at the key of seq.
+// LoadFrom implements Store: the scan starts at the key of seq. Pebble
+// checks each block's checksum as it reads it: a damaged file is an error
+// wrapping ErrDamaged that names it.
 func (s *PebbleStore) LoadFrom(ctx context.Context, seq uint64, fn func(Record) error) error {
-	return decodeInOrder(ctx, func(emit func(key, v []byte) error) error {
+	err := decodeInOrder(ctx, func(emit func(key, v []byte) error) error {
 		return s.scan(ctx, docKey(seqKey(seq)), emit)
 	}, fn)
+	s.started(err)
+	return err
 }
 
 // scan calls fn with the key (without its prefix byte) and value of every
 // entry under the prefix byte from[0], from the key from on, in key order,
 // until fn returns an error, which scan returns; it checks ctx every 4,096
 // entries.
-func (s *PebbleStore) scan(ctx context.Context, from []byte, fn func(key, v []byte) error) error {
+func (s *PebbleStore) scan(ctx context.Context, from []byte, fn func(key, v []byte) error) (err error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	defer s.recoverPanic(&err) // some damaged blocks panic
 	if err := s.usableLocked(); err != nil {
 		return err
 	}
@@ -562,6 +632,7 @@ func (s *PebbleStore) apply(ctx context.Context, op Op, checkPut bool) func() er
 	if err := s.usableLocked(); err != nil {
 		return fail(err)
 	}
+	s.started(nil)
 	b := s.db.NewBatch()
 	undo, err := s.buildLocked(b, op, checkPut)
 	if err != nil {
