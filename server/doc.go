@@ -2,10 +2,10 @@
 // serve": every new document is checked against everything stored before it,
 // and stored when the mode says so.
 //
-//	store, err := server.OpenBolt("neardup-data", server.BoltOptions{Settings: server.Settings(opt.Dedup)})
-//	// or server.OpenPebble("neardup-data", server.PebbleOptions{Settings: ...})
+//	st, err := store.OpenPebble("neardup-data", store.PebbleOptions{Settings: server.Settings(opt.Dedup)})
+//	// or store.OpenBolt("neardup-data", store.BoltOptions{Settings: ...})
 //	if err != nil { ... }
-//	s, err := server.New(store, opt) // opt.Logger, opt.Registry: nil means none
+//	s, err := server.New(st, opt)    // opt.Logger, opt.Registry: nil means none
 //	if err != nil { ... }
 //	go s.Load(ctx)                   // /readyz answers 503 until the index is loaded
 //	http.ListenAndServe(addr, s.Handler())
@@ -31,121 +31,17 @@
 // Kept. At start-up Load replays the store in sequence order into Kept, so the
 // priorities survive restarts.
 //
-// # Embedded stores: bbolt and pebble
+// # Stores
 //
-// The data directory holds one of two engines, chosen when it is made
-// ('neardup serve --engine'; DefaultEngine, pebble, for a new directory)
-// and recorded in DATA/ENGINE
-// ("bbolt" or "pebble"); OpenBolt and OpenPebble refuse a directory the other
-// made (a directory without the file is bbolt's if it holds neardup.db).
-// Both keep the same records under the same keys, answer the Server's queue
-// in sequence order under its lock, and acknowledge a write only once it is
-// fsynced; they differ in how a commit reaches the disk. BENCHMARKS.md
-// ("Embedded store: bbolt vs pebble") has the measurements and the reason
-// for the default.
-//
-// BoltStore keeps everything in one bbolt B+tree file (DATA/neardup.db). One
-// committer goroutine drains the queue (up to 4096 writes) into one read-write
-// transaction: the records append in key order (big-endian sequence numbers),
-// the id index takes random inserts, and the commit writes the dirty pages,
-// fsyncs, writes the meta page and fsyncs again. One small dependency, no
-// background work.
-//
-// Layout (format "neardup-serve 1"; all integers big-endian or uvarint):
-//
-//	bucket "meta"  "format"   -> "neardup-serve 1"
-//	               "settings" -> "profile=P verify=V shingle=W sketch=S" (refused if different at start-up;
-//	               under method minhash "method=minhash perms=N bands=B rows=R threshold=T verify=V
-//	               shingle=W sketch=S minhash=M", M being dedup.MinHashVersion)
-//	               "writes"   -> writes committed (8 bytes big-endian), see "Damage" below
-//	bucket "docs"  seq (8 bytes big-endian) -> uvarint len(id) ‖ id ‖ uvarint len(f) ‖ f ‖ meta
-//	               f = dedup.Features.MarshalBinary (fingerprint, token-sequence hash, counts, shingle set)
-//	               meta = the document's metadata as compact JSON, or nothing
-//	bucket "ids"   id -> seq (8 bytes big-endian)
-//	bucket "snapshot-deleted"  id -> fingerprint (8 bytes big-endian): deleted snapshot documents
-//
-// Keys of "docs" sort in acceptance order, so a cursor scan reloads Kept in
-// priority order; "ids" serves GET and DELETE.
-//
-// PebbleStore keeps the same maps in one pebble LSM tree
-// (DATA/pebble/), each key led by a byte naming its map:
-//
-//	"m" ‖ "format"   -> "neardup-serve 1"
-//	"m" ‖ "settings" -> as in bbolt
-//	"m" ‖ "writes"   -> writes applied (8 bytes big-endian), set by every write's batch; see "Damage"
-//	"d" ‖ seq (8 bytes big-endian) -> the record, encoded as in bbolt's "docs"
-//	"i" ‖ id -> seq (8 bytes big-endian)
-//	"s" ‖ id -> fingerprint (8 bytes big-endian): deleted snapshot documents, as bbolt's "snapshot-deleted"
-//
-// The Server's queue builds one pebble batch per write and applies it with
-// ApplyNoSyncWait under the store's lock (itself taken under the Server's),
-// which puts it in the WAL and the memtable in sequence order; the wait is
-// Batch.SyncWait. Pebble's commit pipeline syncs the WAL once for all the
-// batches written while the previous sync ran, so concurrent writers share
-// one sequential append and one fsync (group commit without a committer of
-// ours). The commit batch size metric counts the writes each WAL fsync
-// covered (the store wraps the WAL files' Sync).
-//
-// Put and Delete look the id up first and give ErrExists and ErrNotFound as
-// bbolt does. The Server's puts skip that read: the Server has found the id
-// absent from its Kept under its write lock, and in an LSM tree the read of
-// an absent key searches every level (at 1M documents it was most of the
-// store's CPU and halved its write rate).
-//
-// A failed WAL sync (a full disk) leaves writes in the memtable that may not
-// be durable, so the store then refuses every write (503) and the Server is
-// not ready (/readyz fails: storeHealth) until a goroutine of the store has
-// reopened pebble. Every second it tries fallocate for a MiB; once that
-// succeeds it closes pebble, without holding a lock (closing waits for
-// pebble's flushes, which retry until the disk has room for them; reads
-// fail meanwhile), reopens it and undoes, in one synced batch, the writes
-// whose sync failed (they may have reached the WAL anyway: each write keeps
-// its inverse until its sync returns); the batch succeeding shows writes
-// work again.
-// bbolt needs none of this: a failed commit is rolled back. Deletes write
-// tombstones: a deleted record is gone from every read at once and from the
-// files when compactions reach it (bbolt likewise leaves it in free pages
-// until they are reused). Close flushes the memtable, so a clean restart
-// replays no WAL; after kill -9 pebble replays the WAL not yet flushed (a
-// 64 MiB memtable or two) and drops a torn tail, which holds no acknowledged
-// write (a damaged record is another matter: see "Damage"). The format
-// major version is pinned (FormatValueSeparation, pebble v2.1), so a later
-// pebble does not rewrite the files to a version this
-// build cannot read.
-//
-// # Damage
-//
-// Start-up checks the store before the server listens. OpenPebble opens the
-// database read-only and reads every key and value (pebble checks each
-// block's checksum; its fatal DataCorruption default is replaced, so the
-// read returns the error), and OpenBolt reads every bucket of a read-only
-// open on its own goroutine with panics on fault, before the read-write
-// open whose free-list rebuild walks the pages on a goroutine of bbolt's
-// (a damaged page there ends the process); panics of either are recovered.
-// A damaged file is an error wrapping ErrDamaged, one line naming the file.
-// bbolt keeps no checksums: a damaged value that still parses shows when
-// Load decodes it, as ErrDamaged naming the file. A directory another
-// process has open is ErrLocked naming it (bbolt waits BoltOptions.Timeout
-// for its lock first). The check reads the store once more at start-up
-// (Load then finds it in the page cache when it fits there); its cost at
-// 10M documents is not measured yet.
-//
-// Pebble treats an unreadable record in the last WAL as a write torn by the
-// crash and drops it with the rest of its 32 KiB block; bbolt opens its
-// older meta page when the newer is damaged. Either loses acknowledged
-// writes without a word, so both stores count them: every write (a
-// document added or deleted) stores its number in "writes", and once it is
-// durable the number is written over DATA/ACKED (16 bytes: "NDACKED1", the
-// number big-endian), which is not fsynced: it reaches the disk after the
-// write, so it never counts a write the store lacks, and survives kill -9
-// in the page cache. A store whose "writes" is below ACKED's count has lost
-// that many acknowledged writes: open refuses it (ErrDamaged naming the
-// damaged or cut WAL, or the bbolt file). Options.Recover ('neardup serve
-// --force-recover') opens it with what could be read, logs
-// documents_dropped, and resets ACKED. A store made before ACKED existed
-// starts counting at open. Not covered: a damaged sstable, MANIFEST or
-// bbolt page is refused even with Recover (restore from a copy), and a
-// power failure can lose ACKED's last updates, which only weakens the check.
+// The documents are kept by a store.Store: the embedded engines of package
+// store (bbolt or pebble in a data directory, or in memory), whose doc.go
+// has their on-disk formats, how they commit and how start-up finds damage;
+// or the shared RedisStore below. The Server queues each write to an
+// embedded engine under its lock (store.Op; queuer), so the store receives
+// writes in sequence order, and waits for it outside the lock. Its puts skip
+// the engine's id check: the Server has found the id absent from its Kept
+// under the lock. /readyz fails while a store reports it cannot take writes
+// (storeHealth: a PebbleStore after a failed WAL sync).
 //
 // # Starting from an index snapshot
 //

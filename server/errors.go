@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/store"
 )
 
 // requestError is a request the service refuses as malformed (400): code is
@@ -19,6 +20,9 @@ func (e *requestError) Error() string { return e.code + ": " + e.msg }
 func badRequest(code, format string, args ...any) error {
 	return &requestError{code: code, msg: fmt.Sprintf(format, args...)}
 }
+
+// ErrNotReady is returned while the index is still being loaded.
+var ErrNotReady = errors.New("server: index not loaded yet")
 
 // errUnauthorized is a request without the bearer token it needs.
 var errUnauthorized = errors.New("server: missing or wrong bearer token")
@@ -35,17 +39,17 @@ func httpStatus(err error) (int, string) {
 		return http.StatusRequestEntityTooLarge, "body_too_large"
 	case errors.Is(err, errUnauthorized):
 		return http.StatusUnauthorized, "unauthorized"
-	case errors.Is(err, ErrNotFound), errors.Is(err, errNoRoute):
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, errNoRoute):
 		return http.StatusNotFound, "not_found"
 	case errors.Is(err, errMethod):
 		return http.StatusMethodNotAllowed, "method_not_allowed"
-	case errors.Is(err, ErrExists):
+	case errors.Is(err, store.ErrExists):
 		return http.StatusConflict, "already_exists"
 	case errors.Is(err, index.ErrDistance), errors.Is(err, index.ErrBadID):
 		return http.StatusBadRequest, "invalid_argument"
 	case errors.Is(err, ErrNotReady):
 		return http.StatusServiceUnavailable, "not_ready"
-	case errors.Is(err, ErrStore), errors.Is(err, ErrClosed), errors.Is(err, ErrUnavailable):
+	case errors.Is(err, store.ErrStore), errors.Is(err, store.ErrClosed), errors.Is(err, store.ErrUnavailable):
 		return http.StatusServiceUnavailable, "unavailable"
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable, "cancelled"

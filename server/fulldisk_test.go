@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/neardup/neardup/store"
 )
 
 // mountTmpfs mounts a tmpfs of size bytes on a new directory and returns it;
@@ -42,7 +44,7 @@ func mountTmpfs(t *testing.T, size int) string {
 func TestPebbleFullDisk(t *testing.T) {
 	// 4 MiB: memtables flush (and fail to) while the disk fills; the
 	// default 64 MiB: the WAL alone fills it.
-	for _, memtable := range []uint64{4 << 20, DefaultPebbleMemTable} {
+	for _, memtable := range []uint64{4 << 20, store.DefaultPebbleMemTable} {
 		t.Run(fmt.Sprint("MemTable", memtable>>20, "MiB"), func(t *testing.T) { testPebbleFullDisk(t, memtable) })
 	}
 }
@@ -54,8 +56,8 @@ func testPebbleFullDisk(t *testing.T, memtable uint64) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(mnt, "data")
-	open := func() *PebbleStore {
-		s, err := OpenPebble(dir, PebbleOptions{MemTableSize: memtable})
+	open := func() *store.PebbleStore {
+		s, err := store.OpenPebble(dir, store.PebbleOptions{MemTableSize: memtable})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,18 +10,20 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/neardup/neardup/store"
 )
 
-// newTestServer returns a loaded service over store (a MemStore when nil).
-func newTestServer(t testing.TB, store Store, opt Options) *Server {
+// newTestServer returns a loaded service over st (a MemStore when nil).
+func newTestServer(t testing.TB, st store.Store, opt Options) *Server {
 	t.Helper()
-	if store == nil {
-		store = NewMemStore()
+	if st == nil {
+		st = store.NewMemStore()
 	}
 	if opt.Registry == nil {
 		opt.Registry = prometheus.NewRegistry()
 	}
-	s, err := New(store, opt)
+	s, err := New(st, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

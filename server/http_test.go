@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/store"
 )
 
 const (
@@ -23,24 +24,24 @@ const (
 func storedIDs(t *testing.T, s *Server) []string {
 	t.Helper()
 	var ids []string
-	if err := s.store.Load(context.Background(), func(r Record) error { ids = append(ids, r.ID); return nil }); err != nil {
+	if err := s.store.Load(context.Background(), func(r store.Record) error { ids = append(ids, r.ID); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return ids
 }
 
 func TestDocumentsLifecycle(t *testing.T) {
-	for name, open := range map[string]func(t *testing.T) Store{
-		"mem": func(t *testing.T) Store { return NewMemStore() },
-		"bolt": func(t *testing.T) Store {
-			s, err := OpenBolt(t.TempDir(), BoltOptions{})
+	for name, open := range map[string]func(t *testing.T) store.Store{
+		"mem": func(t *testing.T) store.Store { return store.NewMemStore() },
+		"bolt": func(t *testing.T) store.Store {
+			s, err := store.OpenBolt(t.TempDir(), store.BoltOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return s
 		},
-		"pebble": func(t *testing.T) Store {
-			s, err := OpenPebble(t.TempDir(), PebbleOptions{MemTableSize: 1 << 20})
+		"pebble": func(t *testing.T) store.Store {
+			s, err := store.OpenPebble(t.TempDir(), store.PebbleOptions{MemTableSize: 1 << 20})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,12 +189,12 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 }
 
 // failingStore fails every Put.
-type failingStore struct{ *MemStore }
+type failingStore struct{ *store.MemStore }
 
-func (failingStore) Put(context.Context, Record) error { return errors.New("disk on fire") }
+func (failingStore) Put(context.Context, store.Record) error { return errors.New("disk on fire") }
 
 func TestStoreFailureUndoesAdd(t *testing.T) {
-	s := newTestServer(t, failingStore{NewMemStore()}, Options{})
+	s := newTestServer(t, failingStore{store.NewMemStore()}, Options{})
 	h := s.Handler()
 	var e errorBody
 	for _, mode := range []string{"add", "add_if_new"} {

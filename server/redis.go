@@ -21,6 +21,7 @@ import (
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/store"
 )
 
 // Defaults of RedisOptions.
@@ -252,7 +253,7 @@ func (s *RedisStore) checkMeta(ctx context.Context) error {
 	}
 	for f, v := range want {
 		if got[f] != v {
-			return fmt.Errorf("%w: redis index %q has %s %q, this server uses %q", ErrStoreFormat, s.p, f, got[f], v)
+			return fmt.Errorf("%w: redis index %q has %s %q, this server uses %q", store.ErrStoreFormat, s.p, f, got[f], v)
 		}
 	}
 	return nil
@@ -261,13 +262,13 @@ func (s *RedisStore) checkMeta(ctx context.Context) error {
 // unavailable wraps a Redis error: the store could not be reached or
 // failed, so the request is answered 503.
 func unavailable(err error) error {
-	if err == nil || errors.Is(err, ErrUnavailable) {
+	if err == nil || errors.Is(err, store.ErrUnavailable) {
 		return err
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
 	}
-	return fmt.Errorf("%w: redis: %w", ErrUnavailable, err)
+	return fmt.Errorf("%w: redis: %w", store.ErrUnavailable, err)
 }
 
 // Keys (REDIS.md).
@@ -288,7 +289,7 @@ func member(fp uint64, id string) string {
 
 func (s *RedisStore) check() error {
 	if s.closed.Load() {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	return nil
 }
@@ -359,39 +360,39 @@ func (s *RedisStore) Len(ctx context.Context) (int, error) {
 }
 
 // Get implements Store.
-func (s *RedisStore) Get(ctx context.Context, id string) (Record, error) {
+func (s *RedisStore) Get(ctx context.Context, id string) (store.Record, error) {
 	if err := s.check(); err != nil {
-		return Record{}, err
+		return store.Record{}, err
 	}
 	if s.rep != nil {
 		return s.rep.get(ctx, id)
 	}
 	vs, err := s.c.HMGet(ctx, s.docKey(id), "seq", "f", "m").Result()
 	if err != nil {
-		return Record{}, unavailable(err)
+		return store.Record{}, unavailable(err)
 	}
 	r, ok, err := decodeDoc(id, vs)
 	if err == nil && !ok {
-		err = fmt.Errorf("%w: %q", ErrNotFound, id)
+		err = fmt.Errorf("%w: %q", store.ErrNotFound, id)
 	}
 	return r, err
 }
 
 // decodeDoc decodes the fields seq, f and optionally m of a document hash;
 // ok is false when the hash does not exist.
-func decodeDoc(id string, vs []any) (Record, bool, error) {
+func decodeDoc(id string, vs []any) (store.Record, bool, error) {
 	seqS, _ := vs[0].(string)
 	fS, _ := vs[1].(string)
 	if seqS == "" || fS == "" {
-		return Record{}, false, nil
+		return store.Record{}, false, nil
 	}
 	seq, err := strconv.ParseUint(seqS, 10, 64)
 	if err != nil {
-		return Record{}, false, fmt.Errorf("%w: document %q: seq %q", ErrStoreFormat, id, seqS)
+		return store.Record{}, false, fmt.Errorf("%w: document %q: seq %q", store.ErrStoreFormat, id, seqS)
 	}
-	r := Record{Seq: seq, ID: id}
+	r := store.Record{Seq: seq, ID: id}
 	if err := r.Features.UnmarshalBinary([]byte(fS)); err != nil {
-		return Record{}, false, fmt.Errorf("%w: document %q: %w", ErrStoreFormat, id, err)
+		return store.Record{}, false, fmt.Errorf("%w: document %q: %w", store.ErrStoreFormat, id, err)
 	}
 	if len(vs) > 2 {
 		if m, _ := vs[2].(string); m != "" {
@@ -403,7 +404,7 @@ func decodeDoc(id string, vs []any) (Record, bool, error) {
 
 // Put implements Store: r is written with its own Seq, under the write
 // lock, and appended to the change log like every write.
-func (s *RedisStore) Put(ctx context.Context, r Record) error {
+func (s *RedisStore) Put(ctx context.Context, r store.Record) error {
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -417,13 +418,13 @@ func (s *RedisStore) Put(ctx context.Context, r Record) error {
 
 // writeDirect writes r (direct mode, holding the lock) unless its id is
 // stored.
-func (s *RedisStore) writeDirect(ctx context.Context, token string, r Record) error {
+func (s *RedisStore) writeDirect(ctx context.Context, token string, r store.Record) error {
 	n, err := s.c.Exists(ctx, s.docKey(r.ID)).Result()
 	if err != nil {
 		return unavailable(err)
 	}
 	if n > 0 {
-		return fmt.Errorf("%w: %q", ErrExists, r.ID)
+		return fmt.Errorf("%w: %q", store.ErrExists, r.ID)
 	}
 	_, err = s.commit(ctx, token, []change{{rec: r}})
 	return err
@@ -433,14 +434,36 @@ func (s *RedisStore) writeDirect(ctx context.Context, token string, r Record) er
 func (s *RedisStore) Delete(ctx context.Context, id string) error {
 	ok, err := s.Remove(ctx, id)
 	if err == nil && !ok {
-		err = fmt.Errorf("%w: %q", ErrNotFound, id)
+		err = fmt.Errorf("%w: %q", store.ErrNotFound, id)
 	}
 	return err
 }
 
-// Load implements Store: every document hash, in sequence order. On a
+// GetSeq implements store.Store by a LoadFrom scan: Redis keeps no index by
+// sequence number, and nothing reads one through a RedisStore, which
+// matches against its own index rather than an in-memory kept set.
+func (s *RedisStore) GetSeq(ctx context.Context, seq uint64) (store.Record, error) {
+	var r store.Record
+	first := errors.New("first record read")
+	err := s.LoadFrom(ctx, seq, func(rec store.Record) error { r = rec; return first })
+	switch {
+	case errors.Is(err, first) && r.Seq == seq:
+		return r, nil
+	case err != nil && !errors.Is(err, first):
+		return store.Record{}, err
+	}
+	return store.Record{}, fmt.Errorf("%w: seq %d", store.ErrNotFound, seq)
+}
+
+// Load implements store.Store: every document hash, in sequence order. On a
 // cluster each master is scanned.
-func (s *RedisStore) Load(ctx context.Context, fn func(Record) error) error {
+func (s *RedisStore) Load(ctx context.Context, fn func(store.Record) error) error {
+	return s.LoadFrom(ctx, 0, fn)
+}
+
+// LoadFrom implements store.Store: Load, which reads every document hash,
+// calling fn from seq on.
+func (s *RedisStore) LoadFrom(ctx context.Context, seq uint64, fn func(store.Record) error) error {
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -472,7 +495,8 @@ func (s *RedisStore) Load(ctx context.Context, fn func(Record) error) error {
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(rs, func(a, b Record) int { return cmp.Compare(a.Seq, b.Seq) })
+	rs = slices.DeleteFunc(rs, func(r store.Record) bool { return r.Seq < seq })
+	slices.SortFunc(rs, func(a, b store.Record) int { return cmp.Compare(a.Seq, b.Seq) })
 	for i, r := range rs {
 		if i%1024 == 0 && ctx.Err() != nil {
 			return ctx.Err()
@@ -486,7 +510,7 @@ func (s *RedisStore) Load(ctx context.Context, fn func(Record) error) error {
 
 // fetch reads the document hashes of ids in one pipeline (meta included);
 // ids without one are left out.
-func (s *RedisStore) fetch(ctx context.Context, ids []string) ([]Record, error) {
+func (s *RedisStore) fetch(ctx context.Context, ids []string) ([]store.Record, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -498,7 +522,7 @@ func (s *RedisStore) fetch(ctx context.Context, ids []string) ([]Record, error) 
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, unavailable(err)
 	}
-	out := make([]Record, 0, len(ids))
+	out := make([]store.Record, 0, len(ids))
 	for i, c := range cmds {
 		r, ok, err := decodeDoc(ids[i], c.Val())
 		if err != nil {

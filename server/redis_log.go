@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/store"
 )
 
 // The change log (REDIS.md): a Redis stream holding every addition and
@@ -61,12 +62,12 @@ type logEntry struct {
 func decodeEntry(m redis.XMessage) (logEntry, error) {
 	id, err := parseStreamID(m.ID)
 	if err != nil {
-		return logEntry{}, fmt.Errorf("%w: log: %w", ErrStoreFormat, err)
+		return logEntry{}, fmt.Errorf("%w: log: %w", store.ErrStoreFormat, err)
 	}
 	str := func(k string) string { v, _ := m.Values[k].(string); return v }
 	e := logEntry{id: id, doc: str("id")}
 	bad := func(what string) error {
-		return fmt.Errorf("%w: log entry %s (%q): %s", ErrStoreFormat, m.ID, e.doc, what)
+		return fmt.Errorf("%w: log entry %s (%q): %s", store.ErrStoreFormat, m.ID, e.doc, what)
 	}
 	if e.seq, err = strconv.ParseUint(str("seq"), 10, 64); err != nil {
 		return e, bad("seq")

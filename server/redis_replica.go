@@ -10,6 +10,7 @@ import (
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/store"
 )
 
 // replica is a RedisStore's local copy of the shared index (replica mode,
@@ -318,7 +319,7 @@ const (
 
 type redisOp struct {
 	kind opKind
-	rec  Record
+	rec  store.Record
 	ver  uint64 // opAddIfNew: the replica's version its unlocked match saw, 0 for none
 	ctx  context.Context
 	res  chan opResult // buffered
@@ -348,7 +349,7 @@ func (r *replica) enqueue(ctx context.Context, op *redisOp) error {
 	case r.ops <- op:
 		return nil
 	case <-r.quit:
-		return ErrClosed
+		return store.ErrClosed
 	case <-ctx.Done():
 		return unavailable(ctx.Err())
 	}
@@ -365,7 +366,7 @@ func (r *replica) wait(ctx context.Context, op *redisOp) opResult {
 		case res := <-op.res:
 			return res
 		default:
-			return opResult{err: ErrClosed}
+			return opResult{err: store.ErrClosed}
 		}
 	case <-ctx.Done():
 		return opResult{err: unavailable(ctx.Err())}
@@ -409,7 +410,7 @@ func (r *replica) drain() {
 	for {
 		select {
 		case op := <-r.ops:
-			op.res <- opResult{err: ErrClosed}
+			op.res <- opResult{err: store.ErrClosed}
 		default:
 			return
 		}
@@ -540,7 +541,7 @@ func (r *replica) decide(ops []*redisOp, seq uint64) (res []opResult, cs []chang
 				continue
 			}
 			seq++
-			cs = append(cs, change{del: true, rec: Record{ID: rec.ID, Seq: seq, Features: f}})
+			cs = append(cs, change{del: true, rec: store.Record{ID: rec.ID, Seq: seq, Features: f}})
 			res[i].ok, undo[i] = true, true
 			continue
 		case opAddIfNew:
@@ -560,7 +561,7 @@ func (r *replica) decide(ops []*redisOp, seq uint64) (res []opResult, cs []chang
 			}
 		}
 		if k.Contains(rec.ID) || b.Contains(rec.ID) {
-			res[i].err = fmt.Errorf("%w: %q", ErrExists, rec.ID)
+			res[i].err = fmt.Errorf("%w: %q", store.ErrExists, rec.ID)
 			continue
 		}
 		if err := b.Add(rec.ID, rec.Features); err != nil {
@@ -623,7 +624,7 @@ func (r *replica) matchAll(ctx context.Context, f *dedup.Features, limit int) ([
 
 // addIfNew matches without the lock first: a decline needs none, since the
 // replica holds only committed documents and was synced after the call.
-func (r *replica) addIfNew(ctx context.Context, rec Record) (dedup.KeptMatch, bool, error) {
+func (r *replica) addIfNew(ctx context.Context, rec store.Record) (dedup.KeptMatch, bool, error) {
 	if err := r.sync(ctx); err != nil {
 		return dedup.KeptMatch{}, false, err
 	}
@@ -638,7 +639,7 @@ func (r *replica) addIfNew(ctx context.Context, rec Record) (dedup.KeptMatch, bo
 
 // addIfNewBatch decides on recs in order, as addIfNew one at a time, after
 // one sync, queueing them all before waiting so that they share commits.
-func (r *replica) addIfNewBatch(ctx context.Context, recs []Record) ([]dedup.KeptMatch, []bool, []error) {
+func (r *replica) addIfNewBatch(ctx context.Context, recs []store.Record) ([]dedup.KeptMatch, []bool, []error) {
 	ms, dups, errs := make([]dedup.KeptMatch, len(recs)), make([]bool, len(recs)), make([]error, len(recs))
 	if err := r.sync(ctx); err != nil {
 		for i := range errs {
@@ -665,23 +666,23 @@ func (r *replica) addIfNewBatch(ctx context.Context, recs []Record) ([]dedup.Kep
 	return ms, dups, errs
 }
 
-func (r *replica) get(ctx context.Context, id string) (Record, error) {
+func (r *replica) get(ctx context.Context, id string) (store.Record, error) {
 	if err := r.sync(ctx); err != nil {
-		return Record{}, err
+		return store.Record{}, err
 	}
 	f, ok := r.kept.Load().Get(id)
 	if !ok {
-		return Record{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+		return store.Record{}, fmt.Errorf("%w: %q", store.ErrNotFound, id)
 	}
 	vs, err := r.s.c.HMGet(ctx, r.s.docKey(id), "seq", "f", "m").Result()
 	if err != nil {
-		return Record{}, unavailable(err)
+		return store.Record{}, unavailable(err)
 	}
 	rec, ok, err := decodeDoc(id, vs)
 	if err != nil || !ok || rec.Features.FP != f.FP || rec.Features.Exact != f.Exact {
 		// A delete whose log append failed after the hash went: the
 		// replica's features, no metadata (REDIS.md, limits).
-		return Record{ID: id, Features: f}, nil
+		return store.Record{ID: id, Features: f}, nil
 	}
 	return rec, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/redistest"
+	"github.com/neardup/neardup/store"
 )
 
 // TestRedisReplicasAgree proves the replicas correct under other servers'
@@ -77,7 +78,7 @@ func testRedisReplicasAgree(t *testing.T, addr, method string) {
 		switch op := r.IntN(10); {
 		case op < 5:
 			counts["add_if_new"]++
-			rec := Record{ID: fmt.Sprint("d", step), Features: ex.Extract(text(r))}
+			rec := store.Record{ID: fmt.Sprint("d", step), Features: ex.Extract(text(r))}
 			gm, gdup, gerr := s.AddIfNew(ctx, rec)
 			wm, wdup, werr := ref.AddIfNew(ctx, rec)
 			if gerr != nil || werr != nil || gdup != wdup || gm.ID != wm.ID {
@@ -139,7 +140,7 @@ func TestRedisReplicaLogReset(t *testing.T) {
 	}
 	old, later := ex.Extract(randomText(1, 50)), ex.Extract(randomText(2, 50))
 	for i, f := range []dedup.Features{old, ex.Extract(randomText(3, 50))} {
-		if _, dup, err := a.AddIfNew(ctx, Record{ID: fmt.Sprint("old", i), Features: f}); err != nil || dup {
+		if _, dup, err := a.AddIfNew(ctx, store.Record{ID: fmt.Sprint("old", i), Features: f}); err != nil || dup {
 			t.Fatalf("AddIfNew(old%d): %v %v", i, dup, err)
 		}
 	}
@@ -154,16 +155,16 @@ func TestRedisReplicaLogReset(t *testing.T) {
 	}
 	// The log regrows through another server, past a's last entry.
 	b := openTestRedis(t, addr, prefix, RedisOptions{})
-	if _, dup, err := b.AddIfNew(ctx, Record{ID: "new", Features: later}); err != nil || dup {
+	if _, dup, err := b.AddIfNew(ctx, store.Record{ID: "new", Features: later}); err != nil || dup {
 		t.Fatalf("b.AddIfNew(new): %v %v", dup, err)
 	}
-	if _, dup, err := a.AddIfNew(ctx, Record{ID: "x", Features: ex.Extract(randomText(4, 50))}); err != nil || dup {
+	if _, dup, err := a.AddIfNew(ctx, store.Record{ID: "x", Features: ex.Extract(randomText(4, 50))}); err != nil || dup {
 		t.Fatalf("a.AddIfNew(x): %v %v", dup, err)
 	}
 	if err := srv.CLI("FLUSHALL"); err != "OK" {
 		t.Fatal(err)
 	}
-	if _, dup, err := b.AddIfNew(ctx, Record{ID: "new2", Features: later}); err != nil || dup {
+	if _, dup, err := b.AddIfNew(ctx, store.Record{ID: "new2", Features: later}); err != nil || dup {
 		t.Fatalf("b.AddIfNew(new2) after the second FLUSHALL: %v %v", dup, err)
 	}
 	m, ok, err := a.Match(ctx, &later)
@@ -197,14 +198,14 @@ func TestRedisFailedCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := randomText(9, 50)
-	recs := []Record{
+	recs := []store.Record{
 		{ID: "y", Features: ex.Extract(base), Meta: []byte(`{"n":1}`)},
 		{ID: "y2", Features: ex.Extract(base + " more")},
 	}
 	lose.Store(true)
 	_, _, errs := a.AddIfNewBatch(ctx, recs)
 	for i, err := range errs {
-		if !errors.Is(err, ErrUnavailable) || !errors.Is(err, errLockLost) {
+		if !errors.Is(err, store.ErrUnavailable) || !errors.Is(err, errLockLost) {
 			t.Errorf("%s with the lock lost: error %v, want ErrUnavailable (lock lost)", recs[i].ID, err)
 		}
 	}
@@ -215,7 +216,7 @@ func TestRedisFailedCommit(t *testing.T) {
 		if _, ok, err := s.Match(ctx, &recs[1].Features); err != nil || ok {
 			t.Errorf("%s.Match(y2) after the failed commit = %v %v, want none", name, ok, err)
 		}
-		if _, err := s.Get(ctx, "y"); !errors.Is(err, ErrNotFound) {
+		if _, err := s.Get(ctx, "y"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("%s.Get(y) after the failed commit: %v, want ErrNotFound", name, err)
 		}
 	}
@@ -253,7 +254,7 @@ func TestRedisBatch(t *testing.T) {
 		Stored     bool      `json:"stored"`
 		Duplicates []dupJSON `json:"duplicates"`
 	}
-	run := func(t *testing.T, store Store) []string {
+	run := func(t *testing.T, store store.Store) []string {
 		var out struct{ Results []item }
 		h := newTestServer(t, store, Options{}).Handler()
 		if code := call(t, h, "POST", "/v1/documents:batch", body, &out); code != http.StatusOK {
@@ -269,7 +270,7 @@ func TestRedisBatch(t *testing.T) {
 		}
 		return got
 	}
-	want := run(t, NewMemStore())
+	want := run(t, store.NewMemStore())
 	addr := startRedis(t)
 	for _, direct := range []bool{false, true} {
 		if got := run(t, openBackend(t, addr, direct, dedup.Options{})); !slices.Equal(got, want) {

@@ -13,6 +13,7 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/simhash"
+	"github.com/neardup/neardup/store"
 )
 
 // The Set side of RedisStore. In replica mode every method goes to the
@@ -63,7 +64,7 @@ func (s *RedisStore) lookup(ctx context.Context, fp, exact uint64, k int, withFP
 // candidates of dedup.Kept), read from their document hashes in a second
 // round trip. Entries whose document is gone or was stored again with
 // another fingerprint are dropped.
-func (s *RedisStore) candidates(ctx context.Context, f *dedup.Features) ([]Record, error) {
+func (s *RedisStore) candidates(ctx context.Context, f *dedup.Features) ([]store.Record, error) {
 	exactOnly := s.rule.ExactOnly(f) // as dedup: such documents match exact copies only
 	near, exacts, err := s.lookup(ctx, f.FP, f.Exact, s.rule.QueryK(), !exactOnly, true)
 	if err != nil {
@@ -82,17 +83,17 @@ func (s *RedisStore) candidates(ctx context.Context, f *dedup.Features) ([]Recor
 	if err != nil {
 		return nil, err
 	}
-	rs = slices.DeleteFunc(rs, func(r Record) bool {
+	rs = slices.DeleteFunc(rs, func(r store.Record) bool {
 		fp, ok := near[r.ID]
 		return !(ok && fp == r.Features.FP) && r.Features.Exact != f.Exact
 	})
-	slices.SortFunc(rs, func(a, b Record) int { return cmp.Compare(a.Seq, b.Seq) })
+	slices.SortFunc(rs, func(a, b store.Record) int { return cmp.Compare(a.Seq, b.Seq) })
 	return rs, nil
 }
 
 // matches keeps the candidates f duplicates, in order, with dedup.Rule.Match
 // (the decision of dedup.Kept and of 'neardup dedup').
-func (s *RedisStore) matches(f *dedup.Features, cands []Record, limit int) []dedup.KeptMatch {
+func (s *RedisStore) matches(f *dedup.Features, cands []store.Record, limit int) []dedup.KeptMatch {
 	fs := make([]*dedup.Features, len(cands))
 	for i := range cands {
 		fs[i] = &cands[i].Features
@@ -143,7 +144,7 @@ func (s *RedisStore) Match(ctx context.Context, f *dedup.Features) (dedup.KeptMa
 // read). Under the lock the match is repeated only if a write was committed
 // since the counter "done" was read before it; then the write, with the
 // next sequence number. r.Seq is ignored.
-func (s *RedisStore) AddIfNew(ctx context.Context, r Record) (m dedup.KeptMatch, dup bool, err error) {
+func (s *RedisStore) AddIfNew(ctx context.Context, r store.Record) (m dedup.KeptMatch, dup bool, err error) {
 	if err := s.check(); err != nil {
 		return m, false, err
 	}
@@ -171,7 +172,7 @@ func (s *RedisStore) AddIfNew(ctx context.Context, r Record) (m dedup.KeptMatch,
 
 // AddIfNewBatch decides on rs in order, as AddIfNew would one at a time; in
 // replica mode they share one sync and their commits.
-func (s *RedisStore) AddIfNewBatch(ctx context.Context, rs []Record) ([]dedup.KeptMatch, []bool, []error) {
+func (s *RedisStore) AddIfNewBatch(ctx context.Context, rs []store.Record) ([]dedup.KeptMatch, []bool, []error) {
 	if s.rep != nil && s.check() == nil {
 		return s.rep.addIfNewBatch(ctx, rs)
 	}
@@ -184,7 +185,7 @@ func (s *RedisStore) AddIfNewBatch(ctx context.Context, rs []Record) ([]dedup.Ke
 
 // Add implements Set: under the write lock, the next sequence number and
 // the write. r.Seq is ignored.
-func (s *RedisStore) Add(ctx context.Context, r Record) error {
+func (s *RedisStore) Add(ctx context.Context, r store.Record) error {
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -205,7 +206,7 @@ func (s *RedisStore) Remove(ctx context.Context, id string) (ok bool, err error)
 		return false, err
 	}
 	if s.rep != nil {
-		res := s.rep.submit(ctx, &redisOp{kind: opRemove, rec: Record{ID: id}})
+		res := s.rep.submit(ctx, &redisOp{kind: opRemove, rec: store.Record{ID: id}})
 		return res.ok, res.err
 	}
 	err = s.locked(ctx, func(ctx context.Context, token string, lr lockRead) error {

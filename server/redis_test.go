@@ -14,6 +14,8 @@ import (
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/redistest"
+	"github.com/neardup/neardup/store"
+	"github.com/neardup/neardup/store/storetest"
 )
 
 // testBackends are the stores the service tests run over: the embedded path
@@ -41,9 +43,9 @@ func startCluster(t *testing.T) string {
 
 // openBackend opens an empty store on addr ("" for a MemStore) under a key
 // prefix no other store of the test uses.
-func openBackend(t testing.TB, addr string, direct bool, opt dedup.Options) Store {
+func openBackend(t testing.TB, addr string, direct bool, opt dedup.Options) store.Store {
 	if addr == "" {
-		return NewMemStore()
+		return store.NewMemStore()
 	}
 	return openTestRedis(t, addr, newPrefix(), RedisOptions{Dedup: opt, Direct: direct})
 }
@@ -91,20 +93,20 @@ func testRedisStore(t *testing.T, addr string) {
 }
 
 func testRedisStoreMode(t *testing.T, addr string, direct bool) {
-	prefixOf := map[Store]string{}
-	open := func(t *testing.T) Store {
+	prefixOf := map[store.Store]string{}
+	open := func(t *testing.T) store.Store {
 		p := newPrefix()
 		s := openTestRedis(t, addr, p, RedisOptions{Direct: direct})
 		prefixOf[s] = p
 		return s
 	}
-	reopen := func(t *testing.T, s Store) Store {
+	reopen := func(t *testing.T, s store.Store) store.Store {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
 		return openTestRedis(t, addr, prefixOf[s], RedisOptions{Direct: direct})
 	}
-	t.Run("Store", func(t *testing.T) { testStore(t, open, reopen) })
+	t.Run("Store", func(t *testing.T) { storetest.Run(t, open, reopen) })
 	t.Run("Set", func(t *testing.T) {
 		testSet(t, func(t *testing.T, opt dedup.Options) Set {
 			return openTestRedis(t, addr, newPrefix(), RedisOptions{Dedup: opt, Direct: direct})
@@ -114,11 +116,11 @@ func testRedisStoreMode(t *testing.T, addr string, direct bool) {
 		p := newPrefix()
 		openTestRedis(t, addr, p, RedisOptions{Direct: direct})
 		_, err := OpenRedis(context.Background(), addr, RedisOptions{Prefix: p, Dedup: dedup.Options{Shingle: 3}})
-		if !errors.Is(err, ErrStoreFormat) {
+		if !errors.Is(err, store.ErrStoreFormat) {
 			t.Errorf("OpenRedis with another shingle width: error %v, want ErrStoreFormat", err)
 		}
 		_, err = OpenRedis(context.Background(), addr, RedisOptions{Prefix: p, Layout: "blocks:12:14"})
-		if !errors.Is(err, ErrStoreFormat) {
+		if !errors.Is(err, store.ErrStoreFormat) {
 			t.Errorf("OpenRedis with another plan: error %v, want ErrStoreFormat", err)
 		}
 		_, err = OpenRedis(context.Background(), addr, RedisOptions{Prefix: newPrefix(), Direct: direct,
@@ -140,7 +142,7 @@ func testRedisStoreMode(t *testing.T, addr string, direct bool) {
 		}
 		s.Close()
 		_, err := OpenRedis(context.Background(), addr, RedisOptions{Prefix: p, Direct: direct})
-		if !errors.Is(err, ErrStoreFormat) || !strings.Contains(err.Error(), `"neardup-redis 2"`) {
+		if !errors.Is(err, store.ErrStoreFormat) || !strings.Contains(err.Error(), `"neardup-redis 2"`) {
 			t.Errorf("OpenRedis on a format 2 index: error %v, want ErrStoreFormat naming it", err)
 		}
 	})

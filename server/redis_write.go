@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/neardup/neardup/store"
 )
 
 // The write path of RedisStore, the same in both modes (REDIS.md, "What each
@@ -22,7 +24,7 @@ import (
 // the change's sequence number.
 type change struct {
 	del bool
-	rec Record
+	rec store.Record
 }
 
 // logAppend appends changes to the log if the lock still holds the caller's
@@ -129,21 +131,21 @@ func (s *RedisStore) commit(ctx context.Context, token string, cs []change) (_ s
 	app := logAppend.Eval(ctx, pipe, []string{s.lockKey, s.logKey, s.seqKey, s.doneKey, s.countKey}, args...)
 	_, err = pipe.Exec(ctx)
 	if e := app.Err(); e != nil && strings.HasPrefix(e.Error(), "NOLOCK") {
-		return streamID{}, fmt.Errorf("%w: %w", ErrUnavailable, errLockLost)
+		return streamID{}, fmt.Errorf("%w: %w", store.ErrUnavailable, errLockLost)
 	}
 	if err != nil {
 		return streamID{}, unavailable(err)
 	}
 	id, err := parseStreamID(app.Val().(string))
 	if err != nil {
-		return streamID{}, fmt.Errorf("%w: log append returned %v", ErrStoreFormat, app.Val())
+		return streamID{}, fmt.Errorf("%w: log append returned %v", store.ErrStoreFormat, app.Val())
 	}
 	return id, nil
 }
 
 // indexEntries adds to pipe the SADDs (or, with remove, the SREMs) of r's
 // table and exact entries.
-func (s *RedisStore) indexEntries(ctx context.Context, pipe redis.Pipeliner, r *Record, remove bool) {
+func (s *RedisStore) indexEntries(ctx context.Context, pipe redis.Pipeliner, r *store.Record, remove bool) {
 	fp := r.Features.FP
 	for t := range s.masks {
 		if s.minhash {
@@ -196,7 +198,7 @@ func (s *RedisStore) tryLock(ctx context.Context, token string, from *streamID) 
 	if v := seq.Val(); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
-			return lr, fmt.Errorf("%w: sequence counter %q", ErrStoreFormat, v)
+			return lr, fmt.Errorf("%w: sequence counter %q", store.ErrStoreFormat, v)
 		}
 		lr.seq = n
 	}
@@ -257,7 +259,7 @@ func (s *RedisStore) takeLock(ctx context.Context, token string, from func() *st
 				s.release(ctx, token)
 			}
 			if errors.Is(wait.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-				return lr, t0, fmt.Errorf("%w: %w", ErrUnavailable, errLockBusy)
+				return lr, t0, fmt.Errorf("%w: %w", store.ErrUnavailable, errLockBusy)
 			}
 			return lr, t0, err
 		}
@@ -269,7 +271,7 @@ func (s *RedisStore) takeLock(ctx context.Context, token string, from func() *st
 			if ctx.Err() != nil {
 				return lr, t0, unavailable(ctx.Err())
 			}
-			return lr, t0, fmt.Errorf("%w: %w", ErrUnavailable, errLockBusy)
+			return lr, t0, fmt.Errorf("%w: %w", store.ErrUnavailable, errLockBusy)
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, 2*time.Millisecond)

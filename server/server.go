@@ -15,6 +15,7 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/features"
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/store"
 )
 
 // Defaults of Options.
@@ -132,7 +133,7 @@ type Server struct {
 	set     Set         // keptSet{kept}, or the SharedStore
 	shared  SharedStore // nil over an unshared Store
 	profile *features.Profile
-	store   Store
+	store   store.Store
 	log     *slog.Logger
 	met     *metrics
 	pool    sync.Pool // *dedup.Extractor
@@ -143,8 +144,8 @@ type Server struct {
 	seq uint64     // the next document's sequence number; guarded by wmu
 }
 
-// New returns a service over store. It is not ready until Load has returned.
-func New(store Store, opt Options) (*Server, error) {
+// New returns a service over st. It is not ready until Load has returned.
+func New(st store.Store, opt Options) (*Server, error) {
 	opt.EnsureDefaults()
 	if err := opt.Validate(); err != nil {
 		return nil, err
@@ -158,7 +159,7 @@ func New(store Store, opt Options) (*Server, error) {
 		set    Set
 		shared SharedStore
 	)
-	if sh, ok := store.(SharedStore); ok {
+	if sh, ok := st.(SharedStore); ok {
 		if opt.Snapshot != "" {
 			return nil, fmt.Errorf("%w: a snapshot is loaded into the server's own index, which a shared store replaces", dedup.ErrOptions)
 		}
@@ -180,15 +181,15 @@ func New(store Store, opt Options) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opt: opt, rule: rule, kept: kept, set: set, shared: shared, profile: prof, store: store, log: log,
+	s := &Server{opt: opt, rule: rule, kept: kept, set: set, shared: shared, profile: prof, store: st, log: log,
 		start: time.Now()}
 	s.pool.New = func() any {
 		e, _ := dedup.NewExtractor(opt.Dedup) // checked above
 		return e
 	}
 	s.met = newMetrics(opt.Registry, s)
-	if o, ok := store.(interface{ observeCommits(func(int, error)) }); ok {
-		o.observeCommits(s.observeCommit)
+	if o, ok := st.(commitObserver); ok {
+		o.ObserveCommits(s.observeCommit)
 	}
 	return s, nil
 }
@@ -219,11 +220,11 @@ func (s *Server) Load(ctx context.Context) error {
 	// each table at once.
 	l := s.kept.NewLoader()
 	n := 0
-	err = s.store.Load(ctx, func(r Record) error {
+	err = s.store.Load(ctx, func(r store.Record) error {
 		if nsnap > 0 && s.kept.Contains(r.ID) {
 			// Store ids are unique, so this one is a snapshot document's.
 			return fmt.Errorf("%w: id %q is both in the snapshot %s and in the store: rebuild the snapshot without it, or start without --snapshot and delete it from the store",
-				ErrExists, r.ID, s.opt.Snapshot)
+				store.ErrExists, r.ID, s.opt.Snapshot)
 		}
 		n++
 		s.seq = max(s.seq, r.Seq+1)
@@ -255,7 +256,7 @@ func (s *Server) loadSnapshotLocked(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("server: snapshot: %w", err)
 	}
 	skipped := 0
-	if sd, ok := s.store.(SnapshotDeletes); ok {
+	if sd, ok := s.store.(store.SnapshotDeletes); ok {
 		deleted := map[string]uint64{}
 		err := sd.LoadSnapshotDeletes(ctx, func(id string, fp uint64) error {
 			deleted[id] = fp
@@ -298,7 +299,7 @@ func (s *Server) CheckReady(ctx context.Context) error {
 		return s.shared.Ping(ctx)
 	}
 	if h, ok := s.store.(storeHealth); ok {
-		return h.healthy()
+		return h.Healthy()
 	}
 	return nil
 }
@@ -307,7 +308,13 @@ func (s *Server) CheckReady(ctx context.Context) error {
 // PebbleStore after a failed WAL sync, until it has reopened): the service
 // is then not ready, and leaves the load balancer.
 type storeHealth interface {
-	healthy() error
+	Healthy() error
+}
+
+// commitObserver is a store that reports each commit (each WAL fsync of a
+// PebbleStore, each group commit of a BoltStore) for the metrics.
+type commitObserver interface {
+	ObserveCommits(f func(ops int, err error))
 }
 
 // Len returns the number of stored documents.
@@ -428,7 +435,7 @@ func (s *Server) begin(ctx context.Context, d Doc) (res Result, wait func() erro
 		}
 	default:
 		if s.kept.Contains(d.ID) {
-			return res, nil, fmt.Errorf("%w: %q", ErrExists, d.ID)
+			return res, nil, fmt.Errorf("%w: %q", store.ErrExists, d.ID)
 		}
 		ms, err := s.kept.MatchAll(&f, s.opt.MaxDuplicates)
 		if err == nil {
@@ -439,7 +446,7 @@ func (s *Server) begin(ctx context.Context, d Doc) (res Result, wait func() erro
 		}
 		res.Duplicates = ms
 	}
-	rec := Record{Seq: s.seq, ID: d.ID, Features: f, Meta: d.Meta}
+	rec := store.Record{Seq: s.seq, ID: d.ID, Features: f, Meta: d.Meta}
 	s.seq++
 	// Decided is written: a client that goes away now must not leave a
 	// document in the set that later documents were judged against but
@@ -453,7 +460,7 @@ func (s *Server) begin(ctx context.Context, d Doc) (res Result, wait func() erro
 // before its match: one stored by another server between the match and the
 // write may be missing from the report (it is stored either way).
 func (s *Server) addShared(ctx context.Context, d Doc, f dedup.Features, res Result) (Result, error) {
-	rec := Record{ID: d.ID, Features: f, Meta: d.Meta}
+	rec := store.Record{ID: d.ID, Features: f, Meta: d.Meta}
 	if d.Mode == ModeAddIfNew {
 		m, dup, err := s.shared.AddIfNew(ctx, rec)
 		if err != nil {
@@ -480,15 +487,15 @@ func (s *Server) addShared(ctx context.Context, d Doc, f dedup.Features, res Res
 // batchAdder is a SharedStore that decides several add_if_new documents
 // in order, as one at a time, sharing round trips (RedisStore).
 type batchAdder interface {
-	AddIfNewBatch(ctx context.Context, rs []Record) ([]dedup.KeptMatch, []bool, []error)
+	AddIfNewBatch(ctx context.Context, rs []store.Record) ([]dedup.KeptMatch, []bool, []error)
 }
 
 // addIfNewBatch decides on docs (all add_if_new) through b.
 func (s *Server) addIfNewBatch(ctx context.Context, b batchAdder, docs []Doc, res []Result, errs []error) {
-	recs := make([]Record, len(docs))
+	recs := make([]store.Record, len(docs))
 	for i, d := range docs {
 		f := s.extract(d.Text)
-		recs[i] = Record{ID: d.ID, Features: f, Meta: d.Meta}
+		recs[i] = store.Record{ID: d.ID, Features: f, Meta: d.Meta}
 		res[i] = Result{ID: d.ID, FP: f.FP, ExactOnly: s.rule.ExactOnly(&f)}
 	}
 	ms, dups, es := b.AddIfNewBatch(ctx, recs)
@@ -505,7 +512,7 @@ func (s *Server) addIfNewBatch(ctx context.Context, b batchAdder, docs []Doc, re
 }
 
 func (s *Server) sharedError(id string, err error) error {
-	if errors.Is(err, ErrUnavailable) {
+	if errors.Is(err, store.ErrUnavailable) {
 		s.met.storeErrors.Inc()
 		s.log.Error("shared store failed", "id", id, "err", err)
 	}
@@ -522,8 +529,8 @@ func (s *Server) finish(id string, res Result, wait func() error) (Result, error
 		s.kept.Remove(id)
 		s.met.storeErrors.Inc()
 		s.log.Error("store write failed", "id", id, "err", err)
-		if !errors.Is(err, ErrStore) && !errors.Is(err, ErrClosed) {
-			err = fmt.Errorf("%w: %w", ErrStore, err)
+		if !errors.Is(err, store.ErrStore) && !errors.Is(err, store.ErrClosed) {
+			err = fmt.Errorf("%w: %w", store.ErrStore, err)
 		}
 		return res, err
 	}
@@ -533,7 +540,7 @@ func (s *Server) finish(id string, res Result, wait func() error) (Result, error
 
 func (s *Server) addError(id string, err error) error {
 	if errors.Is(err, index.ErrDuplicateID) {
-		return fmt.Errorf("%w: %q", ErrExists, id)
+		return fmt.Errorf("%w: %q", store.ErrExists, id)
 	}
 	return err
 }
@@ -541,9 +548,9 @@ func (s *Server) addError(id string, err error) error {
 // queuePut hands rec to the store in sequence order (called with wmu held)
 // and returns the wait for its result. A store without a queue of its own is
 // called synchronously, under the lock.
-func (s *Server) queuePut(ctx context.Context, rec Record) func() error {
+func (s *Server) queuePut(ctx context.Context, rec store.Record) func() error {
 	if q, ok := s.store.(queuer); ok {
-		return q.queue(ctx, &boltOp{put: &rec})
+		return q.Queue(ctx, store.Op{Put: &rec})
 	}
 	err := s.store.Put(ctx, rec)
 	return func() error { return err }
@@ -551,24 +558,24 @@ func (s *Server) queuePut(ctx context.Context, rec Record) func() error {
 
 // queuer is a store that can queue a write and be waited on later.
 type queuer interface {
-	queue(ctx context.Context, op *boltOp) func() error
+	Queue(ctx context.Context, op store.Op) func() error
 }
 
 // Get returns the stored record of id.
-func (s *Server) Get(ctx context.Context, id string) (Record, error) {
+func (s *Server) Get(ctx context.Context, id string) (store.Record, error) {
 	if !s.Ready() {
-		return Record{}, ErrNotReady
+		return store.Record{}, ErrNotReady
 	}
 	if s.shared != nil {
 		return s.shared.Get(ctx, id)
 	}
 	f, ok := s.kept.Get(id)
 	if !ok {
-		return Record{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+		return store.Record{}, fmt.Errorf("%w: %q", store.ErrNotFound, id)
 	}
 	if f.FingerprintOnly {
 		// A snapshot document: the store knows nothing of it.
-		return Record{ID: id, Features: f}, nil
+		return store.Record{ID: id, Features: f}, nil
 	}
 	return s.store.Get(ctx, id)
 }
@@ -590,13 +597,13 @@ func (s *Server) Delete(ctx context.Context, id string) error {
 	if s.shared != nil {
 		ok, err := s.shared.Remove(ctx, id)
 		if err == nil && !ok {
-			err = fmt.Errorf("%w: %q", ErrNotFound, id)
+			err = fmt.Errorf("%w: %q", store.ErrNotFound, id)
 		}
 		return s.sharedError(id, err)
 	}
 	f, ok := s.kept.Get(id)
 	if !ok {
-		return fmt.Errorf("%w: %q", ErrNotFound, id)
+		return fmt.Errorf("%w: %q", store.ErrNotFound, id)
 	}
 	if f.FingerprintOnly {
 		return s.deleteSnapshotDoc(ctx, id, f.FP)
@@ -604,14 +611,14 @@ func (s *Server) Delete(ctx context.Context, id string) error {
 	s.wmu.Lock()
 	var wait func() error
 	if q, ok := s.store.(queuer); ok {
-		wait = q.queue(ctx, &boltOp{delete: id})
+		wait = q.Queue(ctx, store.Op{Delete: id})
 	} else {
 		err := s.store.Delete(ctx, id)
 		wait = func() error { return err }
 	}
 	s.wmu.Unlock()
 	if err := wait(); err != nil {
-		if !errors.Is(err, ErrNotFound) {
+		if !errors.Is(err, store.ErrNotFound) {
 			s.met.storeErrors.Inc()
 		}
 		return err
@@ -625,14 +632,14 @@ func (s *Server) Delete(ctx context.Context, id string) error {
 // store that cannot record it (not a SnapshotDeletes) only loses it until the
 // next start, which the log says.
 func (s *Server) deleteSnapshotDoc(ctx context.Context, id string, fp uint64) error {
-	sd, ok := s.store.(SnapshotDeletes)
+	sd, ok := s.store.(store.SnapshotDeletes)
 	if !ok {
 		s.log.Warn("snapshot document deleted until the next start: the store cannot record it", "id", id)
 	} else {
 		s.wmu.Lock()
 		var wait func() error
 		if q, ok := s.store.(queuer); ok {
-			wait = q.queue(ctx, &boltOp{snapDelete: &snapDelete{id: id, fp: fp}})
+			wait = q.Queue(ctx, store.Op{SnapshotDelete: &store.SnapshotDelete{ID: id, FP: fp}})
 		} else {
 			err := sd.PutSnapshotDelete(ctx, id, fp)
 			wait = func() error { return err }
@@ -644,7 +651,7 @@ func (s *Server) deleteSnapshotDoc(ctx context.Context, id string, fp uint64) er
 		}
 	}
 	if !s.kept.Remove(id) {
-		return fmt.Errorf("%w: %q", ErrNotFound, id) // deleted meanwhile
+		return fmt.Errorf("%w: %q", store.ErrNotFound, id) // deleted meanwhile
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/store"
 )
 
 // Set is the set of stored documents that new documents are matched against
@@ -35,14 +36,14 @@ type Set interface {
 	// document, atomically: of two near-identical documents added at once,
 	// exactly one is added. It returns the match that kept r out. An id
 	// already stored is an error wrapping ErrExists.
-	AddIfNew(ctx context.Context, r Record) (dedup.KeptMatch, bool, error)
+	AddIfNew(ctx context.Context, r store.Record) (dedup.KeptMatch, bool, error)
 	// Add adds r, last in priority.
-	Add(ctx context.Context, r Record) error
+	Add(ctx context.Context, r store.Record) error
 	// Remove removes id and reports whether it was there.
 	Remove(ctx context.Context, id string) (bool, error)
 	// Get returns the record of id (its Features at least: keptSet knows
 	// no Seq or Meta), or an error wrapping ErrNotFound.
-	Get(ctx context.Context, id string) (Record, error)
+	Get(ctx context.Context, id string) (store.Record, error)
 	// Len returns the number of stored documents.
 	Len(ctx context.Context) (int, error)
 }
@@ -51,7 +52,7 @@ type Set interface {
 // shared by several services (RedisStore): the Server keeps no Kept of its
 // own in front of it, and every write goes through the Set.
 type SharedStore interface {
-	Store
+	store.Store
 	Set
 	// QueryFingerprint returns the stored fingerprints within k bits of fp
 	// (k <= the rule's QueryK), nearest first, at most limit when limit > 0.
@@ -78,31 +79,31 @@ func (s keptSet) MatchAll(_ context.Context, f *dedup.Features, limit int) ([]de
 	return s.k.MatchAll(f, limit)
 }
 
-func (s keptSet) AddIfNew(_ context.Context, r Record) (dedup.KeptMatch, bool, error) {
+func (s keptSet) AddIfNew(_ context.Context, r store.Record) (dedup.KeptMatch, bool, error) {
 	m, dup, err := s.k.AddIfNew(r.ID, r.Features)
 	return m, dup, existsError(err)
 }
 
-func (s keptSet) Add(_ context.Context, r Record) error {
+func (s keptSet) Add(_ context.Context, r store.Record) error {
 	return existsError(s.k.Add(r.ID, r.Features))
 }
 
 // existsError adds ErrExists to Kept's error for an id already present.
 func existsError(err error) error {
 	if errors.Is(err, index.ErrDuplicateID) {
-		return fmt.Errorf("%w: %w", ErrExists, err)
+		return fmt.Errorf("%w: %w", store.ErrExists, err)
 	}
 	return err
 }
 
 func (s keptSet) Remove(_ context.Context, id string) (bool, error) { return s.k.Remove(id), nil }
 
-func (s keptSet) Get(_ context.Context, id string) (Record, error) {
+func (s keptSet) Get(_ context.Context, id string) (store.Record, error) {
 	f, ok := s.k.Get(id)
 	if !ok {
-		return Record{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+		return store.Record{}, fmt.Errorf("%w: %q", store.ErrNotFound, id)
 	}
-	return Record{ID: id, Features: f}, nil
+	return store.Record{ID: id, Features: f}, nil
 }
 
 func (s keptSet) Len(context.Context) (int, error) { return s.k.Len(), nil }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/store"
 )
 
 // testSet runs the behaviour every Set must have against the sets open
@@ -19,7 +20,7 @@ func testSet(t *testing.T, open func(t *testing.T, opt dedup.Options) Set) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := func(id, text string) Record { return Record{ID: id, Features: ex.Extract(text)} }
+	rec := func(id, text string) store.Record { return store.Record{ID: id, Features: ex.Extract(text)} }
 	a := randomText(1, 60)
 	nearA := a + " and one more word"
 	b := randomText(2, 60)
@@ -39,7 +40,7 @@ func testSet(t *testing.T, open func(t *testing.T, opt dedup.Options) Set) {
 		if err := s.Add(ctx, rec("b", b)); err != nil {
 			t.Fatalf("Add(b): %v", err)
 		}
-		if _, _, err := s.AddIfNew(ctx, rec("a", randomText(3, 60))); !errors.Is(err, ErrExists) {
+		if _, _, err := s.AddIfNew(ctx, rec("a", randomText(3, 60))); !errors.Is(err, store.ErrExists) {
 			t.Errorf("AddIfNew(existing id a, new text) error = %v, want ErrExists", err)
 		}
 		f := ex.Extract(nearA)
@@ -54,7 +55,7 @@ func testSet(t *testing.T, open func(t *testing.T, opt dedup.Options) Set) {
 		if m, dup, err := s.AddIfNew(ctx, rec("c", nearA)); err != nil || !dup || m.ID != "a" {
 			t.Fatalf("AddIfNew(c, near a) = %+v, %v, %v; want declined for a", m, dup, err)
 		}
-		if _, err := s.Get(ctx, "c"); !errors.Is(err, ErrNotFound) {
+		if _, err := s.Get(ctx, "c"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Get(declined c) error = %v, want ErrNotFound", err)
 		}
 		if r, err := s.Get(ctx, "b"); err != nil || r.Features.FP != ex.Extract(b).FP {
@@ -90,7 +91,7 @@ func testSet(t *testing.T, open func(t *testing.T, opt dedup.Options) Set) {
 		const rounds, writers = 20, 4
 		for round := range rounds {
 			base := randomText(uint64(100+round), 50)
-			recs := make([]Record, writers)
+			recs := make([]store.Record, writers)
 			for i := range recs {
 				recs[i] = rec(fmt.Sprintf("r%d-%d", round, i), base+fmt.Sprintf(" x%d", i))
 			}

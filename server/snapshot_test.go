@@ -13,6 +13,7 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/testcorpora"
+	"github.com/neardup/neardup/store"
 )
 
 // writeSnapshot saves an index snapshot (as 'neardup index build' writes
@@ -68,19 +69,19 @@ type statsReply struct {
 // that delete, and the start-up error for an id both in a snapshot and in
 // the store. It runs on both embedded engines.
 func TestSnapshotStart(t *testing.T) {
-	t.Run(EngineBolt, func(t *testing.T) {
-		testSnapshotStart(t, func(dir, settings string) (Store, error) {
-			return OpenBolt(dir, BoltOptions{Settings: settings})
+	t.Run(store.EngineBolt, func(t *testing.T) {
+		testSnapshotStart(t, func(dir, settings string) (store.Store, error) {
+			return store.OpenBolt(dir, store.BoltOptions{Settings: settings})
 		})
 	})
-	t.Run(EnginePebble, func(t *testing.T) {
-		testSnapshotStart(t, func(dir, settings string) (Store, error) {
-			return OpenPebble(dir, PebbleOptions{Settings: settings, MemTableSize: 1 << 20})
+	t.Run(store.EnginePebble, func(t *testing.T) {
+		testSnapshotStart(t, func(dir, settings string) (store.Store, error) {
+			return store.OpenPebble(dir, store.PebbleOptions{Settings: settings, MemTableSize: 1 << 20})
 		})
 	})
 }
 
-func testSnapshotStart(t *testing.T, open func(dir, settings string) (Store, error)) {
+func testSnapshotStart(t *testing.T, open func(dir, settings string) (store.Store, error)) {
 	texts := testcorpora.Texts(t, "en_spdx", 40, 150)
 	ids := make([]string, len(texts))
 	for i := range ids {
@@ -227,7 +228,7 @@ func testSnapshotStart(t *testing.T, open func(dir, settings string) (Store, err
 	// A snapshot that holds an id the store holds too: start-up fails and
 	// names it.
 	other, _ := writeSnapshot(t, []string{"plain", "other"}, texts[:2])
-	if _, err := start(t, other); !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), `"plain"`) {
+	if _, err := start(t, other); !errors.Is(err, store.ErrExists) || !strings.Contains(err.Error(), `"plain"`) {
 		t.Fatalf("start with a snapshot holding a stored id: %v, want ErrExists naming \"plain\"", err)
 	}
 }
@@ -235,11 +236,11 @@ func testSnapshotStart(t *testing.T, open func(dir, settings string) (Store, err
 // TestSnapshotRefused: no snapshot with MethodMinHash (no fingerprints), and
 // a snapshot that is not one is a start-up error.
 func TestSnapshotRefused(t *testing.T) {
-	if _, err := New(NewMemStore(), Options{Dedup: dedup.Options{Method: dedup.MethodMinHash}, Snapshot: "x.ndx"}); !errors.Is(err, dedup.ErrOptions) {
+	if _, err := New(store.NewMemStore(), Options{Dedup: dedup.Options{Method: dedup.MethodMinHash}, Snapshot: "x.ndx"}); !errors.Is(err, dedup.ErrOptions) {
 		t.Errorf("minhash with a snapshot: %v, want ErrOptions", err)
 	}
 	bad := filepath.Join(t.TempDir(), "bad.ndx")
-	s, err := New(NewMemStore(), Options{Snapshot: bad})
+	s, err := New(store.NewMemStore(), Options{Snapshot: bad})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/neardup/neardup/server"
+	"github.com/neardup/neardup/store"
 )
 
 // repoRoot is the module root, two levels above this package.
@@ -112,16 +112,16 @@ func TestGitignoreCoversREADMEOutputs(t *testing.T) {
 // TestDocsNameTheDefaultEngine: the README and server/REDIS.md name
 // server.DefaultEngine as the embedded store's default, and no other engine.
 func TestDocsNameTheDefaultEngine(t *testing.T) {
-	engines := []string{server.EngineBolt, server.EnginePebble}
+	engines := []string{store.EngineBolt, store.EnginePebble}
 	other := regexp.MustCompile(`\b(` + strings.Join(engines, "|") + `)\b( store)?( \([^)]*\))? (stays|is) the default`)
 	for _, name := range []string{"README.md", "server/REDIS.md"} {
 		doc := strings.Join(strings.Fields(readRepoFile(t, name)), " ") // sentences across line breaks
-		if !strings.Contains(doc, server.DefaultEngine+" (the default") {
-			t.Errorf("%s does not say %q", name, server.DefaultEngine+" (the default")
+		if !strings.Contains(doc, store.DefaultEngine+" (the default") {
+			t.Errorf("%s does not say %q", name, store.DefaultEngine+" (the default")
 		}
 		for _, m := range other.FindAllStringSubmatch(doc, -1) {
-			if m[1] != server.DefaultEngine {
-				t.Errorf("%s says %q, but the default engine is %s (server.DefaultEngine)", name, m[0], server.DefaultEngine)
+			if m[1] != store.DefaultEngine {
+				t.Errorf("%s says %q, but the default engine is %s (server.DefaultEngine)", name, m[0], store.DefaultEngine)
 			}
 		}
 	}

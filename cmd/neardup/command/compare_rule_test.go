@@ -14,6 +14,7 @@ import (
 
 	"github.com/neardup/neardup/internal/testcorpora"
 	"github.com/neardup/neardup/server"
+	"github.com/neardup/neardup/store"
 )
 
 // TestCompareVerdictIsTheRule: 'neardup compare', POST /v1/compare and
@@ -84,7 +85,7 @@ func compareServer(t *testing.T, flags []string) http.Handler {
 	}
 	d.apply(&opt.Dedup)
 	opt.Registry = prometheus.NewRegistry()
-	s, err := server.New(server.NewMemStore(), opt)
+	s, err := server.New(store.NewMemStore(), opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/server"
+	"github.com/neardup/neardup/store"
 )
 
 type serveCmd struct {
@@ -79,10 +80,10 @@ on the command line wins. The first line on stdout is "listening on
 http://HOST:PORT" (useful with --addr 127.0.0.1:0). SIGTERM or SIGINT stops
 accepting connections, finishes the requests in flight and closes the store.
 
-The store in --data is read through and checked before the server listens: a
-damaged file, a data directory another server has open, or acknowledged
-writes missing (a damaged or cut WAL) stop start-up with one line naming the
-file. --force-recover starts anyway on a store that lost writes, keeping what
+The store in --data is read once, into the index, before the server listens
+(a shared --store loads while /readyz answers 503): a damaged file, a data
+directory another server has open, or acknowledged writes missing (a damaged
+or cut WAL) stop start-up with one line naming the file. --force-recover starts anyway on a store that lost writes, keeping what
 is readable and logging how many documents were dropped. While the disk is
 full, writes answer 503 and /readyz fails; both recover once there is room.`,
 		Example: `  neardup serve --addr 127.0.0.1:8080 --data ./neardup-data
@@ -180,8 +181,8 @@ func (f *serveCmd) run(c *cobra.Command) error {
 	}
 
 	var (
-		store server.Store
-		err   error
+		st  store.Store
+		err error
 	)
 	where := f.data
 	switch {
@@ -191,19 +192,19 @@ func (f *serveCmd) run(c *cobra.Command) error {
 			return err
 		}
 		switch f.engine {
-		case server.EngineBolt:
-			store, err = server.OpenBolt(f.data, server.BoltOptions{Settings: settings, Recover: f.forceRecover, Logger: log})
-		case server.EnginePebble:
-			store, err = server.OpenPebble(f.data, server.PebbleOptions{Settings: settings, Recover: f.forceRecover, Logger: log})
+		case store.EngineBolt:
+			st, err = store.OpenBolt(f.data, store.BoltOptions{Settings: settings, Recover: f.forceRecover, Logger: log})
+		case store.EnginePebble:
+			st, err = store.OpenPebble(f.data, store.PebbleOptions{Settings: settings, Recover: f.forceRecover, Logger: log})
 		default:
-			return usagef("--engine %q: want %s or %s", f.engine, server.EngineBolt, server.EnginePebble)
+			return usagef("--engine %q: want %s or %s", f.engine, store.EngineBolt, store.EnginePebble)
 		}
 		if err != nil {
 			return fmt.Errorf("--engine %s: %w", f.engine, err)
 		}
 		where = f.engine + " " + f.data
 	case strings.HasPrefix(f.store, "redis://"), strings.HasPrefix(f.store, "rediss://"), strings.HasPrefix(f.store, "redis-cluster://"):
-		if store, err = server.OpenRedis(ctx, f.store, server.RedisOptions{Dedup: opt.Dedup, Layout: f.redisLayout,
+		if st, err = server.OpenRedis(ctx, f.store, server.RedisOptions{Dedup: opt.Dedup, Layout: f.redisLayout,
 			Direct: f.redisDirect, Logger: log}); err != nil {
 			return err
 		}
@@ -211,9 +212,20 @@ func (f *serveCmd) run(c *cobra.Command) error {
 	default:
 		return usagef("--store %q: want redis://host:port/db or redis-cluster://host:port,...", redactURL(f.store))
 	}
-	srv, err := server.New(store, opt)
+	srv, err := server.New(st, opt)
 	if err != nil {
-		return errors.Join(err, store.Close())
+		return errors.Join(err, st.Close())
+	}
+	// An embedded store is read once at start-up, by Load, which is also
+	// where a damaged file is found (store/doc.go, "Damage"): before the
+	// server listens, so that damage ends start-up with one line naming the
+	// file, not after "listening on".
+	loadErr := make(chan error, 1)
+	if f.store == "" {
+		if err := srv.Load(ctx); err != nil {
+			return errors.Join(fmt.Errorf("loading the store: %w", err), srv.Close())
+		}
+		loadErr <- nil
 	}
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
@@ -237,8 +249,9 @@ func (f *serveCmd) run(c *cobra.Command) error {
 		go ds.Serve(dln)
 		log.Info("profiles", "addr", dln.Addr().String())
 	}
-	loadErr := make(chan error, 1)
-	go func() { loadErr <- srv.Load(ctx) }()
+	if f.store != "" {
+		go func() { loadErr <- srv.Load(ctx) }()
+	}
 
 	var runErr error
 	select {
@@ -340,9 +353,9 @@ func dataEngine(asked, dir string) (string, error) {
 	if asked != "" {
 		return asked, nil
 	}
-	e, err := server.DataEngine(dir)
+	e, err := store.DataEngine(dir)
 	if err != nil || e != "" {
 		return e, err
 	}
-	return server.DefaultEngine, nil
+	return store.DefaultEngine, nil
 }

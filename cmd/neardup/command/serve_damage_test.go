@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/dedup"
-	"github.com/neardup/neardup/server"
+	"github.com/neardup/neardup/store"
 )
 
 // runServe runs "neardup serve" on dir in a child process until it exits
@@ -39,14 +39,14 @@ func runServe(t *testing.T, dir string, extra ...string) (int, string, string) {
 }
 
 // fillStore puts n documents into s.
-func fillStore(t *testing.T, s server.Store, n int) {
+func fillStore(t *testing.T, s store.Store, n int) {
 	t.Helper()
 	ex, err := dedup.NewExtractor(dedup.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range n {
-		r := server.Record{Seq: uint64(i), ID: fmt.Sprint("d", i),
+		r := store.Record{Seq: uint64(i), ID: fmt.Sprint("d", i),
 			Features: ex.Extract(fmt.Sprintf("document %d words alpha%d beta%d gamma%d", i, i, i*7, i*13))}
 		if err := s.Put(context.Background(), r); err != nil {
 			t.Fatal(err)
@@ -80,15 +80,15 @@ func glob(t *testing.T, pattern string) string {
 // goroutine trace), before printing "listening on". Pebble's fatal log and
 // bbolt's panics used to end it with a trace after it listened.
 func TestServeDamagedStore(t *testing.T) {
-	openPebble := func(dir string) server.Store {
-		s, err := server.OpenPebble(dir, server.PebbleOptions{MemTableSize: 1 << 20})
+	openPebble := func(dir string) store.Store {
+		s, err := store.OpenPebble(dir, store.PebbleOptions{MemTableSize: 1 << 20})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return s
 	}
-	openBolt := func(dir string) server.Store {
-		s, err := server.OpenBolt(dir, server.BoltOptions{})
+	openBolt := func(dir string) store.Store {
+		s, err := store.OpenBolt(dir, store.BoltOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,7 +159,7 @@ func TestServeDamagedStore(t *testing.T) {
 // starts and logs the documents dropped.
 func TestServeForceRecover(t *testing.T) {
 	src := t.TempDir()
-	s, err := server.OpenPebble(src, server.PebbleOptions{MemTableSize: 1 << 20})
+	s, err := store.OpenPebble(src, store.PebbleOptions{MemTableSize: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

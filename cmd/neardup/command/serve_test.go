@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/redistest"
-	"github.com/neardup/neardup/server"
+	"github.com/neardup/neardup/store"
 )
 
 // serveChildEnv makes the test binary run "neardup serve" with the arguments
@@ -100,7 +100,7 @@ func randomText(r *rand.Rand) string {
 // that every acknowledged document is there; then stops it with SIGTERM.
 // It runs on both embedded engines.
 func TestServeCrash(t *testing.T) {
-	for _, engine := range []string{server.EngineBolt, server.EnginePebble} {
+	for _, engine := range []string{store.EngineBolt, store.EnginePebble} {
 		t.Run(engine, func(t *testing.T) { testServeCrash(t, "--engine", engine) })
 	}
 }
@@ -194,7 +194,7 @@ func testServeCrash(t *testing.T, args ...string) {
 // engine that made it, and that NEARDUP_ENGINE is read and checked.
 func TestServeEngine(t *testing.T) {
 	dir := t.TempDir()
-	s, err := server.OpenBolt(dir, server.BoltOptions{})
+	s, err := store.OpenBolt(dir, store.BoltOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,20 +205,20 @@ func TestServeEngine(t *testing.T) {
 	}
 	// Without --engine a directory keeps its engine; a new one gets the default.
 	for _, tc := range []struct{ dir, want string }{
-		{dir, server.EngineBolt},
-		{filepath.Join(t.TempDir(), "new"), server.DefaultEngine},
+		{dir, store.EngineBolt},
+		{filepath.Join(t.TempDir(), "new"), store.DefaultEngine},
 	} {
 		if got, err := dataEngine("", tc.dir); got != tc.want || err != nil {
 			t.Errorf("dataEngine(\"\", %s) = %q, %v; want %q", tc.dir, got, err, tc.want)
 		}
 	}
 	pdir := filepath.Join(t.TempDir(), "p")
-	p, err := server.OpenPebble(pdir, server.PebbleOptions{})
+	p, err := store.OpenPebble(pdir, store.PebbleOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.Close()
-	if got, err := dataEngine("", pdir); got != server.EnginePebble || err != nil {
+	if got, err := dataEngine("", pdir); got != store.EnginePebble || err != nil {
 		t.Errorf("dataEngine on a pebble directory = %q, %v; want pebble", got, err)
 	}
 	t.Setenv("NEARDUP_ENGINE", "leveldb")

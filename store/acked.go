@@ -1,4 +1,4 @@
-package server
+package store
 
 import (
 	"bytes"
@@ -50,19 +50,19 @@ func openAcked(dir string, writes uint64, recover bool) (*ackedLog, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
-			return nil, fmt.Errorf("server: data directory: %w", err)
+			return nil, fmt.Errorf("store: data directory: %w", err)
 		}
 		a := &ackedLog{f: f}
 		return a, a.reset(writes)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("server: data directory: %w", err)
+		return nil, fmt.Errorf("store: data directory: %w", err)
 	}
 	a := &ackedLog{f: f}
 	b, err := os.ReadFile(path)
 	switch {
 	case err != nil:
-		return nil, errors.Join(fmt.Errorf("server: data directory: %w", err), f.Close())
+		return nil, errors.Join(fmt.Errorf("store: data directory: %w", err), f.Close())
 	case len(b) == len(a.buf) && bytes.HasPrefix(b, ackedMagic):
 		a.n = binary.BigEndian.Uint64(b[len(ackedMagic):])
 		return a, nil
@@ -96,10 +96,10 @@ func (a *ackedLog) reset(n uint64) error {
 	defer a.mu.Unlock()
 	a.n = n
 	if err := a.writeLocked(); err != nil {
-		return fmt.Errorf("server: data directory: %w", err)
+		return fmt.Errorf("store: data directory: %w", err)
 	}
 	if err := a.f.Sync(); err != nil {
-		return fmt.Errorf("server: data directory: %w", err)
+		return fmt.Errorf("store: data directory: %w", err)
 	}
 	return nil
 }

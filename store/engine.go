@@ -1,4 +1,4 @@
-package server
+package store
 
 import (
 	"errors"
@@ -30,7 +30,7 @@ func DataEngine(dir string) (string, error) {
 	case err == nil:
 		return strings.TrimSpace(string(b)), nil
 	case !errors.Is(err, fs.ErrNotExist):
-		return "", fmt.Errorf("server: data directory: %w", err)
+		return "", fmt.Errorf("store: data directory: %w", err)
 	}
 	return dirEngine(dir), nil
 }
@@ -68,7 +68,7 @@ func claimEngine(dir, engine string) error {
 			return nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("server: data directory: %w", err)
+			return fmt.Errorf("store: data directory: %w", err)
 		}
 		if got := dirEngine(dir); got != "" && got != engine {
 			return fmt.Errorf("%w: data directory %s holds a %s store, not %s", ErrStoreFormat, dir, got, engine)
@@ -81,13 +81,13 @@ func claimEngine(dir, engine string) error {
 			return err
 		}
 	}
-	return fmt.Errorf("server: data directory %s: engine file keeps changing", dir)
+	return fmt.Errorf("store: data directory %s: engine file keeps changing", dir)
 }
 
 func writeEngineFile(dir, path, engine string) error {
 	tmp, err := os.CreateTemp(dir, engineFile+".tmp*")
 	if err != nil {
-		return fmt.Errorf("server: data directory: %w", err)
+		return fmt.Errorf("store: data directory: %w", err)
 	}
 	defer os.Remove(tmp.Name())
 	_, err = tmp.WriteString(engine + "\n")
@@ -95,20 +95,20 @@ func writeEngineFile(dir, path, engine string) error {
 		err = tmp.Sync()
 	}
 	if err = errors.Join(err, tmp.Close()); err != nil {
-		return fmt.Errorf("server: data directory: %w", err)
+		return fmt.Errorf("store: data directory: %w", err)
 	}
 	if err := os.Link(tmp.Name(), path); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return err
 		}
-		return fmt.Errorf("server: data directory: %w", err)
+		return fmt.Errorf("store: data directory: %w", err)
 	}
 	d, err := os.Open(dir)
 	if err != nil {
-		return fmt.Errorf("server: data directory: %w", err)
+		return fmt.Errorf("store: data directory: %w", err)
 	}
 	if err := errors.Join(d.Sync(), d.Close()); err != nil {
-		return fmt.Errorf("server: data directory: %w", err)
+		return fmt.Errorf("store: data directory: %w", err)
 	}
 	return nil
 }

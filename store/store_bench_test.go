@@ -1,4 +1,4 @@
-package server
+package store
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 // (NEARDUP_BENCH_N, default 100,000). It reports writes per second and
 // writes per commit (per WAL fsync for pebble).
 //
-//	go test ./server -run '^$' -bench StoreWrite -benchtime 20000x
+//	go test ./store -run '^$' -bench StoreWrite -benchtime 20000x
 func BenchmarkStoreWrite(b *testing.B) {
 	n := 100000
 	if s := os.Getenv("NEARDUP_BENCH_N"); s != "" {
@@ -61,7 +61,7 @@ func BenchmarkStoreWrite(b *testing.B) {
 					t0 := time.Now()
 					var waits []func() error
 					for i := range stored {
-						waits = append(waits, s.(queuer).queue(context.Background(), &boltOp{put: record()}))
+						waits = append(waits, s.(queuer).Queue(context.Background(), Op{Put: record()}))
 						if len(waits) == 10000 || i == stored-1 {
 							for _, w := range waits {
 								if err := w(); err != nil {
@@ -74,7 +74,7 @@ func BenchmarkStoreWrite(b *testing.B) {
 					if stored > 0 {
 						b.Logf("%s: %d stored in %v, one writer", engine.name, stored, time.Since(t0).Round(time.Millisecond))
 					}
-					s.(interface{ observeCommits(func(int, error)) }).observeCommits(func(int, error) { commits.Add(1) })
+					s.(interface{ ObserveCommits(func(int, error)) }).ObserveCommits(func(int, error) { commits.Add(1) })
 				}
 				q := s.(queuer)
 				var wg sync.WaitGroup
@@ -88,7 +88,7 @@ func BenchmarkStoreWrite(b *testing.B) {
 						defer wg.Done()
 						for next.Add(1) <= int64(b.N) {
 							lock.Lock()
-							wait := q.queue(context.Background(), &boltOp{put: record()})
+							wait := q.Queue(context.Background(), Op{Put: record()})
 							lock.Unlock()
 							if err := wait(); err != nil {
 								b.Error(err)
@@ -142,4 +142,10 @@ func proseFeatures(tb testing.TB, n int) []dedup.Features {
 		tb.Fatal("no text in en_prose")
 	}
 	return fs[:min(n, len(fs))]
+}
+
+// queuer is what the Server asks of an engine: a write queued under its lock
+// and waited for outside it.
+type queuer interface {
+	Queue(ctx context.Context, op Op) func() error
 }

@@ -1,4 +1,4 @@
-package server
+package store
 
 import (
 	"cmp"
@@ -14,6 +14,7 @@ import (
 type MemStore struct {
 	mu     sync.Mutex        // guards the fields below
 	byID   map[string]Record // every stored record
+	bySeq  map[uint64]string // every stored record's seq -> its id
 	snap   map[string]uint64 // deleted snapshot documents: id -> fingerprint
 	closed bool
 }
@@ -24,7 +25,9 @@ var (
 )
 
 // NewMemStore returns an empty in-memory store.
-func NewMemStore() *MemStore { return &MemStore{byID: map[string]Record{}, snap: map[string]uint64{}} }
+func NewMemStore() *MemStore {
+	return &MemStore{byID: map[string]Record{}, bySeq: map[uint64]string{}, snap: map[string]uint64{}}
+}
 
 // PutSnapshotDelete implements SnapshotDeletes.
 func (m *MemStore) PutSnapshotDelete(_ context.Context, id string, fp uint64) error {
@@ -56,6 +59,11 @@ func (m *MemStore) LoadSnapshotDeletes(_ context.Context, fn func(id string, fp 
 
 // Load implements Store.
 func (m *MemStore) Load(ctx context.Context, fn func(Record) error) error {
+	return m.LoadFrom(ctx, 0, fn)
+}
+
+// LoadFrom implements Store.
+func (m *MemStore) LoadFrom(ctx context.Context, seq uint64, fn func(Record) error) error {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -63,7 +71,9 @@ func (m *MemStore) Load(ctx context.Context, fn func(Record) error) error {
 	}
 	rs := make([]Record, 0, len(m.byID))
 	for _, r := range m.byID {
-		rs = append(rs, r)
+		if r.Seq >= seq {
+			rs = append(rs, r)
+		}
 	}
 	m.mu.Unlock()
 	slices.SortFunc(rs, func(a, b Record) int { return cmp.Compare(a.Seq, b.Seq) })
@@ -92,6 +102,20 @@ func (m *MemStore) Get(_ context.Context, id string) (Record, error) {
 	return r, nil
 }
 
+// GetSeq implements Store.
+func (m *MemStore) GetSeq(_ context.Context, seq uint64) (Record, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return Record{}, ErrClosed
+	}
+	id, ok := m.bySeq[seq]
+	if !ok {
+		return Record{}, fmt.Errorf("%w: seq %d", ErrNotFound, seq)
+	}
+	return m.byID[id], nil
+}
+
 // Put implements Store.
 func (m *MemStore) Put(_ context.Context, r Record) error {
 	m.mu.Lock()
@@ -104,6 +128,7 @@ func (m *MemStore) Put(_ context.Context, r Record) error {
 	}
 	r.Features.Sig = nil // as the other stores: the band keys are kept, not the signature
 	m.byID[r.ID] = r
+	m.bySeq[r.Seq] = r.ID
 	return nil
 }
 
@@ -114,10 +139,12 @@ func (m *MemStore) Delete(_ context.Context, id string) error {
 	if m.closed {
 		return ErrClosed
 	}
-	if _, ok := m.byID[id]; !ok {
+	r, ok := m.byID[id]
+	if !ok {
 		return fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
 	delete(m.byID, id)
+	delete(m.bySeq, r.Seq)
 	return nil
 }
 

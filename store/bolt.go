@@ -1,4 +1,4 @@
-package server
+package store
 
 import (
 	"bytes"
@@ -85,18 +85,10 @@ var (
 	_ SnapshotDeletes = (*BoltStore)(nil)
 )
 
-// boltOp is one queued write: put, snapDelete or (when both are nil) delete.
+// boltOp is one queued write and the channel of its result.
 type boltOp struct {
-	put        *Record
-	snapDelete *snapDelete
-	delete     string
-	err        chan error
-}
-
-// snapDelete records the delete of a snapshot document.
-type snapDelete struct {
-	id string
-	fp uint64
+	Op
+	err chan error
 }
 
 // OpenBolt opens (creating it if needed) the store in directory dir. It
@@ -112,7 +104,7 @@ func OpenBolt(dir string, opt BoltOptions) (*BoltStore, error) {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("server: data directory: %w", err)
+		return nil, fmt.Errorf("store: data directory: %w", err)
 	}
 	if err := claimEngine(dir, EngineBolt); err != nil {
 		return nil, err
@@ -264,12 +256,12 @@ func boltOpenError(path string, timeout time.Duration, err error) error {
 	case errors.Is(err, bolt.ErrInvalid), errors.Is(err, bolt.ErrChecksum), errors.Is(err, bolt.ErrVersionMismatch):
 		return fmt.Errorf("%w: %s: %w", ErrDamaged, path, err)
 	}
-	return fmt.Errorf("server: opening store: %w", err)
+	return fmt.Errorf("store: opening store: %w", err)
 }
 
-// observeCommits makes every group commit call f with its operation count
-// and error.
-func (s *BoltStore) observeCommits(f func(ops int, err error)) { s.onCommit.Store(&f) }
+// ObserveCommits makes every group commit call f with its operation count
+// and error (the Server's metrics).
+func (s *BoltStore) ObserveCommits(f func(ops int, err error)) { s.onCommit.Store(&f) }
 
 // Size returns the size of the store file in bytes.
 func (s *BoltStore) Size() int64 {
@@ -330,18 +322,23 @@ func decodeRecordArena(key, v []byte, a *dedup.Arena) (Record, error) {
 // wrapping ErrDamaged that names the file: bbolt keeps no checksums, so a
 // damaged value shows only here.
 func (s *BoltStore) Load(ctx context.Context, fn func(Record) error) error {
-	err := s.load(ctx, fn)
+	return s.LoadFrom(ctx, 0, fn)
+}
+
+// LoadFrom implements Store, as Load does from the key of seq.
+func (s *BoltStore) LoadFrom(ctx context.Context, seq uint64, fn func(Record) error) error {
+	err := s.load(ctx, seq, fn)
 	if errors.Is(err, ErrStoreFormat) {
 		return fmt.Errorf("%w: %s: %w", ErrDamaged, s.db.Path(), err)
 	}
 	return err
 }
 
-func (s *BoltStore) load(ctx context.Context, fn func(Record) error) error {
+func (s *BoltStore) load(ctx context.Context, seq uint64, fn func(Record) error) error {
 	return decodeInOrder(ctx, func(emit func(key, v []byte) error) error {
 		return s.db.View(func(tx *bolt.Tx) error {
 			c := tx.Bucket(bucketDocs).Cursor()
-			for k, v := c.First(); k != nil; k, v = c.Next() {
+			for k, v := c.Seek(seqKey(seq)); k != nil; k, v = c.Next() {
 				if err := emit(k, v); err != nil {
 					return err
 				}
@@ -373,9 +370,28 @@ func (s *BoltStore) Get(_ context.Context, id string) (Record, error) {
 	return r, err
 }
 
+// GetSeq implements Store: one read of the "docs" bucket.
+func (s *BoltStore) GetSeq(_ context.Context, seq uint64) (Record, error) {
+	var r Record
+	err := s.db.View(func(tx *bolt.Tx) error {
+		key := seqKey(seq)
+		v := tx.Bucket(bucketDocs).Get(key)
+		if v == nil {
+			return fmt.Errorf("%w: seq %d", ErrNotFound, seq)
+		}
+		var err error
+		r, err = decodeRecord(key, v)
+		return err
+	})
+	if errors.Is(err, bolt.ErrDatabaseNotOpen) {
+		err = ErrClosed
+	}
+	return r, err
+}
+
 // PutSnapshotDelete implements SnapshotDeletes, through the group commit.
 func (s *BoltStore) PutSnapshotDelete(ctx context.Context, id string, fp uint64) error {
-	return s.do(ctx, &boltOp{snapDelete: &snapDelete{id: id, fp: fp}})
+	return s.do(ctx, Op{SnapshotDelete: &SnapshotDelete{ID: id, FP: fp}})
 }
 
 // LoadSnapshotDeletes implements SnapshotDeletes.
@@ -392,22 +408,23 @@ func (s *BoltStore) LoadSnapshotDeletes(ctx context.Context, fn func(id string, 
 
 // Put implements Store.
 func (s *BoltStore) Put(ctx context.Context, r Record) error {
-	return s.do(ctx, &boltOp{put: &r})
+	return s.do(ctx, Op{Put: &r})
 }
 
 // Delete implements Store.
 func (s *BoltStore) Delete(ctx context.Context, id string) error {
-	return s.do(ctx, &boltOp{delete: id})
+	return s.do(ctx, Op{Delete: id})
 }
 
 // do queues op and waits for its commit.
-func (s *BoltStore) do(ctx context.Context, op *boltOp) error { return s.queue(ctx, op)() }
+func (s *BoltStore) do(ctx context.Context, op Op) error { return s.Queue(ctx, op)() }
 
-// queue queues op and returns the wait for its commit. Once queued the
-// operation is not abandoned: the caller learns whether it became durable,
-// whatever ctx does. Operations are committed in the order queue was called.
-func (s *BoltStore) queue(ctx context.Context, op *boltOp) func() error {
-	op.err = make(chan error, 1)
+// Queue queues op and returns the wait for its commit, which must be
+// called. Once queued the operation is not abandoned: the caller learns
+// whether it became durable, whatever ctx does. Operations are committed in
+// the order Queue was called.
+func (s *BoltStore) Queue(ctx context.Context, o Op) func() error {
+	op := &boltOp{Op: o, err: make(chan error, 1)}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -455,10 +472,10 @@ func (s *BoltStore) commit(batch []*boltOp) {
 		// pages instead of half-full ones after each split.
 		docs.FillPercent = 1
 		for i, op := range batch {
-			if op.snapDelete != nil {
-				errs[i] = snapDel.Put([]byte(op.snapDelete.id), binary.BigEndian.AppendUint64(nil, op.snapDelete.fp))
+			if d := op.SnapshotDelete; d != nil {
+				errs[i] = snapDel.Put([]byte(d.ID), binary.BigEndian.AppendUint64(nil, d.FP))
 			} else {
-				errs[i] = applyOp(docs, ids, op)
+				errs[i] = applyOp(docs, ids, op.Op)
 			}
 			if errs[i] != nil && !errors.Is(errs[i], ErrNotFound) && !errors.Is(errs[i], ErrExists) {
 				return errs[i] // a bbolt failure: the whole transaction is lost
@@ -482,16 +499,16 @@ func (s *BoltStore) commit(batch []*boltOp) {
 	}
 }
 
-func applyOp(docs, ids *bolt.Bucket, op *boltOp) error {
-	if op.put == nil {
-		seq := ids.Get([]byte(op.delete))
+func applyOp(docs, ids *bolt.Bucket, op Op) error {
+	if op.Put == nil {
+		seq := ids.Get([]byte(op.Delete))
 		if seq == nil {
-			return fmt.Errorf("%w: %q", ErrNotFound, op.delete)
+			return fmt.Errorf("%w: %q", ErrNotFound, op.Delete)
 		}
 		seq = append([]byte(nil), seq...)
-		return errors.Join(docs.Delete(seq), ids.Delete([]byte(op.delete)))
+		return errors.Join(docs.Delete(seq), ids.Delete([]byte(op.Delete)))
 	}
-	r := op.put
+	r := op.Put
 	if ids.Get([]byte(r.ID)) != nil {
 		return fmt.Errorf("%w: %q", ErrExists, r.ID)
 	}
