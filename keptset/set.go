@@ -84,6 +84,7 @@ type Set struct {
 	frozen  []*delta // deltas being written as parts, queried meanwhile
 	delta   *delta   // documents since the last part
 	pending map[uint64]pendingDoc
+	pendIDs map[string]int // ids of pending documents, with their counts
 	live    int
 	next    uint64 // the lowest seq Add accepts
 	closed  bool
@@ -126,7 +127,7 @@ func Keys(dst []uint64, f *dedup.Features, bands int) []uint64 {
 func Open(ctx context.Context, rule *dedup.Rule, rec Records, opt Options) (*Set, error) {
 	opt.ensureDefaults()
 	bands := rule.Bands()
-	s := &Set{rule: rule, nb: bands, rec: rec, opt: opt, pending: map[uint64]pendingDoc{}}
+	s := &Set{rule: rule, nb: bands, rec: rec, opt: opt, pending: map[uint64]pendingDoc{}, pendIDs: map[string]int{}}
 	from := uint64(0)
 	if opt.Dir != "" {
 		var err error
@@ -236,6 +237,7 @@ func (s *Set) Add(seq uint64, id string, f dedup.Features) error {
 	}
 	s.delta.add(seq, keys, f.FP)
 	s.pending[seq] = pendingDoc{id: id, f: f}
+	s.pendIDs[id]++
 	s.next = seq + 1
 	s.live++
 	if int(s.delta.span()) >= s.opt.DeltaSpan {
@@ -248,8 +250,20 @@ func (s *Set) Add(seq uint64, id string, f dedup.Features) error {
 // Records from now on.
 func (s *Set) Written(seq uint64) {
 	s.mu.Lock()
-	delete(s.pending, seq)
+	s.unpend(seq)
 	s.mu.Unlock()
+}
+
+// unpend forgets the pending record of seq (mu held).
+func (s *Set) unpend(seq uint64) {
+	p, ok := s.pending[seq]
+	if !ok {
+		return
+	}
+	delete(s.pending, seq)
+	if s.pendIDs[p.id]--; s.pendIDs[p.id] == 0 {
+		delete(s.pendIDs, p.id)
+	}
 }
 
 // Remove removes document seq, reporting whether it was in the set.
@@ -259,7 +273,7 @@ func (s *Set) Remove(seq uint64) (bool, error) {
 	if s.closed {
 		return false, ErrClosed
 	}
-	delete(s.pending, seq)
+	s.unpend(seq)
 	if d := s.deltaOf(seq); d != nil {
 		sl := uint32(seq - d.base)
 		if !d.has(sl) || d.isDead(sl) {
@@ -497,4 +511,11 @@ func (s *Set) Close() error {
 		err = errors.Join(err, s.dels.close())
 	}
 	return err
+}
+
+// PendingID reports whether a document added but not yet Written has id.
+func (s *Set) PendingID(id string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.pendIDs[id] > 0
 }

@@ -62,3 +62,9 @@ func mustJSON(t testing.TB, v any) string {
 	}
 	return b.String()
 }
+
+// setLen is the number of documents in the server's set.
+func setLen(s *Server) int {
+	n, _ := s.set.Len(context.Background())
+	return n
+}

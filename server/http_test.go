@@ -174,8 +174,8 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 			if code := call(t, h, tt.method, tt.path, tt.body, &e); code != tt.status || e.Error.Code != tt.code || e.Error.Message == "" {
 				t.Errorf("got %d %+v, want %d %s", code, e, tt.status, tt.code)
 			}
-			if got := storedIDs(t, s); !reflect.DeepEqual(got, before) || s.kept.Len() != len(before) {
-				t.Errorf("store %v (index %d), want %v unchanged", got, s.kept.Len(), before)
+			if got := storedIDs(t, s); !reflect.DeepEqual(got, before) || setLen(s) != len(before) {
+				t.Errorf("store %v (index %d), want %v unchanged", got, setLen(s), before)
 			}
 		})
 	}
@@ -183,8 +183,8 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 	// The id limit itself, with a body limit that lets the id through.
 	s2 := newTestServer(t, nil, Options{})
 	var e errorBody
-	if code := call(t, s2.Handler(), "POST", "/v1/documents", `{"id":"`+long+`","text":"hello there"}`, &e); code != 400 || e.Error.Code != "invalid_argument" || s2.kept.Len() != 0 {
-		t.Errorf("id of %d bytes: %d %+v, index %d; want 400 and nothing stored", len(long), code, e, s2.kept.Len())
+	if code := call(t, s2.Handler(), "POST", "/v1/documents", `{"id":"`+long+`","text":"hello there"}`, &e); code != 400 || e.Error.Code != "invalid_argument" || setLen(s2) != 0 {
+		t.Errorf("id of %d bytes: %d %+v, index %d; want 400 and nothing stored", len(long), code, e, setLen(s2))
 	}
 }
 
@@ -201,8 +201,8 @@ func TestStoreFailureUndoesAdd(t *testing.T) {
 		if code := call(t, h, "POST", "/v1/documents", mustJSON(t, map[string]any{"id": "a", "text": textA, "mode": mode}), &e); code != http.StatusServiceUnavailable || e.Error.Code != "unavailable" {
 			t.Errorf("%s with a failing store: %d %+v, want 503 unavailable", mode, code, e)
 		}
-		if s.kept.Len() != 0 {
-			t.Fatalf("%s: the index holds %d documents after the failed write, want 0", mode, s.kept.Len())
+		if setLen(s) != 0 {
+			t.Fatalf("%s: the index holds %d documents after the failed write, want 0", mode, setLen(s))
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/features"
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/keptset"
 	"github.com/neardup/neardup/store"
 )
 
@@ -58,6 +59,11 @@ type Options struct {
 	// snapshot and in the store stops Load with an error wrapping ErrExists.
 	// Not with MethodMinHash (no fingerprints) nor over a SharedStore.
 	Snapshot string
+	// KeptDir holds the kept set's parts (package keptset) for an embedded
+	// store under MethodMinHash, beside the store ('neardup serve' uses
+	// DATA/keptset); "" keeps them in memory, rebuilt from the store at
+	// every start.
+	KeptDir string
 	// Logger receives request and start-up logs; nil means none.
 	Logger *slog.Logger
 	// Registry receives the service's metrics and is served at /metrics;
@@ -129,9 +135,10 @@ func Settings(o dedup.Options) string {
 type Server struct {
 	opt     Options
 	rule    *dedup.Rule
-	kept    *dedup.Kept // the local set; nil over a SharedStore
-	set     Set         // keptSet{kept}, or the SharedStore
-	shared  SharedStore // nil over an unshared Store
+	kept    *dedup.Kept  // the local set under MethodSimHash; nil otherwise
+	big     *keptset.Set // the local set under MethodMinHash (scaled); nil otherwise
+	set     Set          // keptSet{kept}, or the SharedStore
+	shared  SharedStore  // nil over an unshared Store
 	profile *features.Profile
 	store   store.Store
 	log     *slog.Logger
@@ -164,7 +171,7 @@ func New(st store.Store, opt Options) (*Server, error) {
 			return nil, fmt.Errorf("%w: a snapshot is loaded into the server's own index, which a shared store replaces", dedup.ErrOptions)
 		}
 		shared, set = sh, sh
-	} else {
+	} else if rule.Bands() == 0 || opt.Snapshot != "" {
 		if kept, err = dedup.NewKept(rule, opt.ExpectedDocs); err != nil {
 			return nil, err
 		}
@@ -211,6 +218,9 @@ func (s *Server) Load(ctx context.Context) error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if s.scaled() {
+		return s.loadScaled(ctx)
+	}
 	nsnap, err := s.loadSnapshotLocked(ctx)
 	if err != nil {
 		return err
@@ -323,7 +333,12 @@ func (s *Server) Len(ctx context.Context) (int, error) { return s.set.Len(ctx) }
 // Close closes the store. Call it after the HTTP server has shut down.
 func (s *Server) Close() error {
 	s.ready.Store(false)
-	return s.store.Close()
+	var err error
+	if s.big != nil {
+		// The delta is written as a part: the next start replays nothing.
+		err = s.big.Close()
+	}
+	return errors.Join(err, s.store.Close())
 }
 
 func (s *Server) extract(text string) dedup.Features {
@@ -423,6 +438,9 @@ func (s *Server) begin(ctx context.Context, d Doc) (res Result, wait func() erro
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if s.big != nil {
+		return s.beginScaled(ctx, d, f, res)
+	}
 	switch d.Mode {
 	case ModeAddIfNew:
 		m, dup, err := s.kept.AddIfNew(d.ID, f)
@@ -451,7 +469,14 @@ func (s *Server) begin(ctx context.Context, d Doc) (res Result, wait func() erro
 	// Decided is written: a client that goes away now must not leave a
 	// document in the set that later documents were judged against but
 	// that the store never got.
-	return res, s.queuePut(context.WithoutCancel(ctx), rec), nil
+	put := s.queuePut(context.WithoutCancel(ctx), rec)
+	return res, func() error {
+		err := put()
+		if err != nil {
+			s.kept.Remove(d.ID)
+		}
+		return err
+	}, nil
 }
 
 // addShared decides on d and stores it in the shared store, which
@@ -519,14 +544,13 @@ func (s *Server) sharedError(id string, err error) error {
 	return err
 }
 
-// finish waits for the write begin queued; on failure it takes the document
-// out of Kept again.
+// finish waits for the write begin queued (whose wait takes the document
+// out of the set again on failure).
 func (s *Server) finish(id string, res Result, wait func() error) (Result, error) {
 	if wait == nil {
 		return res, nil
 	}
 	if err := wait(); err != nil {
-		s.kept.Remove(id)
 		s.met.storeErrors.Inc()
 		s.log.Error("store write failed", "id", id, "err", err)
 		if !errors.Is(err, store.ErrStore) && !errors.Is(err, store.ErrClosed) {
@@ -556,6 +580,15 @@ func (s *Server) queuePut(ctx context.Context, rec store.Record) func() error {
 	return func() error { return err }
 }
 
+// queueDelete hands the delete of id to the store (wmu held), as queuePut.
+func (s *Server) queueDelete(ctx context.Context, id string) func() error {
+	if q, ok := s.store.(queuer); ok {
+		return q.Queue(ctx, store.Op{Delete: id})
+	}
+	err := s.store.Delete(ctx, id)
+	return func() error { return err }
+}
+
 // queuer is a store that can queue a write and be waited on later.
 type queuer interface {
 	Queue(ctx context.Context, op store.Op) func() error
@@ -568,6 +601,9 @@ func (s *Server) Get(ctx context.Context, id string) (store.Record, error) {
 	}
 	if s.shared != nil {
 		return s.shared.Get(ctx, id)
+	}
+	if s.big != nil {
+		return s.store.Get(ctx, id)
 	}
 	f, ok := s.kept.Get(id)
 	if !ok {
@@ -601,6 +637,9 @@ func (s *Server) Delete(ctx context.Context, id string) error {
 		}
 		return s.sharedError(id, err)
 	}
+	if s.big != nil {
+		return s.deleteScaled(ctx, id)
+	}
 	f, ok := s.kept.Get(id)
 	if !ok {
 		return fmt.Errorf("%w: %q", store.ErrNotFound, id)
@@ -609,13 +648,7 @@ func (s *Server) Delete(ctx context.Context, id string) error {
 		return s.deleteSnapshotDoc(ctx, id, f.FP)
 	}
 	s.wmu.Lock()
-	var wait func() error
-	if q, ok := s.store.(queuer); ok {
-		wait = q.Queue(ctx, store.Op{Delete: id})
-	} else {
-		err := s.store.Delete(ctx, id)
-		wait = func() error { return err }
-	}
+	wait := s.queueDelete(ctx, id)
 	s.wmu.Unlock()
 	if err := wait(); err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
@@ -675,6 +708,9 @@ func (s *Server) SearchFingerprint(ctx context.Context, fp uint64, k, limit int)
 	}
 	if s.shared != nil {
 		return s.shared.QueryFingerprint(ctx, fp, k, limit)
+	}
+	if s.big != nil {
+		return s.searchFingerprintScaled(ctx, fp, k, limit)
 	}
 	return s.kept.Index().Query(fp, k, limit)
 }

@@ -12,6 +12,7 @@ import (
 	"net/http/pprof"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -203,6 +204,7 @@ func (f *serveCmd) run(c *cobra.Command) error {
 			return fmt.Errorf("--engine %s: %w", f.engine, err)
 		}
 		where = f.engine + " " + f.data
+		opt.KeptDir = filepath.Join(f.data, "keptset")
 	case strings.HasPrefix(f.store, "redis://"), strings.HasPrefix(f.store, "rediss://"), strings.HasPrefix(f.store, "redis-cluster://"):
 		if st, err = server.OpenRedis(ctx, f.store, server.RedisOptions{Dedup: opt.Dedup, Layout: f.redisLayout,
 			Direct: f.redisDirect, Logger: log}); err != nil {

@@ -1,0 +1,189 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/keptset"
+	"github.com/neardup/neardup/store"
+)
+
+// The kept set of an embedded store under MethodMinHash is a keptset.Set:
+// the candidate keys in memory (parts mapped from Options.KeptDir), the
+// verification data read from the store for the few candidates. The
+// decision is the same as dedup.Kept's (keptset's tests compare them, and
+// the service's tests compare the service with the batch); what changes is
+// the memory: ~145 bytes a document whatever its length, and a start-up
+// that maps the parts instead of reading every record.
+
+// storeRecords reads a store's records for a keptset.Set.
+type storeRecords struct{ st store.Store }
+
+func (r storeRecords) Record(ctx context.Context, seq uint64) (string, dedup.Features, bool, error) {
+	rec, err := r.st.GetSeq(ctx, seq)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", dedup.Features{}, false, nil
+	}
+	if err != nil {
+		return "", dedup.Features{}, false, err
+	}
+	return rec.ID, rec.Features, true, nil
+}
+
+func (r storeRecords) LoadFrom(ctx context.Context, from uint64, fn func(uint64, string, *dedup.Features) error) error {
+	return r.st.LoadFrom(ctx, from, func(rec store.Record) error { return fn(rec.Seq, rec.ID, &rec.Features) })
+}
+
+// scaledSet is the Set interface over a keptset.Set (the server's reads:
+// matches and Len).
+type scaledSet struct{ ks *keptset.Set }
+
+func (s scaledSet) Match(ctx context.Context, f *dedup.Features) (dedup.KeptMatch, bool, error) {
+	return s.ks.Match(ctx, f)
+}
+
+func (s scaledSet) MatchAll(ctx context.Context, f *dedup.Features, limit int) ([]dedup.KeptMatch, error) {
+	return s.ks.MatchAll(ctx, f, limit)
+}
+
+func (s scaledSet) Len(context.Context) (int, error) { return s.ks.Len(), nil }
+
+// Writes go through the Server (beginScaled, deleteScaled), which orders
+// them with the store's; these complete the interface.
+func (s scaledSet) AddIfNew(context.Context, store.Record) (dedup.KeptMatch, bool, error) {
+	return dedup.KeptMatch{}, false, errors.ErrUnsupported
+}
+func (s scaledSet) Add(context.Context, store.Record) error { return errors.ErrUnsupported }
+func (s scaledSet) Remove(context.Context, string) (bool, error) {
+	return false, errors.ErrUnsupported
+}
+func (s scaledSet) Get(context.Context, string) (store.Record, error) {
+	return store.Record{}, errors.ErrUnsupported
+}
+
+// scaled reports whether the service keeps its set in a keptset.Set: an
+// embedded store, MethodMinHash, no snapshot.
+func (s *Server) scaled() bool {
+	return s.shared == nil && s.rule.Bands() > 0 && s.opt.Snapshot == ""
+}
+
+// loadScaled opens the kept set over the store (wmu held).
+func (s *Server) loadScaled(ctx context.Context) error {
+	t0 := time.Now()
+	ks, err := keptset.Open(ctx, s.rule, storeRecords{s.store}, keptset.Options{
+		Dir: s.opt.KeptDir, Settings: Settings(s.opt.Dedup), Logger: s.log,
+	})
+	if err != nil {
+		return fmt.Errorf("server: loading the kept set: %w", err)
+	}
+	s.big, s.set = ks, scaledSet{ks}
+	s.seq = ks.Next()
+	s.ready.Store(true)
+	st := ks.Stats()
+	s.log.Info("index loaded", "documents", st.Docs, "parts", st.Parts, "replayed", st.DeltaDocs,
+		"part_bytes", st.PartBytes, "seconds", time.Since(t0).Seconds())
+	return nil
+}
+
+// idStored reports whether id is stored, or being stored (wmu held).
+func (s *Server) idStored(ctx context.Context, id string) (bool, error) {
+	if s.big.PendingID(id) {
+		return true, nil
+	}
+	_, err := s.store.Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// beginScaled is begin's decision under a keptset.Set (wmu held): the
+// match, then the id's check, then the set and the store's queue.
+func (s *Server) beginScaled(ctx context.Context, d Doc, f dedup.Features, res Result) (Result, func() error, error) {
+	if d.Mode == ModeAddIfNew {
+		m, dup, err := s.big.Match(ctx, &f)
+		if err != nil {
+			return res, nil, err
+		}
+		if dup {
+			res.Duplicates = []dedup.KeptMatch{m}
+			return res, nil, nil
+		}
+	}
+	if ok, err := s.idStored(ctx, d.ID); err != nil || ok {
+		if err == nil {
+			err = fmt.Errorf("%w: %q", store.ErrExists, d.ID)
+		}
+		return res, nil, err
+	}
+	if d.Mode != ModeAddIfNew {
+		ms, err := s.big.MatchAll(ctx, &f, s.opt.MaxDuplicates)
+		if err != nil {
+			return res, nil, err
+		}
+		res.Duplicates = ms
+	}
+	seq := s.seq
+	if err := s.big.Add(seq, d.ID, f); err != nil {
+		return res, nil, err
+	}
+	s.seq++
+	rec := store.Record{Seq: seq, ID: d.ID, Features: f, Meta: d.Meta}
+	put := s.queuePut(context.WithoutCancel(ctx), rec)
+	return res, func() error {
+		err := put()
+		if err != nil {
+			s.big.Remove(seq)
+		} else {
+			s.big.Written(seq)
+		}
+		return err
+	}, nil
+}
+
+// deleteScaled removes id from the store, then from the set.
+func (s *Server) deleteScaled(ctx context.Context, id string) error {
+	rec, err := s.store.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	wait := s.queueDelete(ctx, id)
+	s.wmu.Unlock()
+	if err := wait(); err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			s.met.storeErrors.Inc()
+		}
+		return err
+	}
+	_, err = s.big.Remove(rec.Seq)
+	return err
+}
+
+// searchFingerprintScaled answers a fingerprint search from the set's
+// fingerprint index, reading each hit's id from the store.
+func (s *Server) searchFingerprintScaled(ctx context.Context, fp uint64, k, limit int) ([]index.Match, error) {
+	hits, err := s.big.QueryFingerprint(fp, k, 0)
+	if err != nil {
+		return nil, err
+	}
+	var out []index.Match
+	for _, h := range hits {
+		rec, err := s.store.GetSeq(ctx, h.Seq)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // deleted, or not yet written
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, index.Match{ID: rec.ID, Fingerprint: h.FP, Distance: h.Distance})
+		if limit > 0 && len(out) == limit {
+			break
+		}
+	}
+	return out, nil
+}
