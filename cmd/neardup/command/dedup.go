@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
@@ -105,7 +106,12 @@ is refused.`,
 			return f.run(c, args)
 		},
 	}
-	fs := c.Flags()
+	f.registerFlags(c.Flags())
+	return c
+}
+
+// registerFlags registers dedup's flags (import's too) on fs.
+func (f *dedupCmd) registerFlags(fs *pflag.FlagSet) {
 	f.in.register(fs)
 	o := &f.opt
 	f.decision.register(fs, o)
@@ -131,7 +137,6 @@ is refused.`,
 	fs.Int64Var(&f.memLimit, "memory-limit", 0, "soft heap limit in bytes for the Go garbage collector (0: --sketch-budget + 512 MiB + a quarter of the input files' size, unless GOMEMLIMIT is set; -1: none)")
 	fs.BoolVar(&f.jsonSummary, "json", false, "print the summary as JSON on stdout")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress or log lines, only errors and the summary")
-	return c
 }
 
 func (f *dedupCmd) run(c *cobra.Command, args []string) error {

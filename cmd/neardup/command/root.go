@@ -62,6 +62,7 @@ func NewRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		newClustersCommand(),
 		newDedupCommand(),
 		newServeCommand(),
+		newImportCommand(),
 	)
 	return root
 }

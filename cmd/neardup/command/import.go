@@ -1,0 +1,212 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/keptset"
+	"github.com/neardup/neardup/server"
+	"github.com/neardup/neardup/store"
+)
+
+type importCmd struct {
+	dedupCmd
+	data, engine string
+}
+
+func newImportCommand() *cobra.Command {
+	var f importCmd
+	c := &cobra.Command{
+		Use:   "import --data DIR [flags] [FILE|DIR|-]...",
+		Short: "Load a corpus into a new data directory of 'neardup serve', deduplicated at batch speed",
+		Long: `Load an existing corpus into a new data directory for 'neardup serve': the
+documents 'neardup dedup' keeps (same flags, same defaults, same verdicts:
+keep-first in input order) are stored in the order they were read, as if
+posted one by one with mode add_if_new, and the service's kept set
+(DATA/keptset) is written beside them, so that 'neardup serve --data DIR'
+starts in seconds on them. The removed documents are not stored;
+--duplicates names them as in 'neardup dedup'.
+
+The directory must be new or empty; a failed import removes what it wrote
+there. The decision flags must be
+the ones 'neardup serve' will run with (the store records them and refuses
+others). --engine pebble (default) writes a thousand documents to a WAL sync;
+bbolt one transaction each group.`,
+		Example: `  neardup import --data ./neardup-data crawl.jsonl.zst
+  neardup serve --data ./neardup-data`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error { return f.run(c, args) },
+	}
+	f.registerFlags(c.Flags())
+	fs := c.Flags()
+	fs.StringVar(&f.data, "data", "./neardup-data", "new data directory of 'neardup serve' to load")
+	fs.StringVar(&f.engine, "engine", store.DefaultEngine, "embedded store: pebble or bbolt")
+	return c
+}
+
+// importBatch is the number of records written together.
+const importBatch = 1024
+
+func (f *importCmd) run(c *cobra.Command, args []string) (err error) {
+	ctx := c.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if f.opt.Index != "" || f.opt.UpdateIndex {
+		return usagef("--index: import loads a service's data directory, not an index snapshot")
+	}
+	// The options as dedup.run will make them, for the store's settings.
+	o := f.opt
+	f.decision.apply(&o)
+	if f.noVerify {
+		o.Verify = dedup.VerifyNone
+	}
+	sopt := server.Options{Dedup: o}
+	sopt.EnsureDefaults()
+	if err := sopt.Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	settings := server.Settings(sopt.Dedup)
+	rule, err := dedup.NewRule(sopt.Dedup)
+	if err != nil {
+		return usagef("%v", err)
+	}
+
+	if ents, err := os.ReadDir(f.data); err == nil && len(ents) > 0 {
+		return fmt.Errorf("--data %s is not empty: import loads a new data directory (post further documents to 'neardup serve')", f.data)
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("--data: %w", err)
+	}
+	// A failed import leaves the directory as it found it: absent or empty.
+	_, statErr := os.Stat(f.data)
+	defer func() {
+		if err == nil {
+			return
+		}
+		if errors.Is(statErr, os.ErrNotExist) {
+			os.RemoveAll(f.data)
+			return
+		}
+		ents, _ := os.ReadDir(f.data)
+		for _, e := range ents {
+			os.RemoveAll(filepath.Join(f.data, e.Name()))
+		}
+	}()
+
+	var st store.Store
+	switch f.engine {
+	case store.EnginePebble:
+		st, err = store.OpenPebble(f.data, store.PebbleOptions{Settings: settings})
+	case store.EngineBolt:
+		st, err = store.OpenBolt(f.data, store.BoltOptions{Settings: settings})
+	default:
+		return usagef("--engine %q: want %s or %s", f.engine, store.EnginePebble, store.EngineBolt)
+	}
+	if err != nil {
+		return fmt.Errorf("--data %s: %w", f.data, err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			err = errors.Join(err, st.Close())
+		}
+	}()
+	var w *keptset.Writer
+	if rule.Bands() > 0 {
+		if w, err = keptset.NewWriter(rule, keptset.Options{Dir: filepath.Join(f.data, "keptset"), Settings: settings}); err != nil {
+			return err
+		}
+	}
+
+	// Records go to the store in batches, written by one goroutine while
+	// the next batch is made.
+	batches := make(chan []store.Record, 2)
+	written := make(chan error, 1)
+	go func() {
+		var werr error
+		for recs := range batches {
+			if werr == nil {
+				werr = putBatch(ctx, st, recs)
+			}
+		}
+		written <- werr
+	}()
+	var seq uint64
+	batch := make([]store.Record, 0, importBatch)
+	f.opt.OnKept = func(id string, _ int, feat dedup.Features) error {
+		feat.Sig = nil
+		if w != nil {
+			if err := w.Add(seq, &feat); err != nil {
+				return err
+			}
+		}
+		batch = append(batch, store.Record{Seq: seq, ID: id, Features: feat})
+		seq++
+		if len(batch) == importBatch {
+			batches <- batch
+			batch = make([]store.Record, 0, importBatch)
+		}
+		return nil
+	}
+	runErr := f.dedupCmd.run(c, args)
+	if runErr == nil && len(batch) > 0 {
+		batches <- batch
+	}
+	close(batches)
+	werr := <-written
+	if err := errors.Join(runErr, werr); err != nil {
+		return err
+	}
+	if w != nil {
+		if err := w.Close(); err != nil {
+			return err
+		}
+	}
+	closed = true
+	if err := st.Close(); err != nil {
+		return err
+	}
+	if !f.quiet && !f.jsonSummary {
+		fmt.Fprintf(c.ErrOrStderr(), "neardup import: %d documents stored in %s (%s); start the service with: neardup serve --data %s\n",
+			seq, f.data, f.engine, f.data)
+	}
+	return nil
+}
+
+// putBatch writes recs: one write where the store takes bulk writes
+// (pebble), else queued writes that share their commits.
+func putBatch(ctx context.Context, st store.Store, recs []store.Record) error {
+	if b, ok := st.(interface {
+		PutBulk(context.Context, []store.Record) error
+	}); ok {
+		return b.PutBulk(ctx, recs)
+	}
+	if q, ok := st.(queuer); ok {
+		waits := make([]func() error, len(recs))
+		for i := range recs {
+			waits[i] = q.Queue(ctx, store.Op{Put: &recs[i]})
+		}
+		var err error
+		for _, wait := range waits {
+			err = errors.Join(err, wait())
+		}
+		return err
+	}
+	for _, r := range recs {
+		if err := st.Put(ctx, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// queuer is a store that queues writes (store engines' Queue).
+type queuer interface {
+	Queue(ctx context.Context, op store.Op) func() error
+}
