@@ -50,6 +50,15 @@ func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 				Name: "neardup_index_sketch_bytes", Help: "Bytes of shingle sets held for verification.",
 			}, func() float64 { return float64(s.sketchBytes()) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "neardup_index_key_bytes", Help: "Bytes of the kept set's candidate-key tables and fingerprint index (mapped parts and the delta; embedded store under method minhash).",
+			}, func() float64 {
+				if !s.Ready() || s.big == nil { // s.big is set before ready
+					return 0
+				}
+				st := s.big.Stats()
+				return float64(st.PartBytes + st.DeltaBytes)
+			}),
 		)
 	}
 	return m
