@@ -13,23 +13,38 @@
 // # One decision
 //
 // The service decides with the batch dedup's code: a dedup.Extractor (one per
-// goroutine, from a sync.Pool) computes a document's Features, and a
-// dedup.Kept under the same dedup.Rule holds the stored documents in the
-// order they were accepted. Mode add_if_new is Kept.AddIfNew: a document is
-// declined exactly when 'neardup dedup' would remove it had the documents
-// arrived in one file in that order, and the document it names is the kept
-// one dedup's --duplicates names (server_test checks this on two corpora).
+// goroutine, from a sync.Pool) computes a document's Features, and a kept set
+// under the same dedup.Rule holds the stored documents in the order they
+// were accepted. A document is declined by add_if_new exactly when 'neardup
+// dedup' would remove it had the documents arrived in one file in that
+// order, and the document it names is the kept one dedup's --duplicates
+// names (online_test checks this on two corpora for every store, and
+// 'neardup import' is dedup itself).
+//
+// # The kept set at scale
+//
+// Over an embedded store under MethodMinHash (the default) the kept set is a
+// keptset.Set (scaled.go): in memory only each document's candidate keys
+// (its 24 LSH band keys) and fingerprint, in pointer-free tables mapped from
+// Options.KeptDir (serve: DATA/keptset), about 145 bytes a document whatever
+// its length; a match reads its few candidates' records from the store by
+// seq (store.Store.GetSeq) and applies the rule to them. Start-up maps the
+// parts and replays only the documents stored after the last one
+// (LoadFrom), so it takes seconds at any size; Close writes the rest as a
+// part. A document is pending in the set until its store write lands. Under
+// MethodSimHash, or with a snapshot, the kept set is a dedup.Kept holding
+// every document's features in memory, loaded from the whole store.
 //
 // # Durability and order
 //
-// A document is added to Kept, given the next sequence number and queued for
-// the store under one lock (Server.wmu), so the store receives writes in
-// sequence order; the reply waits, outside the lock, for the write to be
-// durable. If the write fails the document is removed from Kept again and the
-// request fails with 503 (a document declined in favour of it in the
-// meantime stays declined: the window is one commit). A delete is made durable first, then removed from
-// Kept. At start-up Load replays the store in sequence order into Kept, so the
-// priorities survive restarts.
+// A document is added to the kept set, given the next sequence number and
+// queued for the store under one lock (Server.wmu), so the store receives
+// writes in sequence order; the reply waits, outside the lock, for the write
+// to be durable. If the write fails the document is removed from the set
+// again and the request fails with 503 (a document declined in favour of it
+// in the meantime stays declined: the window is one commit). A delete is made
+// durable first, then removed from the set. Sequence numbers are the
+// priorities, and survive restarts.
 //
 // # Stores
 //

@@ -119,6 +119,16 @@
 // documents the records are most of the store: the read-only pass over all
 // of it that OpenPebble made before Load read it again is gone.
 //
+// The service's kept set at scale (package keptset, the default) changes
+// what start-up reads: with its parts in place, Load is not called; only the
+// records stored after the last part are read (LoadFrom), so start-up takes
+// seconds at any size, and damage to an older record's table is found by
+// the read that reaches it (a candidate's verification, a GET: the error
+// names the file) rather than before the server listens. A start without
+// the parts (the first start on an old store, a damaged part) reads every
+// record, as above. OpenPebble's own checks (WAL, MANIFEST, ACKED) run at
+// every start.
+//
 // OpenBolt still reads every bucket of a read-only open, on its own
 // goroutine with panics on fault, before the read-write open whose
 // free-list rebuild walks the pages on a goroutine of bbolt's (a damaged
