@@ -144,6 +144,7 @@ type Doc struct {
 	Raw    []byte // JSONL: the line as read, without "\n" or "\r\n"; nil otherwise
 	Source string // file name, "-" for standard input
 	Line   int    // 1-based line for JSONL and Lines, 1-based row for Parquet, 0 for Text
+	Format Format // the format it was read in: JSONL, Text, Lines or Parquet
 
 	// Row is the Parquet row, every column, with Options.Rows; nil otherwise.
 	Row parquet.Row

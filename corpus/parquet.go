@@ -379,7 +379,7 @@ func (r *Reader) nextParquet(s *parquetSource) (Doc, error) {
 	if int64(len(b)) > r.opt.MaxDocBytes {
 		return Doc{}, &Error{Source: s.name, Line: line, Err: fmt.Errorf("%w: text longer than %d bytes", ErrTooLarge, r.opt.MaxDocBytes)}
 	}
-	d := Doc{Text: string(b), Source: s.name, Line: line, Row: row}
+	d := Doc{Text: string(b), Source: s.name, Line: line, Format: Parquet, Row: row}
 	switch {
 	case id.IsNull():
 		d.ID = s.name + ":" + strconv.Itoa(line)
@@ -401,6 +401,10 @@ type ParquetLayout struct {
 	Schema      *parquet.Schema
 	Compression compress.Codec // the codec of the first column chunk; Uncompressed when there is none
 	Metadata    []format.KeyValue
+	// RowsPerGroup is the most rows in one of its row groups (at least 1):
+	// a copy that flushes row groups at this size holds no more in memory
+	// than a reader of the file does.
+	RowsPerGroup int64
 }
 
 // ReadParquetLayout reads the footer of the Parquet file name. Its error names
@@ -420,14 +424,16 @@ func ReadParquetLayout(name string) (ParquetLayout, error) {
 		return ParquetLayout{}, &Error{Source: name, Err: fmt.Errorf("%w: %w", ErrBadParquet, err)}
 	}
 	md := pf.Metadata()
-	l := ParquetLayout{Schema: pf.Schema(), Compression: &parquet.Uncompressed, Metadata: md.KeyValueMetadata}
+	l := ParquetLayout{Schema: pf.Schema(), Compression: &parquet.Uncompressed, Metadata: md.KeyValueMetadata, RowsPerGroup: 1}
+	codec := false
 	for _, rg := range md.RowGroups {
-		if len(rg.Columns) > 0 {
+		if len(rg.Columns) > 0 && !codec {
 			if c := parquet.LookupCompressionCodec(rg.Columns[0].MetaData.Codec); c != nil {
 				l.Compression = c
 			}
-			break
+			codec = true
 		}
+		l.RowsPerGroup = max(l.RowsPerGroup, rg.NumRows)
 	}
 	return l, nil
 }

@@ -202,7 +202,7 @@ func (r *Reader) next(s *source) (Doc, error) {
 		if len(b) == 0 && s.stdin {
 			return Doc{}, io.EOF
 		}
-		return Doc{ID: s.name, Text: unsafe.String(unsafe.SliceData(b), len(b)), Source: s.name}, nil
+		return Doc{ID: s.name, Text: unsafe.String(unsafe.SliceData(b), len(b)), Source: s.name, Format: Text}, nil
 	}
 	for {
 		line, tooLarge, err := s.readLine(r.opt.MaxDocBytes, &r.scratch)
@@ -227,6 +227,7 @@ func (r *Reader) next(s *source) (Doc, error) {
 				Text:   unsafe.String(unsafe.SliceData(line), len(line)),
 				Source: s.name,
 				Line:   s.line,
+				Format: Lines,
 			}, nil
 		}
 		return r.decode(s, line)
@@ -248,7 +249,7 @@ func (r *Reader) decode(s *source, line []byte) (Doc, error) {
 	case text.kind != '"':
 		return bad(fmt.Errorf("%w: text field %q is not a string", ErrMalformed, r.opt.TextField))
 	}
-	d := Doc{Text: text.str, Raw: line, Source: s.name, Line: s.line}
+	d := Doc{Text: text.str, Raw: line, Source: s.name, Line: s.line, Format: JSONL}
 	if r.opt.NoRaw {
 		d.Raw = nil // its text was decoded over it
 	}

@@ -341,18 +341,29 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 		r.pos = append(r.pos, docPos{src: src, line: int32(min(it.doc.Line, 1<<31-1))})
 	}
 	// Line is set for JSONL (and Lines) documents, whose output is a line,
-	// and zero for whole text files, whose output is the path.
-	if it.doc.Line != 0 {
+	// and for Parquet rows, and zero for whole text files, whose output is
+	// the path.
+	switch {
+	case it.doc.Format == corpus.Parquet:
+		r.onlyFiles = false
+		if r.firstRow == "" {
+			r.firstRow = where(it.doc)
+		}
+	case it.doc.Line != 0:
 		r.onlyFiles = false
 		if r.firstLine == "" {
 			r.firstLine = where(it.doc)
 		}
-	} else if r.firstFile == "" {
+	case r.firstFile == "":
 		r.firstFile = it.doc.Source
 	}
 	if r.opt.Output != "" && r.firstLine != "" && r.firstFile != "" {
 		return fmt.Errorf("%w: %s is a JSONL line and %s a whole text file: the kept file would mix JSONL lines and "+
 			"file paths; dedup them in separate runs, or read all as one format (--format)", ErrMixedFormats, r.firstLine, r.firstFile)
+	}
+	if r.opt.Output != "" && r.firstRow != "" && (r.firstLine != "" || r.firstFile != "") {
+		return fmt.Errorf("%w: %s is a Parquet row and %s is not: the kept file would mix formats; "+
+			"write one shard per input (--output-dir) or dedup them in separate runs", ErrMixedFormats, r.firstRow, r.firstLine+r.firstFile)
 	}
 	f := &it.f
 	if err := d.ids.add(id); err != nil {
