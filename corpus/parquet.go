@@ -29,6 +29,27 @@ const parquetMagic = "PAR1"
 // rowBatch is how many rows are read at a time with Options.Rows.
 const rowBatch = 64
 
+// errPanic is what a panic inside parquet-go becomes: the library does not
+// check every offset and length it decodes, and a damaged file (found by
+// FuzzParquet: a flipped byte in a page header) can make it index out of
+// range. Such a file is a bad file, not a crash of the run.
+type errPanic struct{ v any }
+
+func (e errPanic) Error() string { return fmt.Sprintf("damaged file (the decoder failed: %v)", e.v) }
+
+// recoverTo turns a panic into an error in *err; it must be deferred.
+func recoverTo(err *error) {
+	if v := recover(); v != nil {
+		*err = errPanic{v}
+	}
+}
+
+// openFile is parquet.OpenFile that returns an error for a panic.
+func openFile(r io.ReaderAt, size int64) (pf *parquet.File, err error) {
+	defer recoverTo(&err)
+	return parquet.OpenFile(r, size, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+}
+
 // isParquetName reports a name that says Parquet.
 func isParquetName(name string) bool {
 	ext := strings.ToLower(filepath.Ext(name))
@@ -123,7 +144,7 @@ func openParquet(in input, opt *Options, counter *atomic.Int64) (*parquetSource,
 		}
 		ra, size = f, fi.Size()
 	}
-	pf, err := parquet.OpenFile(ra, size, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	pf, err := openFile(ra, size)
 	if err != nil {
 		if f != nil {
 			f.Close()
@@ -205,7 +226,8 @@ func (s *parquetSource) close() error {
 	return errors.Join(errs...)
 }
 
-func (s *parquetSource) closeGroup() error {
+func (s *parquetSource) closeGroup() (err error) {
+	defer recoverTo(&err) // after a decoder panic
 	var errs []error
 	errs = append(errs, s.textCol.close(), s.idCol.close())
 	if s.rows != nil {
@@ -260,6 +282,7 @@ func groupBytes(md *format.FileMetaData, i int) int64 {
 // next returns the next row's text and id values (and the row itself with
 // Options.Rows), io.EOF after the last row.
 func (s *parquetSource) next() (text, id parquet.Value, row parquet.Row, err error) {
+	defer recoverTo(&err)
 	for s.left == 0 {
 		if err := s.closeGroup(); err != nil {
 			return text, id, nil, err
@@ -419,7 +442,7 @@ func ReadParquetLayout(name string) (ParquetLayout, error) {
 	if err != nil {
 		return ParquetLayout{}, err
 	}
-	pf, err := parquet.OpenFile(f, fi.Size(), parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	pf, err := openFile(f, fi.Size())
 	if err != nil {
 		return ParquetLayout{}, &Error{Source: name, Err: fmt.Errorf("%w: %w", ErrBadParquet, err)}
 	}

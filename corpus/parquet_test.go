@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -231,4 +232,42 @@ func TestParquetSharedCorpus(t *testing.T) {
 			t.Fatalf("doc %d: Parquet %q differs from JSONL %q", i, got[i].ID, want[i].ID)
 		}
 	}
+}
+
+// FuzzParquet feeds damaged Parquet files to the reader: every one either
+// reads or fails with ErrBadParquet, ErrNoColumn or ErrMalformed, never a
+// panic.
+func FuzzParquet(f *testing.F) {
+	p := filepath.Join(f.TempDir(), "seed.parquet")
+	writeRich(f, p, 12, 5)
+	seed, err := os.ReadFile(p)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed, uint32(0), byte(0))
+	f.Add(seed, uint32(len(seed)-9), byte(0xff))
+	f.Add(seed, uint32(100), byte(0x55))
+	f.Fuzz(func(t *testing.T, data []byte, at uint32, b byte) {
+		data = bytes.Clone(data)
+		if len(data) > 0 {
+			data[int(at)%len(data)] ^= b
+		}
+		r, err := OpenReader(bytes.NewReader(data), "f.parquet", Options{Rows: at%2 == 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		for range 1000 {
+			_, err := r.Next()
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				if !errors.Is(err, ErrBadParquet) && !errors.Is(err, ErrNoColumn) && !errors.Is(err, ErrMalformed) {
+					t.Fatalf("error %v wraps none of ErrBadParquet, ErrNoColumn, ErrMalformed", err)
+				}
+				return
+			}
+		}
+	})
 }
