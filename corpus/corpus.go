@@ -105,6 +105,12 @@ type Options struct {
 	// and id columns are read.
 	Rows bool
 
+	// Columns names more Parquet columns to read beside the text and id
+	// (dotted paths, as TextField): Doc.Columns holds their values as JSON
+	// text, "null" for a null or a column the file does not have. JSONL
+	// documents leave Doc.Columns nil (their fields are in Doc.Raw).
+	Columns []string
+
 	// Stdin is read for the path "-". nil: os.Stdin.
 	Stdin io.Reader
 }
@@ -148,6 +154,8 @@ type Doc struct {
 
 	// Row is the Parquet row, every column, with Options.Rows; nil otherwise.
 	Row parquet.Row
+	// Columns are the values of Options.Columns for a Parquet row, as JSON.
+	Columns []string
 }
 
 // Error is a problem with one file or line. It wraps ErrBinary, ErrMalformed,

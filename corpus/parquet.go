@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -69,6 +70,7 @@ type parquetSource struct {
 	f        *os.File
 	file     *parquet.File
 	text, id column
+	more     []column // Options.Columns; index -1 for one the file lacks
 	wantRows bool
 	counter  *atomic.Int64
 
@@ -80,6 +82,8 @@ type parquetSource struct {
 	left       int64
 	textCol    columnValues
 	idCol      columnValues
+	moreCols   []columnValues
+	moreVals   []parquet.Value // the current row's values of more
 	rows       parquet.Rows
 	rowBuf     []parquet.Row
 	rowI, rowN int
@@ -152,6 +156,7 @@ func openParquet(in input, opt *Options, counter *atomic.Int64) (*parquetSource,
 		return nil, &Error{Source: name, Err: fmt.Errorf("%w: %w", ErrBadParquet, err)}
 	}
 	s := &parquetSource{name: name, f: f, file: pf, wantRows: opt.Rows, counter: counter}
+	s.more = make([]column, len(opt.Columns))
 	fail := func(err error) (*parquetSource, error) {
 		s.close()
 		return nil, &Error{Source: name, Err: err}
@@ -170,6 +175,11 @@ func openParquet(in input, opt *Options, counter *atomic.Int64) (*parquetSource,
 	}
 	if s.id, err = lookupColumn(schema, opt.IDField, "id"); err != nil {
 		return fail(err)
+	}
+	for i, c := range opt.Columns {
+		if s.more[i], err = lookupColumn(schema, c, "column"); err != nil {
+			return fail(err)
+		}
 	}
 	switch s.id.kind {
 	case parquet.ByteArray, parquet.Int32, parquet.Int64:
@@ -230,6 +240,9 @@ func (s *parquetSource) closeGroup() (err error) {
 	defer recoverTo(&err) // after a decoder panic
 	var errs []error
 	errs = append(errs, s.textCol.close(), s.idCol.close())
+	for i := range s.moreCols {
+		errs = append(errs, s.moreCols[i].close())
+	}
 	if s.rows != nil {
 		errs = append(errs, s.rows.Close())
 		s.rows = nil
@@ -262,6 +275,14 @@ func (s *parquetSource) openGroup() error {
 		s.textCol = columnValues{pages: chunks[s.text.index].Pages()}
 		if s.id.index >= 0 {
 			s.idCol = columnValues{pages: chunks[s.id.index].Pages()}
+		}
+		s.moreCols = s.moreCols[:0]
+		for _, c := range s.more {
+			var cv columnValues
+			if c.index >= 0 {
+				cv.pages = chunks[c.index].Pages()
+			}
+			s.moreCols = append(s.moreCols, cv)
 		}
 		return nil
 	}
@@ -308,6 +329,10 @@ func (s *parquetSource) next() (text, id parquet.Value, row parquet.Row, err err
 		row = s.rowBuf[s.rowI].Clone()
 		s.rowI++
 		text = parquet.NullValue()
+		s.moreVals = s.moreVals[:0]
+		for range s.more {
+			s.moreVals = append(s.moreVals, parquet.NullValue())
+		}
 		for _, v := range row {
 			switch v.Column() {
 			case s.text.index:
@@ -315,8 +340,23 @@ func (s *parquetSource) next() (text, id parquet.Value, row parquet.Row, err err
 			case s.id.index:
 				id = v
 			}
+			for i, c := range s.more {
+				if v.Column() == c.index {
+					s.moreVals[i] = v
+				}
+			}
 		}
 		return text, id, row, nil
+	}
+	s.moreVals = s.moreVals[:0]
+	for i := range s.more {
+		v := parquet.NullValue()
+		if s.more[i].index >= 0 {
+			if v, err = s.moreCols[i].next(); err != nil {
+				return text, id, nil, err
+			}
+		}
+		s.moreVals = append(s.moreVals, v)
 	}
 	if text, err = s.textCol.next(); err != nil {
 		return text, id, nil, err
@@ -403,6 +443,12 @@ func (r *Reader) nextParquet(s *parquetSource) (Doc, error) {
 		return Doc{}, &Error{Source: s.name, Line: line, Err: fmt.Errorf("%w: text longer than %d bytes", ErrTooLarge, r.opt.MaxDocBytes)}
 	}
 	d := Doc{Text: string(b), Source: s.name, Line: line, Format: Parquet, Row: row}
+	if len(s.more) > 0 {
+		d.Columns = make([]string, len(s.more))
+		for i, v := range s.moreVals {
+			d.Columns[i] = jsonValue(v)
+		}
+	}
 	switch {
 	case id.IsNull():
 		d.ID = s.name + ":" + strconv.Itoa(line)
@@ -414,6 +460,31 @@ func (r *Reader) nextParquet(s *parquetSource) (Doc, error) {
 		d.ID = strconv.FormatInt(id.Int64(), 10)
 	}
 	return d, nil
+}
+
+// jsonValue writes a Parquet value as JSON text: strings quoted, numbers
+// and booleans as literals (a timestamp as its integer), null as null.
+func jsonValue(v parquet.Value) string {
+	if v.IsNull() {
+		return "null"
+	}
+	switch v.Kind() {
+	case parquet.Boolean:
+		return strconv.FormatBool(v.Boolean())
+	case parquet.Int32:
+		return strconv.FormatInt(int64(v.Int32()), 10)
+	case parquet.Int64:
+		return strconv.FormatInt(v.Int64(), 10)
+	case parquet.Float:
+		return strconv.FormatFloat(float64(v.Float()), 'g', -1, 32)
+	case parquet.Double:
+		return strconv.FormatFloat(v.Double(), 'g', -1, 64)
+	case parquet.ByteArray, parquet.FixedLenByteArray:
+		b, _ := json.Marshal(string(v.ByteArray()))
+		return string(b)
+	}
+	b, _ := json.Marshal(v.String())
+	return string(b)
 }
 
 // ParquetLayout is what a copy of a Parquet file's rows needs to be laid out

@@ -271,3 +271,24 @@ func FuzzParquet(f *testing.F) {
 		}
 	})
 }
+
+func TestParquetColumns(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.parquet")
+	rows := writeRich(t, p, 7, 3)
+	for _, withRows := range []bool{false, true} {
+		docs, _, err := readAll(t, []string{p}, Options{Columns: []string{"meta.score", "url", "id", "absent"}, Rows: withRows})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range docs {
+			score, url := "null", "null"
+			if r := rows[i]; r.URL != nil {
+				score, url = fmt.Sprint(*r.Meta.Score), fmt.Sprintf("%q", *r.URL)
+			}
+			want := []string{score, url, fmt.Sprint(rows[i].ID), "null"}
+			if strings.Join(d.Columns, " ") != strings.Join(want, " ") {
+				t.Errorf("rows %v, doc %d: columns %q, want %q", withRows, i, d.Columns, want)
+			}
+		}
+	}
+}

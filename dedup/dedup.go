@@ -210,6 +210,9 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	// Pass 1: fingerprints. Standard input is spooled when the output pass
 	// must read it again.
 	copt := opt.Corpus
+	if opt.Keep == KeepField {
+		copt.Columns = []string{opt.KeepField} // Parquet: read the column too
+	}
 	var bad atomic.Int64
 	var skipped skips
 	userBad := copt.OnBad

@@ -149,8 +149,9 @@ type Options struct {
 	// it duplicates a document before it in that order that was kept.
 	// Setting KeepField implies Keep = KeepField.
 	Keep string
-	// KeepField is the JSON field compared by KeepField: numbers compare as
-	// numbers, anything else as its JSON text.
+	// KeepField is the JSON field (or Parquet column, a dotted path for a
+	// nested one) compared by KeepField: numbers compare as numbers (a
+	// Parquet timestamp as its integer), anything else as its JSON text.
 	KeepField string
 	// KeepOrder is "max" (default: keep the largest value) or "min".
 	KeepOrder string

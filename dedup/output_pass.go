@@ -294,10 +294,13 @@ func shardNames(inputs []string) (func(string) (string, error), error) {
 // failed run leaves the directory as it was.
 type shardDir struct {
 	dir, stage string
+	created    bool     // dir did not exist: abort removes it (when empty)
 	shards     []string // relative names, in the order written
 }
 
 func newShardDir(dir string) (*shardDir, error) {
+	_, err := os.Stat(dir)
+	created := errors.Is(err, fs.ErrNotExist)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -305,7 +308,7 @@ func newShardDir(dir string) (*shardDir, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &shardDir{dir: dir, stage: stage}, nil
+	return &shardDir{dir: dir, stage: stage, created: created}, nil
 }
 
 func (s *shardDir) create(rel string) (*os.File, error) {
@@ -349,4 +352,9 @@ func (s *shardDir) commit() error {
 	return errors.Join(errs...)
 }
 
-func (s *shardDir) abort() { os.RemoveAll(s.stage) }
+func (s *shardDir) abort() {
+	os.RemoveAll(s.stage)
+	if s.created {
+		os.Remove(s.dir) // only if empty
+	}
+}

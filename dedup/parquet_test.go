@@ -351,6 +351,11 @@ func TestParquetCorruptNoOutput(t *testing.T) {
 		if len(left) > 0 {
 			t.Errorf("files left behind: %v", left)
 		}
+		if opt.OutputDir != "" {
+			if _, err := os.Stat(opt.OutputDir); err == nil {
+				t.Errorf("output directory %s created by a failed run", opt.OutputDir)
+			}
+		}
 	}
 }
 
@@ -468,5 +473,56 @@ func TestParquetMixedRefused(t *testing.T) {
 	_, err := Run(context.Background(), []string{dir}, Options{Output: filepath.Join(t.TempDir(), "kept")})
 	if !errors.Is(err, ErrMixedFormats) || !strings.Contains(err.Error(), "--output-dir") {
 		t.Errorf("got %v, want ErrMixedFormats suggesting --output-dir", err)
+	}
+}
+
+// KeepField reads a Parquet column as it reads a JSON field: the same
+// verdicts from both.
+func TestParquetKeepField(t *testing.T) {
+	type prioRow struct {
+		ID   string `parquet:"id" json:"id"`
+		Text string `parquet:"text" json:"text"`
+		Meta struct {
+			Prio *int64 `parquet:"prio,optional" json:"prio"`
+		} `parquet:"meta" json:"meta"`
+	}
+	var rows []prioRow
+	for i, d := range plantedCorpus() {
+		r := prioRow{ID: d.ID, Text: d.Text}
+		if i%4 != 3 { // some missing
+			r.Meta.Prio = ptrTo(int64(i % 7))
+		}
+		rows = append(rows, r)
+	}
+	dir := t.TempDir()
+	pq := filepath.Join(dir, "in.parquet")
+	writeParquet(t, pq, rows, parquet.Compression(&parquet.Zstd), 16)
+	jsonl := filepath.Join(dir, "in.jsonl")
+	var b bytes.Buffer
+	var dups [2][]byte
+	// JSONL KeepField names a top-level field: flatten prio for it.
+	b.Reset()
+	for _, r := range rows {
+		line, _ := json.Marshal(map[string]any{"id": r.ID, "text": r.Text, "prio": r.Meta.Prio})
+		b.Write(append(line, '\n'))
+	}
+	os.WriteFile(jsonl, b.Bytes(), 0o644)
+	for i, tc := range []struct{ in, field string }{{jsonl, "prio"}, {pq, "meta.prio"}} {
+		opt := Options{KeepField: tc.field, Duplicates: filepath.Join(dir, fmt.Sprint(i, ".dups"))}
+		if _, err := Run(context.Background(), []string{tc.in}, opt); err != nil {
+			t.Fatal(err)
+		}
+		dups[i], _ = os.ReadFile(opt.Duplicates)
+	}
+	if !bytes.Equal(dups[0], dups[1]) {
+		t.Errorf("keep field: JSONL and Parquet verdicts differ:\n%s\n%s", dups[0], dups[1])
+	}
+	if bytes.Equal(dups[1], func() []byte {
+		opt := Options{Duplicates: filepath.Join(dir, "first.dups")}
+		Run(context.Background(), []string{pq}, opt)
+		b, _ := os.ReadFile(opt.Duplicates)
+		return b
+	}()) {
+		t.Error("keep field gives the keep-first verdicts: the column was not read")
 	}
 }

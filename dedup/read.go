@@ -174,9 +174,14 @@ func (r *runner) fingerprintPass(ctx context.Context, rd *corpus.Reader, lsh *mi
 				return
 			}
 			it := item{doc: doc}
-			if doc.Raw != nil && o.Keep == KeepField {
+			switch {
+			case o.Keep != KeepField:
+			case doc.Raw != nil:
 				it.raw = append([]byte(nil), doc.Raw...)
+			case len(doc.Columns) == 1: // Parquet: the column, as JSON
+				it.key = jsonKey(json.RawMessage(doc.Columns[0]))
 			}
+			it.doc.Columns = nil
 			it.doc.Raw = nil // the reader may reuse it; only the output pass needs it
 			b.items = append(b.items, it)
 			b.bytes += int64(len(doc.Text))
@@ -294,7 +299,15 @@ func fieldValue(raw []byte, field string) keyValue {
 		return keyValue{}
 	}
 	v, ok := m[field]
-	if !ok || string(v) == "null" {
+	if !ok {
+		return keyValue{}
+	}
+	return jsonKey(v)
+}
+
+// jsonKey is the KeepField value of the JSON value v.
+func jsonKey(v json.RawMessage) keyValue {
+	if string(v) == "null" {
 		return keyValue{}
 	}
 	if f, err := strconv.ParseFloat(string(v), 64); err == nil {

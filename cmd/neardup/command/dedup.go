@@ -135,7 +135,7 @@ is refused.`,
 	fs.IntVar(&o.Rows, "rows", 0, "MinHash LSH rows per band (0: from --threshold)")
 	fs.StringVar(&o.Cluster, "cluster", dedup.ClusterGreedy, "greedy (keep first: every removed document has a kept near-duplicate) or components (one document per connected component)")
 	fs.StringVar(&o.Keep, "keep", "", "priority of the keep-first rule: first (input order, default) or longest")
-	fs.StringVar(&o.KeepField, "keep-field", "", "keep the document with the largest (--keep-order) value of this JSON field")
+	fs.StringVar(&o.KeepField, "keep-field", "", "keep the document with the largest (--keep-order) value of this JSON field or Parquet column (a.b for a nested one)")
 	fs.StringVar(&o.KeepOrder, "keep-order", "max", "with --keep-field: max or min")
 	fs.BoolVar(&o.AllowDuplicateIDs, "allow-duplicate-ids", false, "accept documents that share an id")
 	fs.StringVarP(&o.Output, "output", "o", "", "write the kept documents to FILE (- for stdout)")
