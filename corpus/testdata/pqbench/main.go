@@ -139,7 +139,19 @@ func main() {
 	repeat := flag.Int("repeat", 1, "write the corpus this many times")
 	lib := flag.String("read", "", "parquet-go or arrow-go")
 	rounds := flag.Int("n", 5, "rounds")
+	rich := flag.String("rich", "", "write a small file with nested, nullable, list, binary and timestamp columns")
+	insp := flag.Bool("inspect", false, "print each file's schema and rows as arrow-go reads them")
 	flag.Parse()
+	if *rich != "" {
+		writeRich(*rich)
+		return
+	}
+	if *insp {
+		for _, p := range flag.Args() {
+			inspect(p)
+		}
+		return
+	}
 	if *conv != "" {
 		convert(*conv, *out, *group, *repeat)
 		return
