@@ -58,8 +58,9 @@
 //     every column is read and Doc.Row holds the row (parquet.Row) for a
 //     caller that copies it; ReadParquetLayout gives the schema, codec and
 //     key-value metadata to copy it under. Parquet needs a file (or, through
-//     OpenReader, an io.ReaderAt with a Size method): standard input is
-//     refused, its footer being at the end. Read with
+//     OpenReader, an io.ReaderAt with a Size or a Seek method, such as
+//     *os.File or *bytes.Reader): standard input and other streams are
+//     refused, the footer being at the end. Read with
 //     github.com/parquet-go/parquet-go (BENCHMARKS.md says why it and not
 //     arrow-go).
 //   - Auto (the default) picks Parquet for names ending in .parquet or

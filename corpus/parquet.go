@@ -90,14 +90,19 @@ type parquetSource struct {
 }
 
 // isParquet reports whether in is read as Parquet: with Format Parquet, or
-// Auto and a name ending in .parquet or a file that starts with the magic
-// bytes. Standard input and other streams are never Parquet here (its footer
-// is at the end: openSource refuses it), except an Options.OpenReader reader
-// that can be read at offsets.
+// Auto and a name ending in .parquet or content that starts with the magic
+// bytes. A stream given to OpenReader is Parquet only when it can be read at
+// offsets (see readerAt): standard input never is (its footer is at the end:
+// openSource refuses it).
 func isParquet(in input, f Format) bool {
 	if in.r != nil {
-		_, ok := in.r.(sizedReaderAt)
-		return ok && (f == Parquet || f == Auto && isParquetName(in.name))
+		ra, _, ok := readerAt(in.r)
+		if !ok {
+			return false
+		}
+		var magic [4]byte
+		_, err := ra.ReadAt(magic[:], 0)
+		return f == Parquet || f == Auto && (isParquetName(in.name) || err == nil && string(magic[:]) == parquetMagic)
 	}
 	switch f {
 	case Parquet:
@@ -118,12 +123,32 @@ func isParquet(in input, f Format) bool {
 	return false
 }
 
-// sizedReaderAt is an io.ReaderAt that knows its size, such as
-// *bytes.Reader, *strings.Reader and *io.SectionReader: what OpenReader
-// needs to read Parquet from something other than a named file.
-type sizedReaderAt interface {
-	io.ReaderAt
-	Size() int64
+// readerAt returns r as an io.ReaderAt and its size when it can be read at
+// offsets: an io.ReaderAt with a Size method (*bytes.Reader,
+// *strings.Reader, *io.SectionReader) or an io.ReaderAt that seeks
+// (*os.File). What OpenReader needs to read Parquet.
+func readerAt(r io.Reader) (io.ReaderAt, int64, bool) {
+	switch r := r.(type) {
+	case interface {
+		io.ReaderAt
+		Size() int64
+	}:
+		return r, r.Size(), true
+	case interface {
+		io.ReaderAt
+		io.Seeker
+	}:
+		cur, err := r.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return nil, 0, false
+		}
+		size, err := r.Seek(0, io.SeekEnd)
+		if _, err2 := r.Seek(cur, io.SeekStart); err != nil || err2 != nil {
+			return nil, 0, false
+		}
+		return r, size, true
+	}
+	return nil, 0, false
 }
 
 // openParquet opens the Parquet file in and finds its text and id columns.
@@ -134,8 +159,11 @@ func openParquet(in input, opt *Options, counter *atomic.Int64) (*parquetSource,
 	var ra io.ReaderAt
 	var size int64
 	var f *os.File
-	if sr, ok := in.r.(sizedReaderAt); ok {
-		ra, size = sr, sr.Size()
+	if in.r != nil {
+		var ok bool
+		if ra, size, ok = readerAt(in.r); !ok {
+			return nil, &Error{Source: name, Err: fmt.Errorf("%w: Parquet needs a reader that reads at offsets", ErrBadParquet)}
+		}
 	} else {
 		var err error
 		if f, err = os.Open(name); err != nil {
@@ -402,7 +430,7 @@ func (c *columnValues) next() (parquet.Value, error) {
 		}
 		n, err := c.values.ReadValues(c.buf)
 		c.i, c.n = 0, n
-		if err == io.EOF {
+		if err == io.EOF || err == nil && n == 0 { // a page done (or empty: never spin on it)
 			c.values = nil
 		} else if err != nil {
 			return parquet.Value{}, err
@@ -421,7 +449,7 @@ func (c *columnValues) close() error {
 	if c.pages != nil {
 		err = c.pages.Close()
 	}
-	*c = columnValues{buf: c.buf[:0:0]}
+	*c = columnValues{}
 	return err
 }
 

@@ -292,3 +292,36 @@ func TestParquetColumns(t *testing.T) {
 		}
 	}
 }
+
+// OpenReader reads Parquet from an *os.File (as a Beam pipeline's local
+// file system opens it), found by its magic bytes whatever its name.
+func TestParquetOpenReaderFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "shard-00000")
+	writeRich(t, p, 9, 4)
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := OpenReader(f, p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	n := 0
+	for ; ; n++ {
+		d, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Format != Parquet {
+			t.Fatalf("doc %d read as %v", n, d.Format)
+		}
+	}
+	if n != 9 {
+		t.Errorf("%d docs, want 9", n)
+	}
+}
