@@ -332,7 +332,8 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // inputBytes is the size of the regular files among inputs and, for a
 // directory, of the regular files in it (not below), a compressed file
-// counting four times its size; 0 for what it cannot stat, such as standard
+// (named .gz, .zst or .parquet, whose pages are compressed) counting four
+// times its size; 0 for what it cannot stat, such as standard
 // input.
 func inputBytes(inputs []string) int64 {
 	var n int64
@@ -342,7 +343,7 @@ func inputBytes(inputs []string) int64 {
 		case err != nil:
 		case st.Mode().IsRegular():
 			n += st.Size()
-			if ext := filepath.Ext(in); ext == ".gz" || ext == ".zst" || ext == ".zstd" {
+			if ext := filepath.Ext(in); ext == ".gz" || ext == ".zst" || ext == ".zstd" || ext == ".parquet" {
 				n += 3 * st.Size()
 			}
 		case st.IsDir():
