@@ -320,6 +320,34 @@ func TestOutputDirMixed(t *testing.T) {
 	if !slices.Equal(kept, want) {
 		t.Errorf("kept %v,\nwant %v", kept, want)
 	}
+
+	// Annotated, every document is in its shard, the JSONL ones with the
+	// fields added and still zstd.
+	out2 := filepath.Join(dir, "annotated")
+	if _, err := Run(context.Background(), []string{data}, Options{OutputDir: out2, Annotate: true}); err != nil {
+		t.Fatal(err)
+	}
+	r2, err := corpus.Open([]string{out2}, corpus.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	n := 0
+	for ; ; n++ {
+		d, err := r2.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Format == corpus.JSONL && !bytes.Contains(d.Raw, []byte(`"dup_of":`)) {
+			t.Errorf("%s: %s not annotated", d.Source, d.Raw[:40])
+		}
+	}
+	if n != len(docs) {
+		t.Errorf("annotated shards hold %d documents, want all %d", n, len(docs))
+	}
 }
 
 // A corrupt Parquet footer fails the run with an error naming the file, and
@@ -524,5 +552,26 @@ func TestParquetKeepField(t *testing.T) {
 		return b
 	}()) {
 		t.Error("keep field gives the keep-first verdicts: the column was not read")
+	}
+}
+
+func TestAnnotateJSON(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		a    annotation
+		want string
+	}{
+		{`{"id":"a","text":"x"}`, annotation{}, `{"id":"a","text":"x","dup_of":null,"jaccard":null,"cluster":null}`},
+		{`{}`, annotation{dupOf: "k\"1", jaccard: 0.85, hasJacc: true, cluster: "k\"1", inCluster: true},
+			`{"dup_of":"k\"1","jaccard":0.85,"cluster":"k\"1"}`},
+		{` { "id" : 1 }  `, annotation{cluster: "1", inCluster: true}, ` { "id" : 1 ,"dup_of":null,"jaccard":null,"cluster":"1"}  `},
+	} {
+		got := string(annotateJSON(nil, []byte(tc.line), &tc.a))
+		if got != tc.want {
+			t.Errorf("annotateJSON(%s) = %s, want %s", tc.line, got, tc.want)
+		}
+		if !json.Valid([]byte(got)) {
+			t.Errorf("annotateJSON(%s) = %s: not valid JSON", tc.line, got)
+		}
 	}
 }
