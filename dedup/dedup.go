@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/measure"
@@ -87,11 +89,14 @@ type runner struct {
 	start  time.Time
 	stage  time.Time
 
-	lastProgress time.Time // when Progress was last called
-	onlyFiles    bool      // every document is a whole file (Text format): its id is its path
-	firstLine    string    // where the first JSONL (or Lines) document was read, "" before one
-	firstFile    string    // the first whole-file (Text) document, "" before one
-	firstRow     string    // where the first Parquet row was read, "" before one
+	lastProgress time.Time       // when Progress was last called
+	onlyFiles    bool            // every document is a whole file (Text format): its id is its path
+	firstLine    string          // where the first JSONL (or Lines) document was read, "" before one
+	firstFile    string          // the first whole-file (Text) document, "" before one
+	firstRow     string          // where the first Parquet row was read, "" before one
+	schema       *parquet.Schema // Output from Parquet: the first file's schema, which every other must have
+	schemaFirst  string          // the file it came from
+	schemaOf     string          // the last Parquet file whose schema was checked
 
 	seen       u64Table // hash of the id -> document, for the duplicate-id check
 	pos        []docPos // per document, for the duplicate-id error

@@ -575,3 +575,31 @@ func TestAnnotateJSON(t *testing.T) {
 		}
 	}
 }
+
+// Parquet files of two schemas cannot share one kept file: refused before
+// the work, naming both; --output-dir takes them.
+func TestParquetSchemasRefused(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.parquet"), filepath.Join(dir, "b.parquet")
+	writeParquet(t, a, plantedRows()[:20], parquet.Compression(&parquet.Zstd), 16)
+	type other struct {
+		ID   string `parquet:"id"`
+		Text string `parquet:"text"`
+	}
+	var rows []other
+	for _, d := range plantedCorpus()[20:] {
+		rows = append(rows, other{d.ID, d.Text})
+	}
+	writeParquet(t, b, rows, parquet.Compression(&parquet.Zstd), 16)
+	out := filepath.Join(dir, "kept.parquet")
+	_, err := Run(context.Background(), []string{dir}, Options{Output: out})
+	if !errors.Is(err, ErrMixedFormats) || !strings.Contains(err.Error(), a) || !strings.Contains(err.Error(), b) {
+		t.Errorf("got %v, want ErrMixedFormats naming %s and %s", err, a, b)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("output written by a failed run")
+	}
+	if _, err := Run(context.Background(), []string{dir}, Options{OutputDir: filepath.Join(dir, "out")}); err != nil {
+		t.Errorf("--output-dir: %v", err)
+	}
+}

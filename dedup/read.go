@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/simhash"
@@ -377,6 +379,20 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 	if r.opt.Output != "" && r.firstRow != "" && (r.firstLine != "" || r.firstFile != "") {
 		return fmt.Errorf("%w: %s is a Parquet row and %s is not: the kept file would mix formats; "+
 			"write one shard per input (--output-dir) or dedup them in separate runs", ErrMixedFormats, r.firstRow, r.firstLine+r.firstFile)
+	}
+	if r.opt.Output != "" && it.doc.Format == corpus.Parquet && it.doc.Source != r.schemaOf {
+		// One kept file holds one schema: say so now, not after the run.
+		r.schemaOf = it.doc.Source
+		l, err := corpus.ReadParquetLayout(it.doc.Source)
+		if err != nil {
+			return err
+		}
+		if r.schema == nil {
+			r.schema, r.schemaFirst = l.Schema, it.doc.Source
+		} else if !parquet.EqualNodes(l.Schema, r.schema) {
+			return fmt.Errorf("%w: %s and %s have different Parquet schemas: the kept file can hold one; "+
+				"write one shard per input (--output-dir)", ErrMixedFormats, r.schemaFirst, it.doc.Source)
+		}
 	}
 	f := &it.f
 	if err := d.ids.add(id); err != nil {
