@@ -48,21 +48,22 @@
 //   - Lines: each non-blank line is a document whose id is "file:line".
 //   - Parquet (https://parquet.apache.org/docs/file-format/): each row is a
 //     document. Options.TextField names the text column, a string (or
-//     binary) column, Options.IDField the id column, a string or an integer;
-//     a dotted path names a column inside a nested group ("meta.body"), and
-//     a column inside a list is refused. A missing id column or a null id
-//     becomes "file:row" (Doc.Line is the 1-based row); a null text is
-//     malformed. The footer is read first, then row group after row group,
-//     and of each only the text and id columns, a page at a time: memory is
+//     binary) column, and Options.IDField the id column: a string, a number
+//     or a fixed-length binary (a UUID, written in hex). A dotted path names
+//     a column inside a nested group ("meta.body"); a column inside a list
+//     is refused. A missing id column or a null id becomes "file:row"
+//     (Doc.Line is the 1-based row); a null text is malformed. The footer is
+//     read first, then row group after row group, and of each only the text
+//     and id columns (and Options.Columns), a page at a time: memory is
 //     bounded by a page of each, whatever the file's size. With Options.Rows
 //     every column is read and Doc.Row holds the row (parquet.Row) for a
 //     caller that copies it; ReadParquetLayout gives the schema, codec and
-//     key-value metadata to copy it under. Parquet needs a file (or, through
-//     OpenReader, an io.ReaderAt with a Size or a Seek method, such as
-//     *os.File or *bytes.Reader): standard input and other streams are
-//     refused, the footer being at the end. Read with
-//     github.com/parquet-go/parquet-go (BENCHMARKS.md says why it and not
-//     arrow-go).
+//     key-value metadata to copy it under. Parquet is read at offsets: a
+//     named file, a file redirected to standard input, or through
+//     OpenReader an io.ReaderAt with a Size or a Seek method (*os.File,
+//     *bytes.Reader); a pipe or other stream is refused, the footer being at
+//     the end. Read with github.com/parquet-go/parquet-go (BENCHMARKS.md,
+//     "Parquet", says why it and not arrow-go).
 //   - Auto (the default) picks Parquet for names ending in .parquet or
 //     .parq and for files that start with the magic bytes "PAR1", JSONL for
 //     names ending in .jsonl, .ndjson or .json (after removing .gz or .zst)

@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -91,9 +92,10 @@ type parquetSource struct {
 
 // isParquet reports whether in is read as Parquet: with Format Parquet, or
 // Auto and a name ending in .parquet or content that starts with the magic
-// bytes. A stream given to OpenReader is Parquet only when it can be read at
-// offsets (see readerAt): standard input never is (its footer is at the end:
-// openSource refuses it).
+// bytes. A reader given to OpenReader, or standard input, is Parquet only
+// when it can be read at offsets (see readerAt: a file redirected to
+// standard input can, a pipe cannot, and openSource refuses a Parquet
+// stream: its footer is at the end).
 func isParquet(in input, f Format) bool {
 	if in.r != nil {
 		ra, _, ok := readerAt(in.r)
@@ -210,10 +212,10 @@ func openParquet(in input, opt *Options, counter *atomic.Int64) (*parquetSource,
 		}
 	}
 	switch s.id.kind {
-	case parquet.ByteArray, parquet.Int32, parquet.Int64:
+	case parquet.ByteArray, parquet.FixedLenByteArray, parquet.Int32, parquet.Int64, parquet.Float, parquet.Double:
 	default:
 		if s.id.index >= 0 {
-			return fail(fmt.Errorf("%w: id column %q holds %v, not strings or integers",
+			return fail(fmt.Errorf("%w: id column %q holds %v, not strings or numbers",
 				ErrNoColumn, opt.IDField, s.id.kind))
 		}
 	}
@@ -482,10 +484,10 @@ func (r *Reader) nextParquet(s *parquetSource) (Doc, error) {
 		d.ID = s.name + ":" + strconv.Itoa(line)
 	case id.Kind() == parquet.ByteArray:
 		d.ID = string(id.ByteArray())
-	case id.Kind() == parquet.Int32:
-		d.ID = strconv.FormatInt(int64(id.Int32()), 10)
+	case id.Kind() == parquet.FixedLenByteArray: // a UUID, a hash: binary
+		d.ID = hex.EncodeToString(id.ByteArray())
 	default:
-		d.ID = strconv.FormatInt(id.Int64(), 10)
+		d.ID = jsonValue(id) // a number
 	}
 	return d, nil
 }

@@ -325,3 +325,26 @@ func TestParquetOpenReaderFile(t *testing.T) {
 		t.Errorf("%d docs, want 9", n)
 	}
 }
+
+func TestParquetIDKinds(t *testing.T) {
+	type row struct {
+		F    float64 `parquet:"f"`
+		U    [4]byte `parquet:"u"`
+		I    int32   `parquet:"i"`
+		B    bool    `parquet:"b"`
+		Text string  `parquet:"text"`
+	}
+	p := filepath.Join(t.TempDir(), "ids.parquet")
+	if err := parquet.WriteFile(p, []row{{F: 1.5, U: [4]byte{0xde, 0xad, 0xbe, 0xef}, I: -3, Text: "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	for field, want := range map[string]string{"f": "1.5", "u": "deadbeef", "i": "-3"} {
+		docs, _, err := readAll(t, []string{p}, Options{IDField: field})
+		if err != nil || len(docs) != 1 || docs[0].ID != want {
+			t.Errorf("id column %s: %v, %v; want id %s", field, docs, err, want)
+		}
+	}
+	if _, _, err := readAll(t, []string{p}, Options{IDField: "b"}); !errors.Is(err, ErrNoColumn) {
+		t.Errorf("boolean id column: got %v, want ErrNoColumn", err)
+	}
+}
