@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -67,5 +68,43 @@ func BenchmarkRead(b *testing.B) {
 				b.SetBytes(n)
 			}
 		})
+	}
+}
+
+// BenchmarkReadParquet reads the shared corpora converted to Parquet (zstd,
+// 1,000 rows per row group), text and id columns only and, for "rows",
+// whole rows as the output pass does; the bytes per second are of text.
+func BenchmarkReadParquet(b *testing.B) {
+	for _, name := range []string{"en_gitdocs_dev", "zh_laws"} {
+		p := filepath.Join(b.TempDir(), name+".parquet")
+		testcorpora.WriteParquet(b, name, p, 1000)
+		for _, rows := range []bool{false, true} {
+			label := name
+			if rows {
+				label += "/rows"
+			}
+			b.Run(label, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					r, err := Open([]string{p}, Options{Rows: rows})
+					if err != nil {
+						b.Fatal(err)
+					}
+					var n int64
+					for {
+						d, err := r.Next()
+						if err == io.EOF {
+							break
+						}
+						if err != nil {
+							b.Fatal(err)
+						}
+						n += int64(len(d.Text))
+					}
+					r.Close()
+					b.SetBytes(n)
+				}
+			})
+		}
 	}
 }

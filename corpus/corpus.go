@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/parquet-go/parquet-go"
 )
 
 // Errors reported by the Reader. Errors about one line or file are *Error
@@ -22,6 +24,13 @@ var (
 	ErrTooLarge = errors.New("corpus: document too large")
 	// ErrOptions marks invalid Options.
 	ErrOptions = errors.New("corpus: invalid options")
+	// ErrBadParquet marks a Parquet file that cannot be read: a corrupt
+	// footer, a truncated file, a page that does not decode.
+	ErrBadParquet = errors.New("corpus: bad Parquet file")
+	// ErrNoColumn marks a Parquet file without a usable text column (or
+	// with an id column of a type that is not an id); the error lists the
+	// columns the file has.
+	ErrNoColumn = errors.New("corpus: no such column")
 )
 
 // Format says how a source is split into documents.
@@ -29,13 +38,14 @@ type Format int
 
 // Formats; the zero value is Auto.
 const (
-	Auto  Format = iota // JSONL for .jsonl/.ndjson/.json names, else Text; stdin sniffed
-	JSONL               // one JSON object per line
-	Text                // a whole file is one document
-	Lines               // each non-blank line is one document
+	Auto    Format = iota // JSONL for .jsonl/.ndjson/.json names, else Text; stdin sniffed
+	JSONL                 // one JSON object per line
+	Text                  // a whole file is one document
+	Lines                 // each non-blank line is one document
+	Parquet               // Apache Parquet: each row is one document
 )
 
-var formatNames = [...]string{Auto: "auto", JSONL: "jsonl", Text: "text", Lines: "lines"}
+var formatNames = [...]string{Auto: "auto", JSONL: "jsonl", Text: "text", Lines: "lines", Parquet: "parquet"}
 
 // String returns the format's name as ParseFormat accepts it.
 func (f Format) String() string {
@@ -45,8 +55,8 @@ func (f Format) String() string {
 	return "Format(" + strconv.Itoa(int(f)) + ")"
 }
 
-// ParseFormat returns the format called name: auto, jsonl, text or lines
-// ("" is auto).
+// ParseFormat returns the format called name: auto, jsonl, text, lines or
+// parquet ("" is auto).
 func ParseFormat(name string) (Format, error) {
 	switch strings.ToLower(name) {
 	case "", "auto":
@@ -57,8 +67,10 @@ func ParseFormat(name string) (Format, error) {
 		return Text, nil
 	case "lines", "line":
 		return Lines, nil
+	case "parquet", "parq":
+		return Parquet, nil
 	}
-	return Auto, fmt.Errorf("%w: unknown format %q (want auto, jsonl, text or lines)", ErrOptions, name)
+	return Auto, fmt.Errorf("%w: unknown format %q (want auto, jsonl, text, lines or parquet)", ErrOptions, name)
 }
 
 // DefaultMaxDocBytes is the default limit on one document: 1 GiB, enough for a
@@ -68,7 +80,9 @@ const DefaultMaxDocBytes = 1 << 30
 // Options control a Reader. The zero value reads Auto format with fields "id"
 // and "text" and stops at the first malformed line.
 type Options struct {
-	Format    Format // zero: Auto
+	Format Format // zero: Auto
+	// IDField and TextField name the JSON fields, or the Parquet columns
+	// (a dotted path for a column in a nested group: "meta.id").
 	IDField   string // zero: "id"; a missing id becomes "file:line"
 	TextField string // zero: "text"
 
@@ -85,6 +99,17 @@ type Options struct {
 	// text: an escaped text (most prose has \n) is then decoded over the
 	// line's own bytes instead of into a second copy.
 	NoRaw bool
+
+	// Rows makes Parquet documents carry their whole row (Doc.Row), every
+	// column read, for a caller that copies them. Without it only the text
+	// and id columns are read.
+	Rows bool
+
+	// Columns names more Parquet columns to read beside the text and id
+	// (dotted paths, as TextField): Doc.Columns holds their values as JSON
+	// text, "null" for a null or a column the file does not have. JSONL
+	// documents leave Doc.Columns nil (their fields are in Doc.Raw).
+	Columns []string
 
 	// Stdin is read for the path "-". nil: os.Stdin.
 	Stdin io.Reader
@@ -106,7 +131,7 @@ func (o *Options) EnsureDefaults() {
 // Validate reports options that cannot work.
 func (o *Options) Validate() error {
 	switch {
-	case o.Format < Auto || o.Format > Lines:
+	case o.Format < Auto || o.Format > Parquet:
 		return fmt.Errorf("%w: format %d", ErrOptions, o.Format)
 	case o.MaxDocBytes < 0:
 		return fmt.Errorf("%w: MaxDocBytes %d < 0", ErrOptions, o.MaxDocBytes)
@@ -120,11 +145,17 @@ func (o *Options) Validate() error {
 // the next call to Next; Text may share memory with Raw, so Raw must not be
 // modified.
 type Doc struct {
-	ID     string // JSONL id field, "file:line" when missing, or the path for Text
+	ID     string // JSONL id field or Parquet id column, "file:line" when missing, or the path for Text
 	Text   string // the text, invalid UTF-8 kept as is
 	Raw    []byte // JSONL: the line as read, without "\n" or "\r\n"; nil otherwise
 	Source string // file name, "-" for standard input
-	Line   int    // 1-based line for JSONL and Lines, 0 for Text
+	Line   int    // 1-based line for JSONL and Lines, 1-based row for Parquet, 0 for Text
+	Format Format // the format it was read in: JSONL, Text, Lines or Parquet
+
+	// Row is the Parquet row, every column, with Options.Rows; nil otherwise.
+	Row parquet.Row
+	// Columns are the values of Options.Columns for a Parquet row, as JSON.
+	Columns []string
 }
 
 // Error is a problem with one file or line. It wraps ErrBinary, ErrMalformed,

@@ -1,7 +1,8 @@
 // Package corpus reads documents from files, directories and standard input,
-// in JSON Lines or plain text, compressed with gzip or zstd or not, one
-// document at a time so that memory is bounded by the largest document rather
-// than by the corpus.
+// in JSON Lines or plain text, compressed with gzip or zstd or not, or from
+// Parquet files, one document at a time so that memory is bounded by the
+// largest document (for Parquet, by a page of each column read) rather than
+// by the corpus.
 //
 //	r, err := corpus.Open([]string{"news.jsonl.zst", "more/"}, corpus.Options{
 //		TextField: "body",
@@ -45,11 +46,38 @@
 //   - Text: a whole file is one document whose id is its path (an empty
 //     standard input is no document).
 //   - Lines: each non-blank line is a document whose id is "file:line".
-//   - Auto (the default) picks JSONL for names ending in .jsonl, .ndjson or
-//     .json (after removing .gz or .zst) and Text otherwise; on standard input,
-//     JSONL when the first non-blank byte is '{', else Text.
+//   - Parquet (https://parquet.apache.org/docs/file-format/): each row is a
+//     document. Options.TextField names the text column, a string (or
+//     binary) column, and Options.IDField the id column: a string, a number
+//     or a fixed-length binary (a UUID, written in hex). A dotted path names
+//     a column inside a nested group ("meta.body"); a column inside a list
+//     is refused. A missing id column or a null id becomes "file:row"
+//     (Doc.Line is the 1-based row); a null text is malformed. The footer is
+//     read first, then row group after row group, and of each only the text
+//     and id columns (and Options.Columns), a page at a time: memory is
+//     bounded by a page of each, whatever the file's size. With Options.Rows
+//     every column is read and Doc.Row holds the row (parquet.Row) for a
+//     caller that copies it; ReadParquetLayout gives the schema, codec and
+//     key-value metadata to copy it under. Parquet is read at offsets: a
+//     named file, a file redirected to standard input, or through
+//     OpenReader an io.ReaderAt with a Size or a Seek method (*os.File,
+//     *bytes.Reader); a pipe or other stream is refused, the footer being at
+//     the end. Read with github.com/parquet-go/parquet-go (BENCHMARKS.md,
+//     "Parquet", says why it and not arrow-go).
+//   - Auto (the default) picks Parquet for names ending in .parquet or
+//     .parq and for files that start with the magic bytes "PAR1", JSONL for
+//     names ending in .jsonl, .ndjson or .json (after removing .gz or .zst)
+//     and Text otherwise; on standard input, JSONL when the first non-blank
+//     byte is '{', else Text. A directory of mixed JSONL and Parquet shards
+//     is read in Auto format, each file in its own.
 //
 // # Bad input
+//
+// A Parquet file that cannot be read (a corrupt or cut footer, a page that
+// does not decode) fails Open's first Next on it with an *Error naming it
+// and wrapping ErrBadParquet; one without the text column with an *Error
+// wrapping ErrNoColumn that lists the columns it has. Neither is skipped by
+// SkipBad: they are the whole file, not a line.
 //
 // Binary files (a NUL byte, or mostly invalid UTF-8, in the first 8 KiB after
 // decompression) are never read as text: they are skipped and reported to

@@ -20,8 +20,9 @@ type Reader struct {
 	size    int64
 	read    atomic.Int64 // bytes read from the inputs as stored (compressed)
 	src     *source
-	scratch []byte // assembles lines longer than the read buffer
-	err     error  // sticky I/O error
+	pq      *parquetSource // the open source when it is Parquet (src is nil)
+	scratch []byte         // assembles lines longer than the read buffer
+	err     error          // sticky I/O error
 }
 
 // Open returns a Reader over paths (files, directories or "-" for
@@ -71,6 +72,11 @@ func (r *Reader) Consumed() int64 { return r.read.Load() }
 // Close releases the open file, if any.
 func (r *Reader) Close() error {
 	r.files = nil
+	if r.pq != nil {
+		err := r.pq.close()
+		r.pq = nil
+		return err
+	}
 	if r.src != nil {
 		err := r.src.close()
 		r.src = nil
@@ -88,6 +94,27 @@ func (r *Reader) Next() (Doc, error) {
 		return Doc{}, r.err
 	}
 	for {
+		if r.pq != nil {
+			doc, err := r.nextParquet(r.pq)
+			if err == io.EOF {
+				if err := r.pq.close(); err != nil {
+					return Doc{}, r.fail(&Error{Source: r.pq.name, Err: err})
+				}
+				r.pq = nil
+				continue
+			}
+			if err == nil {
+				return doc, nil
+			}
+			if errors.Is(err, ErrMalformed) || errors.Is(err, ErrTooLarge) {
+				if r.opt.SkipBad {
+					r.bad(err)
+					continue
+				}
+				return Doc{}, err
+			}
+			return Doc{}, r.fail(err)
+		}
 		if r.src == nil {
 			if len(r.files) == 0 {
 				return Doc{}, io.EOF
@@ -96,6 +123,14 @@ func (r *Reader) Next() (Doc, error) {
 			r.files = r.files[1:]
 			if in.err != nil { // only with SkipBad: expand fails otherwise
 				r.bad(in.err)
+				continue
+			}
+			if isParquet(in, r.opt.Format) {
+				pq, err := openParquet(in, &r.opt, &r.read)
+				if err != nil {
+					return Doc{}, r.fail(err)
+				}
+				r.pq = pq
 				continue
 			}
 			src, err := openSource(in, &r.opt, &r.read)
@@ -139,6 +174,10 @@ func (r *Reader) bad(err error) {
 
 func (r *Reader) fail(err error) error {
 	r.err = err
+	if r.pq != nil {
+		r.pq.close()
+		r.pq = nil
+	}
 	if r.src != nil {
 		r.src.close()
 		r.src = nil
@@ -163,7 +202,7 @@ func (r *Reader) next(s *source) (Doc, error) {
 		if len(b) == 0 && s.stdin {
 			return Doc{}, io.EOF
 		}
-		return Doc{ID: s.name, Text: unsafe.String(unsafe.SliceData(b), len(b)), Source: s.name}, nil
+		return Doc{ID: s.name, Text: unsafe.String(unsafe.SliceData(b), len(b)), Source: s.name, Format: Text}, nil
 	}
 	for {
 		line, tooLarge, err := s.readLine(r.opt.MaxDocBytes, &r.scratch)
@@ -188,6 +227,7 @@ func (r *Reader) next(s *source) (Doc, error) {
 				Text:   unsafe.String(unsafe.SliceData(line), len(line)),
 				Source: s.name,
 				Line:   s.line,
+				Format: Lines,
 			}, nil
 		}
 		return r.decode(s, line)
@@ -209,7 +249,7 @@ func (r *Reader) decode(s *source, line []byte) (Doc, error) {
 	case text.kind != '"':
 		return bad(fmt.Errorf("%w: text field %q is not a string", ErrMalformed, r.opt.TextField))
 	}
-	d := Doc{Text: text.str, Raw: line, Source: s.name, Line: s.line}
+	d := Doc{Text: text.str, Raw: line, Source: s.name, Line: s.line, Format: JSONL}
 	if r.opt.NoRaw {
 		d.Raw = nil // its text was decoded over it
 	}

@@ -189,6 +189,13 @@ func openSource(in input, opt *Options, counter *atomic.Int64) (*source, error) 
 	}
 	s.br = br
 	s.stdin = name == "-"
+	// Parquet keeps its footer at the end: a stream cannot be read as
+	// Parquet (a named file or a sized io.ReaderAt is; see isParquet).
+	if magic, _ := br.Peek(len(parquetMagic)); opt.Format == Parquet || opt.Format == Auto && string(magic) == parquetMagic {
+		s.close()
+		return nil, &Error{Source: name, Err: fmt.Errorf("%w: Parquet cannot be read from a stream (its footer is at the end): name the file",
+			ErrBadParquet)}
+	}
 	head, err := br.Peek(sniffLen)
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
 		s.close()

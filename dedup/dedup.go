@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/measure"
@@ -87,10 +89,14 @@ type runner struct {
 	start  time.Time
 	stage  time.Time
 
-	lastProgress time.Time // when Progress was last called
-	onlyFiles    bool      // every document is a whole file (Text format): its id is its path
-	firstLine    string    // where the first JSONL (or Lines) document was read, "" before one
-	firstFile    string    // the first whole-file (Text) document, "" before one
+	lastProgress time.Time       // when Progress was last called
+	onlyFiles    bool            // every document is a whole file (Text format): its id is its path
+	firstLine    string          // where the first JSONL (or Lines) document was read, "" before one
+	firstFile    string          // the first whole-file (Text) document, "" before one
+	firstRow     string          // where the first Parquet row was read, "" before one
+	schema       *parquet.Schema // Output from Parquet: the first file's schema, which every other must have
+	schemaFirst  string          // the file it came from
+	schemaOf     string          // the last Parquet file whose schema was checked
 
 	seen       u64Table // hash of the id -> document, for the duplicate-id check
 	pos        []docPos // per document, for the duplicate-id error
@@ -118,6 +124,7 @@ type runner struct {
 	kept     *Kept       // incremental mode: the documents kept by earlier runs
 	stored   []KeptMatch // incremental mode: the stored document i duplicates, when storedOK[i]
 	storedOK []bool
+	scores   []float64 // Annotate: the Jaccard of each removed document with its kept one; NaN for none
 	sum      Summary
 }
 
@@ -209,6 +216,9 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	// Pass 1: fingerprints. Standard input is spooled when the output pass
 	// must read it again.
 	copt := opt.Corpus
+	if opt.Keep == KeepField {
+		copt.Columns = []string{opt.KeepField} // Parquet: read the column too
+	}
 	var bad atomic.Int64
 	var skipped skips
 	userBad := copt.OnBad
@@ -225,6 +235,9 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 		copt.Stdin = eofReader{}
 	}
 	var spool *os.File
+	if opt.OutputDir != "" && usesStdin(inputs) {
+		return Summary{}, fmt.Errorf("%w: an output directory holds a shard per input file: standard input has no name", ErrOptions)
+	}
 	if opt.Output != "" && usesStdin(inputs) {
 		spool, err = os.CreateTemp(opt.TempDir, "neardup-stdin-*")
 		if err != nil {
@@ -291,6 +304,9 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 			return Summary{}, err
 		}
 	}
+	if opt.Annotate {
+		r.annotateScores() // while the shingle sets are here
+	}
 	// The shingle sets were for verification, the reports and the kept set;
 	// the output pass needs only the decisions.
 	if err := r.setError(); err != nil {
@@ -304,13 +320,13 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 		r.keys.close()
 	}
 	r.vectors = nil
-	if opt.Output != "" && r.onlyFiles && !usesStdin(inputs) {
+	if opt.Output != "" && r.onlyFiles && !usesStdin(inputs) && !opt.Annotate {
 		// Whole files: the output is their paths, which are their ids; no
 		// need to read them again.
 		if err := r.writeKeptIDs(outs.output); err != nil {
 			return Summary{}, err
 		}
-	} else if opt.Output != "" {
+	} else if opt.Output != "" || opt.OutputDir != "" {
 		copt.OnBad = nil
 		copt.Stdin = opt.Stdin
 		if spool != nil {
@@ -319,7 +335,7 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 			}
 			copt.Stdin = spool
 		}
-		if err := r.outputPass(ctx, inputs, copt, outs.output); err != nil {
+		if err := r.outputPass(ctx, inputs, copt, outs); err != nil {
 			return Summary{}, err
 		}
 	}

@@ -10,8 +10,8 @@
 //
 // # Pipeline
 //
-//  1. Read (package corpus: files, directories, stdin; JSONL or text; gzip and
-//     zstd). Workers compute, per document, a SimHash fingerprint with a
+//  1. Read (package corpus: files, directories, stdin; JSONL, text or
+//     Parquet; gzip and zstd). Workers compute, per document, a SimHash fingerprint with a
 //     features profile, the hash of its word sequence, and its set of word
 //     5-shingles; the collector restores input order, so document i is the
 //     i-th read, whatever the scheduling.
@@ -39,10 +39,18 @@
 //     input a second time (standard input is spooled to a temporary file).
 //     An output that is not a regular file (/dev/null, a FIFO, /dev/stdout)
 //     is written in place instead, never replaced, and "-" is standard
-//     output (internal/outfile). The kept file holds one kind of line: the
-//     JSONL lines, or for whole text files their paths, so inputs that mix
-//     the two (a directory of .jsonl and .txt files in Auto format) are
-//     refused with ErrMixedFormats when Output is asked for.
+//     output (internal/outfile). The kept file holds one format: the
+//     JSONL lines, Parquet rows under the input's own schema, codec and
+//     key-value metadata (row groups no larger than the input's), or for
+//     whole text files their paths, so inputs that mix them (a directory
+//     of .jsonl and .txt files in Auto format, JSONL and Parquet shards,
+//     Parquet files of two schemas) are refused with ErrMixedFormats when
+//     Output is asked for. OutputDir writes one shard per input file
+//     instead, in its format and under its name, into a hidden temporary
+//     directory inside OutputDir renamed shard by shard into place at the
+//     end. Annotate writes every document with dup_of, jaccard and cluster
+//     added; ReportFormat parquet writes Duplicates and Clusters as Parquet
+//     with the JSON field names as columns.
 //  7. A run that reads no document from the inputs it was given fails with
 //     ErrNoDocuments saying what was skipped (binary files, broken links,
 //     bad lines) or which inputs were empty, rather than writing empty

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/neardup/neardup/dedup"
 )
 
@@ -64,4 +66,57 @@ func ExampleRule_ExactOnly() {
 	// true 0
 	// false
 	// true
+}
+
+// A dataset directory of Parquet shards in, the same shards out, each row
+// annotated instead of removed.
+func Example_parquet() {
+	dir, _ := os.MkdirTemp("", "dedup-example")
+	defer os.RemoveAll(dir)
+	type row struct {
+		ID   string `parquet:"id"`
+		URL  string `parquet:"url"`
+		Text string `parquet:"text"`
+	}
+	story := strings.Repeat("the quick brown fox jumps over the lazy dog while the cat watches from the fence ", 5)
+	os.MkdirAll(filepath.Join(dir, "data"), 0o755)
+	parquet.WriteFile(filepath.Join(dir, "data", "part-0.parquet"), []row{
+		{"a", "https://a.example", story},
+		{"b", "https://b.example", story + "and then it rains"}, // near-duplicate of a
+		{"c", "https://c.example", "An entirely different document about something else."},
+	}, parquet.Compression(&parquet.Zstd))
+
+	_, err := dedup.Run(context.Background(), []string{filepath.Join(dir, "data")}, dedup.Options{
+		OutputDir: filepath.Join(dir, "out"),
+		Annotate:  true,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	type annotated struct {
+		ID      string   `parquet:"id"`
+		URL     string   `parquet:"url"`
+		DupOf   *string  `parquet:"dup_of,optional"`
+		Jaccard *float64 `parquet:"jaccard,optional"`
+		Cluster *string  `parquet:"cluster,optional"`
+	}
+	rows, _ := parquet.ReadFile[annotated](filepath.Join(dir, "out", "part-0.parquet"))
+	for _, r := range rows {
+		show := func(s *string) string {
+			if s == nil {
+				return "null"
+			}
+			return *s
+		}
+		j := "null"
+		if r.Jaccard != nil {
+			j = fmt.Sprintf("%.2f", *r.Jaccard)
+		}
+		fmt.Println(r.ID, r.URL, show(r.DupOf), j, show(r.Cluster))
+	}
+	// Output:
+	// a https://a.example null null a
+	// b https://b.example a 0.80 a
+	// c https://c.example null null null
 }

@@ -35,6 +35,12 @@ var (
 	ErrMixedFormats = errors.New("dedup: inputs mix JSONL and text files")
 )
 
+// Report formats.
+const (
+	ReportJSONL   = "jsonl"
+	ReportParquet = "parquet"
+)
+
 // Candidate methods.
 const (
 	MethodSimHash = "simhash" // self-join of SimHash fingerprints at Hamming distance K
@@ -143,8 +149,9 @@ type Options struct {
 	// it duplicates a document before it in that order that was kept.
 	// Setting KeepField implies Keep = KeepField.
 	Keep string
-	// KeepField is the JSON field compared by KeepField: numbers compare as
-	// numbers, anything else as its JSON text.
+	// KeepField is the JSON field (or Parquet column, a dotted path for a
+	// nested one) compared by KeepField: numbers compare as numbers (a
+	// Parquet timestamp as its integer), anything else as its JSON text.
 	KeepField string
 	// KeepOrder is "max" (default: keep the largest value) or "min".
 	KeepOrder string
@@ -170,10 +177,29 @@ type Options struct {
 	// only when Run succeeds; anything else (a device such as /dev/null, a
 	// FIFO, /dev/stdout) is written in place and never replaced. "-" writes
 	// to Stdout; at most one output may be "-".
-	Output      string // kept documents: original JSONL lines, or paths/lines for text input
-	Duplicates  string // one JSON object per removed document
-	Clusters    string // one JSON object per cluster of two or more
+	Output      string // kept documents in the input's format: JSONL lines as read, Parquet rows under the input's schema, or paths/lines for text input
+	Duplicates  string // one record per removed document
+	Clusters    string // one record per cluster of two or more
 	SummaryJSON string // the Summary as JSON
+	// OutputDir writes the kept documents as one shard per input file, named
+	// as the file is under the directory given as input (a file given by
+	// itself keeps its base name), in its format and compression: JSONL
+	// (.zst and .gz names compressed so), Lines, or Parquet with the file's
+	// schema, codec and key-value metadata. The shards are written under a
+	// hidden temporary directory inside OutputDir and renamed into place when
+	// Run succeeds. Not with Output, nor for standard input or whole text
+	// files.
+	OutputDir string
+	// Annotate keeps every document in Output or OutputDir and adds to each
+	// the fields (JSONL) or nullable columns (Parquet) dup_of (the id of the
+	// document kept in its place), jaccard (their similarity, when
+	// verified by Jaccard) and cluster (the id of the kept document of its
+	// cluster, the document itself when it leads one).
+	Annotate bool
+	// ReportFormat is the format of Duplicates and Clusters: ReportJSONL
+	// (default, one JSON object per line) or ReportParquet (the same fields
+	// as columns, zstd-compressed).
+	ReportFormat string
 	// Stdout receives the output named "-" (default os.Stdout).
 	Stdout io.Writer
 
@@ -267,6 +293,9 @@ func (o *Options) EnsureDefaults() {
 	if o.KeepOrder == "" {
 		o.KeepOrder = "max"
 	}
+	if o.ReportFormat == "" {
+		o.ReportFormat = ReportJSONL
+	}
 	if o.ProgressInterval == 0 {
 		o.ProgressInterval = DefaultInterval
 	}
@@ -347,6 +376,15 @@ func (o *Options) Validate() error {
 	}
 	if stdouts > 1 {
 		return bad("%d outputs are \"-\": at most one may go to standard output", stdouts)
+	}
+	if o.Output != "" && o.OutputDir != "" {
+		return bad("output file and output directory: one or the other")
+	}
+	if o.Annotate && o.Output == "" && o.OutputDir == "" {
+		return bad("annotate needs an output file or directory")
+	}
+	if o.ReportFormat != ReportJSONL && o.ReportFormat != ReportParquet {
+		return bad("report format %q (want %s or %s)", o.ReportFormat, ReportJSONL, ReportParquet)
 	}
 	if o.UpdateIndex && o.Index == "" {
 		return bad("update index without an index file")

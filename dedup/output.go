@@ -1,14 +1,14 @@
 package dedup
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 
-	"github.com/neardup/neardup/corpus"
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/neardup/neardup/internal/outfile"
 	"github.com/neardup/neardup/simhash"
 )
@@ -16,6 +16,7 @@ import (
 // outputs are the run's optional output files (nil when not asked for).
 type outputs struct {
 	output, duplicates, clusters, summary *outfile.File
+	dir                                   *shardDir // OutputDir
 	done                                  bool
 }
 
@@ -45,6 +46,14 @@ func (r *runner) createOutputs() (*outputs, error) {
 		}
 		*t.dst = f
 	}
+	if r.opt.OutputDir != "" {
+		d, err := newShardDir(r.opt.OutputDir)
+		if err != nil {
+			o.abort()
+			return nil, fmt.Errorf("dedup: creating %s: %w", r.opt.OutputDir, err)
+		}
+		o.dir = d
+	}
 	return o, nil
 }
 
@@ -56,6 +65,9 @@ func (o *outputs) abort() {
 	for _, f := range o.all() {
 		f.Abort()
 	}
+	if o.dir != nil {
+		o.dir.abort()
+	}
 }
 
 // commit renames every output into place (or flushes it, for a device, FIFO
@@ -65,6 +77,11 @@ func (o *outputs) commit() error {
 	var errs []error
 	for _, f := range o.all() {
 		if err := f.Commit(); err != nil {
+			errs = append(errs, fmt.Errorf("dedup: %w", err))
+		}
+	}
+	if o.dir != nil {
+		if err := o.dir.commit(); err != nil {
 			errs = append(errs, fmt.Errorf("dedup: %w", err))
 		}
 	}
@@ -84,33 +101,33 @@ func (o *outputs) writeSummary(s Summary) error {
 // Duplicate is one line of the duplicates file: a removed document and the
 // document kept in its place.
 type Duplicate struct {
-	DupID  string `json:"dup_id"`
-	KeptID string `json:"kept_id"`
+	DupID  string `json:"dup_id" parquet:"dup_id"`
+	KeptID string `json:"kept_id" parquet:"kept_id"`
 	// Distance and Similarity compare the two SimHash fingerprints (absent for
 	// MethodMinHash).
-	Distance   *int     `json:"distance,omitempty"`
-	Similarity *float64 `json:"similarity,omitempty"`
+	Distance   *int     `json:"distance,omitempty" parquet:"distance,optional"`
+	Similarity *float64 `json:"similarity,omitempty" parquet:"similarity,optional"`
 	// Jaccard or Cosine: the verification measure between the two documents
 	// (absent without verification). With a sampled sketch it is an estimate.
-	Jaccard *float64 `json:"jaccard,omitempty"`
-	Cosine  *float64 `json:"cosine,omitempty"`
+	Jaccard *float64 `json:"jaccard,omitempty" parquet:"jaccard,optional"`
+	Cosine  *float64 `json:"cosine,omitempty" parquet:"cosine,optional"`
 	// Exact is true when both have the same token sequence.
-	Exact bool `json:"exact,omitempty"`
+	Exact bool `json:"exact,omitempty" parquet:"exact"`
 	// Index is true when the kept document is in the index snapshot
 	// (incremental mode); KeptID is then its stored id.
-	Index bool `json:"index,omitempty"`
+	Index bool `json:"index,omitempty" parquet:"index"`
 }
 
 // Cluster is one line of the clusters file. Under ClusterGreedy it is a kept
 // document and the documents removed in its favour; under ClusterComponents a
 // connected component of verified pairs, of which one is kept.
 type Cluster struct {
-	KeptID string   `json:"kept_id"`
-	Size   int      `json:"size"`
-	IDs    []string `json:"ids"` // the kept document first, then the removed ones in input order (components: members in input order)
+	KeptID string   `json:"kept_id" parquet:"kept_id"`
+	Size   int      `json:"size" parquet:"size"`
+	IDs    []string `json:"ids" parquet:"ids,list"` // the kept document first, then the removed ones in input order (components: members in input order)
 	// IndexID is the stored document (incremental mode) the members were
 	// removed in favour of; then no member is kept and KeptID is empty.
-	IndexID string `json:"index_id,omitempty"`
+	IndexID string `json:"index_id,omitempty" parquet:"index_id,optional"`
 }
 
 // duplicate describes removed document i.
@@ -148,13 +165,16 @@ func (r *runner) duplicate(i int) Duplicate {
 func (r *runner) writeReports(o *outputs) error {
 	n := r.d.len()
 	if o.duplicates != nil {
-		enc := json.NewEncoder(o.duplicates)
+		enc := newRecords[Duplicate](o.duplicates, r.opt.ReportFormat)
 		for i := range n {
 			if r.removed(i) {
-				if err := enc.Encode(r.duplicate(i)); err != nil {
+				if err := enc.write(r.duplicate(i)); err != nil {
 					return err
 				}
 			}
+		}
+		if err := enc.close(); err != nil {
+			return err
 		}
 	}
 	if o.clusters == nil {
@@ -191,74 +211,60 @@ func (r *runner) writeReports(o *outputs) error {
 			add("k"+strconv.Itoa(k), r.d.ids.get(k), "", i)
 		}
 	}
-	enc := json.NewEncoder(o.clusters)
+	enc := newRecords[Cluster](o.clusters, r.opt.ReportFormat)
 	for _, c := range groups {
 		if c.IndexID == "" && r.opt.Cluster == ClusterGreedy {
 			// The kept document leads its cluster.
 			c.IDs = append([]string{c.KeptID}, c.IDs...)
 		}
 		c.Size = len(c.IDs)
-		if err := enc.Encode(c); err != nil {
+		if err := enc.write(c); err != nil {
 			return err
 		}
 	}
-	return nil
+	return enc.close()
 }
 
-// outputPass reads the input again and copies the kept documents: JSONL lines
-// untouched; for Lines input the line; for Text input (a file per document)
-// the file's path.
-func (r *runner) outputPass(ctx context.Context, inputs []string, copt corpus.Options, w io.Writer) error {
-	rd, err := corpus.Open(inputs, copt)
-	if err != nil {
+// records writes report records as JSON lines or as Parquet rows.
+type records[T any] struct {
+	enc  *json.Encoder
+	pw   *parquet.GenericWriter[T]
+	rows []T
+}
+
+func newRecords[T any](w io.Writer, format string) *records[T] {
+	if format == ReportParquet {
+		return &records[T]{pw: parquet.NewGenericWriter[T](w, parquet.Compression(&parquet.Zstd))}
+	}
+	return &records[T]{enc: json.NewEncoder(w)}
+}
+
+func (e *records[T]) write(v T) error {
+	if e.enc != nil {
+		return e.enc.Encode(v)
+	}
+	e.rows = append(e.rows, v)
+	if len(e.rows) < 1024 {
+		return nil
+	}
+	return e.flush()
+}
+
+func (e *records[T]) flush() error {
+	_, err := e.pw.Write(e.rows)
+	clear(e.rows)
+	e.rows = e.rows[:0]
+	return err
+}
+
+func (e *records[T]) close() error {
+	if e.pw == nil {
+		return nil
+	}
+	if err := e.flush(); err != nil {
 		return err
 	}
-	defer rd.Close()
-	total := int64(r.d.len())
-	var bytes int64
-	for i := 0; ; i++ {
-		doc, err := rd.Next()
-		if err == io.EOF {
-			if i != r.d.len() {
-				return fmt.Errorf("%w: %d documents, first pass read %d", ErrInputChanged, i, r.d.len())
-			}
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if i >= r.d.len() || doc.ID != r.d.ids.get(i) {
-			return fmt.Errorf("%w: %s", ErrInputChanged, where(doc))
-		}
-		bytes += int64(len(doc.Text))
-		if i&1023 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			r.progress(Progress{Stage: "output", Docs: int64(i), Bytes: bytes, TotalDocs: total,
-				Stored: rd.Consumed(), TotalStored: rd.Size()})
-		}
-		if r.removed(i) {
-			continue
-		}
-		switch {
-		case doc.Raw != nil:
-			_, err = w.Write(doc.Raw)
-		case doc.Line > 0:
-			_, err = io.WriteString(w, doc.Text)
-		default:
-			_, err = io.WriteString(w, doc.Source)
-		}
-		if err == nil {
-			_, err = w.Write([]byte{'\n'})
-		}
-		if err != nil {
-			return err
-		}
-	}
-	r.progress(Progress{Stage: "output", Docs: total, Bytes: bytes, TotalDocs: total,
-		Stored: rd.Consumed(), TotalStored: rd.Size(), Done: true})
-	return nil
+	return e.pw.Close()
 }
 
 // writeKeptIDs writes the ids of the kept documents, one per line: the output

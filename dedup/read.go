@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/simhash"
@@ -174,9 +176,14 @@ func (r *runner) fingerprintPass(ctx context.Context, rd *corpus.Reader, lsh *mi
 				return
 			}
 			it := item{doc: doc}
-			if doc.Raw != nil && o.Keep == KeepField {
+			switch {
+			case o.Keep != KeepField:
+			case doc.Raw != nil:
 				it.raw = append([]byte(nil), doc.Raw...)
+			case len(doc.Columns) == 1: // Parquet: the column, as JSON
+				it.key = jsonKey(json.RawMessage(doc.Columns[0]))
 			}
+			it.doc.Columns = nil
 			it.doc.Raw = nil // the reader may reuse it; only the output pass needs it
 			b.items = append(b.items, it)
 			b.bytes += int64(len(doc.Text))
@@ -294,7 +301,15 @@ func fieldValue(raw []byte, field string) keyValue {
 		return keyValue{}
 	}
 	v, ok := m[field]
-	if !ok || string(v) == "null" {
+	if !ok {
+		return keyValue{}
+	}
+	return jsonKey(v)
+}
+
+// jsonKey is the KeepField value of the JSON value v.
+func jsonKey(v json.RawMessage) keyValue {
+	if string(v) == "null" {
 		return keyValue{}
 	}
 	if f, err := strconv.ParseFloat(string(v), 64); err == nil {
@@ -341,18 +356,43 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 		r.pos = append(r.pos, docPos{src: src, line: int32(min(it.doc.Line, 1<<31-1))})
 	}
 	// Line is set for JSONL (and Lines) documents, whose output is a line,
-	// and zero for whole text files, whose output is the path.
-	if it.doc.Line != 0 {
+	// and for Parquet rows, and zero for whole text files, whose output is
+	// the path.
+	switch {
+	case it.doc.Format == corpus.Parquet:
+		r.onlyFiles = false
+		if r.firstRow == "" {
+			r.firstRow = where(it.doc)
+		}
+	case it.doc.Line != 0:
 		r.onlyFiles = false
 		if r.firstLine == "" {
 			r.firstLine = where(it.doc)
 		}
-	} else if r.firstFile == "" {
+	case r.firstFile == "":
 		r.firstFile = it.doc.Source
 	}
 	if r.opt.Output != "" && r.firstLine != "" && r.firstFile != "" {
 		return fmt.Errorf("%w: %s is a JSONL line and %s a whole text file: the kept file would mix JSONL lines and "+
 			"file paths; dedup them in separate runs, or read all as one format (--format)", ErrMixedFormats, r.firstLine, r.firstFile)
+	}
+	if r.opt.Output != "" && r.firstRow != "" && (r.firstLine != "" || r.firstFile != "") {
+		return fmt.Errorf("%w: %s is a Parquet row and %s is not: the kept file would mix formats; "+
+			"write one shard per input (--output-dir) or dedup them in separate runs", ErrMixedFormats, r.firstRow, r.firstLine+r.firstFile)
+	}
+	if r.opt.Output != "" && it.doc.Format == corpus.Parquet && it.doc.Source != r.schemaOf {
+		// One kept file holds one schema: say so now, not after the run.
+		r.schemaOf = it.doc.Source
+		l, err := corpus.ReadParquetLayout(it.doc.Source)
+		if err != nil {
+			return err
+		}
+		if r.schema == nil {
+			r.schema, r.schemaFirst = l.Schema, it.doc.Source
+		} else if !parquet.EqualNodes(l.Schema, r.schema) {
+			return fmt.Errorf("%w: %s and %s have different Parquet schemas: the kept file can hold one; "+
+				"write one shard per input (--output-dir)", ErrMixedFormats, r.schemaFirst, it.doc.Source)
+		}
 	}
 	f := &it.f
 	if err := d.ids.add(id); err != nil {

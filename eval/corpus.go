@@ -10,6 +10,9 @@ import (
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/neardup/neardup/corpus"
 )
 
 // Errors returned by this package.
@@ -32,13 +35,22 @@ type Doc struct {
 
 // ReadFile reads a JSON Lines corpus ({"id", "text", "group"} per line),
 // decompressing it when the name ends in .zst. The corpora use a long zstd
-// window, so the decoder accepts windows up to 2^31 bytes.
+// window, so the decoder accepts windows up to 2^31 bytes. A Parquet file
+// (named .parquet, or starting with its magic bytes) is read with the columns
+// id, text and group (optional) instead.
 func ReadFile(path string) ([]Doc, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	var magic [4]byte
+	if _, err := io.ReadFull(f, magic[:]); strings.HasSuffix(path, ".parquet") || err == nil && string(magic[:]) == "PAR1" {
+		return readParquet(path)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
 	var r io.Reader = f
 	if strings.HasSuffix(path, ".zst") {
 		d, err := zstd.NewReader(f, zstd.WithDecoderMaxWindow(1<<31), zstd.WithDecoderConcurrency(1))
@@ -51,6 +63,44 @@ func ReadFile(path string) ([]Doc, error) {
 	docs, err := ReadJSONL(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return docs, nil
+}
+
+// readParquet reads id and text through package corpus (ids may be numbers;
+// a missing id becomes file:row) and the group column, when there is one,
+// beside them.
+func readParquet(path string) ([]Doc, error) {
+	r, err := corpus.Open([]string{path}, corpus.Options{Format: corpus.Parquet})
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var docs []Doc
+	for {
+		d, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, Doc{ID: d.ID, Text: d.Text})
+	}
+	type group struct {
+		Group *string `parquet:"group,optional"`
+	}
+	groups, err := parquet.ReadFile[group](path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: group column: %w", path, err)
+	}
+	if len(groups) != len(docs) {
+		return nil, fmt.Errorf("%s: %d groups for %d documents", path, len(groups), len(docs))
+	}
+	for i, g := range groups {
+		if g.Group != nil {
+			docs[i].Group = *g.Group
+		}
 	}
 	return docs, nil
 }

@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/parquet-go/parquet-go"
 )
 
 // Dir returns the corpora directory: NEARDUP_CORPORA, else shared/corpora
@@ -59,9 +60,9 @@ func Path(tb testing.TB, name string) string {
 
 // Doc is one document of a corpus: one JSON line (see the corpora's README).
 type Doc struct {
-	ID    string `json:"id"`
-	Text  string `json:"text"`
-	Group string `json:"group"` // "" where there is no lineage
+	ID    string `json:"id" parquet:"id"`
+	Text  string `json:"text" parquet:"text"`
+	Group string `json:"group" parquet:"group"` // "" where there is no lineage
 }
 
 // Docs returns the documents of the named corpus in file order, skipping tb
@@ -114,4 +115,27 @@ func Texts(tb testing.TB, name string, n, minWords int) []string {
 		tb.Fatalf("corpus %s has %d texts of %d words or more, want %d", name, len(texts), minWords, n)
 	}
 	return texts
+}
+
+// WriteParquet writes the named corpus to path as Parquet, with the columns
+// id, text and group, zstd-compressed, in row groups of perGroup rows:
+// the same documents in the other format, for tests that compare the two.
+func WriteParquet(tb testing.TB, name, path string, perGroup int) {
+	tb.Helper()
+	docs := Docs(tb, name)
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	w := parquet.NewGenericWriter[Doc](f, parquet.Compression(&parquet.Zstd), parquet.MaxRowsPerRowGroup(int64(perGroup)))
+	if _, err := w.Write(docs); err != nil {
+		tb.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		tb.Fatal(err)
+	}
 }

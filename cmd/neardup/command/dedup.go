@@ -52,16 +52,30 @@ component of confirmed pairs: a chain of versions A~B~C~D then loses B, C and
 D even where D shares little with A.
 
 Outputs, each optional:
-  --output FILE      the kept documents: JSONL lines exactly as read; for text
-                     input the file paths (--format lines: the lines). Inputs
-                     that mix JSONL and text files are refused: the kept
-                     file would mix lines and paths (give --format, or run
+  --output FILE      the kept documents in the input's format: JSONL lines
+                     exactly as read; Parquet rows under the input's schema
+                     (every column, its types and nulls kept), codec and
+                     metadata; for text input the file paths (--format
+                     lines: the lines). Inputs that mix formats, or Parquet
+                     files with different schemas, are refused: the kept file
+                     would mix them (give --format, use --output-dir, or run
                      them separately)
-  --duplicates FILE  one JSON object per removed document: dup_id, kept_id,
+  --output-dir DIR   the kept documents as one shard per input file, with its
+                     name (relative to the directory given) and format:
+                     a dataset directory in, a dataset directory out;
+                     .jsonl.zst and .jsonl.gz shards are compressed so
+  --annotate         with --output or --output-dir: keep every document and
+                     add dup_of (the id of the document kept in its place),
+                     jaccard (their similarity) and cluster (the id of the
+                     kept document of its cluster): JSON fields, or nullable
+                     Parquet columns after the input's
+  --duplicates FILE  one record per removed document: dup_id, kept_id,
                      distance and similarity (SimHash), jaccard (or cosine),
                      exact, index
-  --clusters FILE    one JSON object per cluster: kept_id, size, ids (a kept
+  --clusters FILE    one record per cluster: kept_id, size, ids (a kept
                      document and the documents removed in its favour)
+  --report-format F  jsonl (default) or parquet, for --duplicates and
+                     --clusters (for DuckDB, Spark or pandas)
   --summary-json FILE the summary as JSON
 A summary goes to stderr (--json: as JSON on stdout). Files are written to a
 temporary name and renamed when the run succeeds: an interrupted run leaves
@@ -70,7 +84,8 @@ FIFO, /dev/stdout) is written in place, never replaced. FILE "-" is standard
 output, for at most one of the four and not with --json.
 
 Inputs are files, directories (walked in lexical order) and - for standard
-input, which is also what no argument reads (from a terminal, dedup asks for
+input (JSONL, text or lines; Parquet is read from files: row group by row group,
+only the --text-field and --id-field columns), which is also what no argument reads (from a terminal, dedup asks for
 an input instead of waiting: name - to type documents there). Binary files
 are skipped with a warning (with --skip-bad, so are bad lines and broken
 symbolic links); UTF-16 text with a byte order mark is decoded (its kept
@@ -98,6 +113,8 @@ starts empty). A snapshot from 'neardup index build' has no shingle sets and
 is refused.`,
 		Example: `  neardup dedup --output kept.jsonl --duplicates dups.jsonl crawl.jsonl.zst
   neardup dedup --keep longest --clusters clusters.jsonl docs/
+  neardup dedup --text-field content --output-dir deduped/ dataset/      # Parquet shards in, Parquet shards out
+  neardup dedup --annotate --output audit.parquet --duplicates dups.parquet --report-format parquet part-0.parquet
   neardup dedup --keep-field timestamp --keep-order max --output kept.jsonl news.jsonl.gz
   neardup dedup --method minhash --threshold 0.7 --output kept.jsonl corpus.jsonl
   cat batch.jsonl | neardup dedup --index seen.idx --update-index --output new.jsonl -`,
@@ -124,12 +141,15 @@ func (f *dedupCmd) registerFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Rows, "rows", 0, "MinHash LSH rows per band (0: from --threshold)")
 	fs.StringVar(&o.Cluster, "cluster", dedup.ClusterGreedy, "greedy (keep first: every removed document has a kept near-duplicate) or components (one document per connected component)")
 	fs.StringVar(&o.Keep, "keep", "", "priority of the keep-first rule: first (input order, default) or longest")
-	fs.StringVar(&o.KeepField, "keep-field", "", "keep the document with the largest (--keep-order) value of this JSON field")
+	fs.StringVar(&o.KeepField, "keep-field", "", "keep the document with the largest (--keep-order) value of this JSON field or Parquet column (a.b for a nested one)")
 	fs.StringVar(&o.KeepOrder, "keep-order", "max", "with --keep-field: max or min")
 	fs.BoolVar(&o.AllowDuplicateIDs, "allow-duplicate-ids", false, "accept documents that share an id")
 	fs.StringVarP(&o.Output, "output", "o", "", "write the kept documents to FILE (- for stdout)")
-	fs.StringVar(&o.Duplicates, "duplicates", "", "write one JSON object per removed document to FILE (- for stdout)")
-	fs.StringVar(&o.Clusters, "clusters", "", "write one JSON object per cluster to FILE (- for stdout)")
+	fs.StringVar(&o.OutputDir, "output-dir", "", "write the kept documents to DIR, one shard per input file with its name and format")
+	fs.BoolVar(&o.Annotate, "annotate", false, "keep every document in --output/--output-dir and add dup_of, jaccard and cluster")
+	fs.StringVar(&o.Duplicates, "duplicates", "", "write one record per removed document to FILE (- for stdout)")
+	fs.StringVar(&o.Clusters, "clusters", "", "write one record per cluster to FILE (- for stdout)")
+	fs.StringVar(&o.ReportFormat, "report-format", dedup.ReportJSONL, "format of --duplicates and --clusters: jsonl or parquet")
 	fs.StringVar(&o.SummaryJSON, "summary-json", "", "write the summary as JSON to FILE (- for stdout)")
 	fs.StringVar(&o.Index, "index", "", "index snapshot to dedup against (incremental mode)")
 	fs.BoolVar(&o.UpdateIndex, "update-index", false, "add the kept documents to --index and save it")
@@ -317,7 +337,8 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // inputBytes is the size of the regular files among inputs and, for a
 // directory, of the regular files in it (not below), a compressed file
-// counting four times its size; 0 for what it cannot stat, such as standard
+// (named .gz, .zst or .parquet, whose pages are compressed) counting four
+// times its size; 0 for what it cannot stat, such as standard
 // input.
 func inputBytes(inputs []string) int64 {
 	var n int64
@@ -327,7 +348,7 @@ func inputBytes(inputs []string) int64 {
 		case err != nil:
 		case st.Mode().IsRegular():
 			n += st.Size()
-			if ext := filepath.Ext(in); ext == ".gz" || ext == ".zst" || ext == ".zstd" {
+			if ext := filepath.Ext(in); ext == ".gz" || ext == ".zst" || ext == ".zstd" || ext == ".parquet" {
 				n += 3 * st.Size()
 			}
 		case st.IsDir():

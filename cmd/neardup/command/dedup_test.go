@@ -382,6 +382,9 @@ func TestDedupEmptyStdin(t *testing.T) {
 // run fails and says why, rather than writing empty outputs and exiting 0.
 func TestDedupNothingRead(t *testing.T) {
 	dir := t.TempDir()
+	binary := writeFile(t, dir, "x.bin", "\x00\x01\x02\x03 not text")
+	// A file that says Parquet and is not: an error naming it, not a skip
+	// (it is a dataset shard, and dropping it would drop its documents).
 	parquet := writeFile(t, dir, "x.parquet", "PAR1\x15\x04\x15\x00\x15\x00\x4c\x15\x02\x00\x00\x00PAR1")
 	bad := writeFile(t, dir, "bad.jsonl", "not json\n")
 	empty := writeFile(t, dir, "empty.jsonl", "")
@@ -394,8 +397,9 @@ func TestDedupNothingRead(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{parquet}, []string{"no documents read", "1 file skipped as binary", parquet}},
-		{[]string{"--skip-bad", bad, parquet}, []string{"no documents read", "1 file skipped as binary", parquet, "1 bad line skipped", bad + ":1"}},
+		{[]string{binary}, []string{"no documents read", "1 file skipped as binary", binary}},
+		{[]string{"--skip-bad", bad, binary}, []string{"no documents read", "1 file skipped as binary", binary, "1 bad line skipped", bad + ":1"}},
+		{[]string{"--skip-bad", parquet}, []string{"bad Parquet file", parquet}},
 		{[]string{empty, emptyDir}, []string{"no documents read", empty, emptyDir}},
 	} {
 		args := append([]string{"dedup", "-o", out}, tt.args...)

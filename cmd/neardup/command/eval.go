@@ -295,7 +295,7 @@ func (f *evalCmd) evalCorpus(ctx context.Context, path string, settings []eval.S
 		return nil, fmt.Errorf("%s: %w", path, eval.ErrNoDocs)
 	}
 	name := filepath.Base(path)
-	for _, ext := range []string{".zst", ".jsonl", ".ndjson", ".json"} {
+	for _, ext := range []string{".zst", ".jsonl", ".ndjson", ".json", ".parquet"} {
 		name = strings.TrimSuffix(name, ext)
 	}
 	start := time.Now()

@@ -27,9 +27,9 @@ type inputFlags struct {
 }
 
 func (f *inputFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.format, "format", "auto", "input format: auto (JSONL for .jsonl/.ndjson/.json, else one document per file), jsonl, text or lines")
-	fs.StringVar(&f.idField, "id-field", "id", "JSONL field holding the document id (a string or number; missing -> file:line)")
-	fs.StringVar(&f.textField, "text-field", "text", "JSONL field holding the document text")
+	fs.StringVar(&f.format, "format", "auto", "input format: auto (JSONL for .jsonl/.ndjson/.json, Parquet for .parquet or the PAR1 magic, else one document per file), jsonl, text, lines or parquet")
+	fs.StringVar(&f.idField, "id-field", "id", "JSONL field or Parquet column (a.b for a nested one) holding the document id (a string or number; missing -> file:line, file:row for Parquet)")
+	fs.StringVar(&f.textField, "text-field", "text", "JSONL field or Parquet column (a.b for a nested one) holding the document text")
 	fs.BoolVar(&f.skipBad, "skip-bad", false, "skip malformed JSONL lines and oversized documents with a warning instead of stopping")
 }
 
