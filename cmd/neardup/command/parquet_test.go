@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/neardup/neardup/store"
 )
 
 // parquetDoc is a dataset row with the text in a nested column.
@@ -120,5 +122,27 @@ func TestFingerprintParquet(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	if len(lines) != 5 || !strings.HasPrefix(lines[0], "a\t") || !strings.HasPrefix(lines[4], "e\t") {
 		t.Errorf("fingerprints:\n%s\nwant one line per row, a to e", stdout)
+	}
+}
+
+// TestImportParquet: the service's bulk import reads Parquet as dedup does.
+func TestImportParquet(t *testing.T) {
+	dir, in := parquetCorpus(t)
+	data := filepath.Join(dir, "service")
+	if code, _, stderr := run(t, "", "import", "-q", "--data", data, "--text-field", "doc.body", in); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	st, err := store.OpenPebble(data, store.PebbleOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var ids []string
+	st.Load(t.Context(), func(r store.Record) error {
+		ids = append(ids, r.ID)
+		return nil
+	})
+	if got := strings.Join(ids, ","); got != "a,c,e" {
+		t.Errorf("imported %s, want a,c,e (dedup's kept rows)", got)
 	}
 }
