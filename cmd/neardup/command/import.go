@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -126,6 +128,7 @@ func (f *importCmd) run(c *cobra.Command, args []string) (err error) {
 
 	// Records go to the store in batches, written by one goroutine while
 	// the next batch is made.
+	var stored atomic.Uint64
 	batches := make(chan []store.Record, 2)
 	written := make(chan error, 1)
 	go func() {
@@ -133,12 +136,32 @@ func (f *importCmd) run(c *cobra.Command, args []string) (err error) {
 		for recs := range batches {
 			if werr == nil {
 				werr = putBatch(ctx, st, recs)
+				stored.Add(uint64(len(recs)))
 			}
 		}
 		written <- werr
 	}()
 	var seq uint64
 	batch := make([]store.Record, 0, importBatch)
+	if !f.quiet && !f.jsonSummary {
+		// The store is written after dedup's stages: say how far it is.
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			t := time.NewTicker(10 * time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+					if n := stored.Load(); n > 0 {
+						fmt.Fprintf(c.ErrOrStderr(), "neardup: import: %d documents stored\n", n)
+					}
+				}
+			}
+		}()
+	}
 	f.opt.OnKept = func(id string, _ int, feat dedup.Features) error {
 		feat.Sig = nil
 		if w != nil {
