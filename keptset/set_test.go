@@ -96,6 +96,9 @@ func texts(t *testing.T, n int) []string {
 // (so each matches itself first).
 func distinct(t *testing.T, n int) []string {
 	rule, ex := setup(t)
+	if testing.Short() {
+		n = min(n, 200)
+	}
 	var out []string
 	var fs []*dedup.Features
 	for _, s := range testcorpora.Texts(t, "en_gitdocs_dev", 3*n, 30) {
@@ -110,26 +113,40 @@ func distinct(t *testing.T, n int) []string {
 	return out
 }
 
+// setup returns the default rule and an extractor, made once: the race
+// pass would otherwise spend most of its time loading the profile.
 func setup(t testing.TB) (*dedup.Rule, *dedup.Extractor) {
-	opt := dedup.Options{}
-	opt.EnsureDefaults()
-	rule, err := dedup.NewRule(opt)
-	if err != nil {
-		t.Fatal(err)
+	setupOnce.Do(func() {
+		opt := dedup.Options{}
+		opt.EnsureDefaults()
+		setupRule, setupErr = dedup.NewRule(opt)
+		if setupErr == nil {
+			setupEx, setupErr = dedup.NewExtractor(opt)
+		}
+	})
+	if setupErr != nil {
+		t.Fatal(setupErr)
 	}
-	ex, err := dedup.NewExtractor(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rule, ex
+	return setupRule, setupEx
 }
+
+var (
+	setupOnce sync.Once
+	setupRule *dedup.Rule
+	setupEx   *dedup.Extractor
+	setupErr  error
+)
 
 // TestMatchesKept: the set's verdicts, adding each document unless it
 // duplicates one before it, are dedup.Kept's (which the equality tests tie
 // to the batch), through deltas written as parts, and after a reopen.
 func TestMatchesKept(t *testing.T) {
 	rule, ex := setup(t)
-	docs := texts(t, 1500)
+	n := 1500
+	if testing.Short() {
+		n = 300 // the race pass
+	}
+	docs := texts(t, n)
 	for _, dir := range []string{"", t.TempDir()} {
 		t.Run(fmt.Sprintf("dir=%v", dir != ""), func(t *testing.T) {
 			kept, err := dedup.NewKept(rule, len(docs))
@@ -221,7 +238,8 @@ func TestRemove(t *testing.T) {
 	docs := distinct(t, 600)
 	recs := newMemRecords()
 	dir := t.TempDir()
-	opt := keptset.Options{Dir: dir, Settings: "test", DeltaSpan: 256}
+	opt := keptset.Options{Dir: dir, Settings: "test", DeltaSpan: len(docs)/3 + 1}
+	last := len(docs) - 1
 	ctx := context.Background()
 	s, err := keptset.Open(ctx, rule, recs, opt)
 	if err != nil {
@@ -235,8 +253,8 @@ func TestRemove(t *testing.T) {
 		recs.put(uint64(i), fmt.Sprint(i), f)
 		s.Written(uint64(i))
 	}
-	// 10 is in a part by now, 590 in the delta.
-	for _, i := range []int{10, 590} {
+	// 10 is in a part by now, the last in the delta.
+	for _, i := range []int{10, last} {
 		if ok, err := s.Remove(uint64(i)); !ok || err != nil {
 			t.Fatalf("Remove(%d) = %v, %v", i, ok, err)
 		}
@@ -251,8 +269,8 @@ func TestRemove(t *testing.T) {
 	if s.Len() != len(docs)-2 {
 		t.Fatalf("Len %d, want %d", s.Len(), len(docs)-2)
 	}
-	// The store drops only 590 (10's delete is in the set's deletes file).
-	recs.del(590)
+	// The store drops only the last (10's delete is in the set's deletes file).
+	recs.del(uint64(last))
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
