@@ -91,15 +91,36 @@ type delta struct {
 	builder
 	cells []uint32
 	dead  []uint64 // bitmap of removed slots
+	// The fingerprint index: for each block table, the last slot+1 with
+	// each block value (fpHead), and each slot's previous one (fpNext).
+	fpHead [fpTables][]uint32
+	fpNext [fpTables][]uint32
 }
 
 func newDelta(base uint64) *delta {
-	return &delta{builder: builder{base: base}, cells: make([]uint32, 1<<12)}
+	d := &delta{builder: builder{base: base}, cells: make([]uint32, 1<<12)}
+	for t := range fpTables {
+		d.fpHead[t] = make([]uint32, fpBuckets)
+	}
+	return d
+}
+
+// indexFP puts slot s (fingerprint fp) in the fingerprint index.
+func (d *delta) indexFP(s uint32, fp uint64) {
+	for t := range fpTables {
+		for uint32(len(d.fpNext[t])) <= s {
+			d.fpNext[t] = append(d.fpNext[t], 0)
+		}
+		b := fpBlockOf(fp, t)
+		d.fpNext[t][s] = d.fpHead[t][b]
+		d.fpHead[t][b] = s + 1
+	}
 }
 
 func (d *delta) add(seq uint64, keys []uint64, fp uint64) {
 	n := len(d.builder.keys)
 	d.builder.add(seq, keys, fp)
+	d.indexFP(uint32(seq-d.base), fp)
 	if 2*len(d.builder.keys) > len(d.cells) {
 		d.rehash(2 * len(d.cells))
 		return
@@ -147,18 +168,47 @@ func (d *delta) kill(s uint32) {
 	d.dead[s/64] |= 1 << (s % 64)
 }
 
-// fingerprint calls fn with the live slots within k bits of fp (a scan: the
-// delta is small).
+// fingerprint calls fn with the live slots within k bits of fp: through the
+// block tables for k <= 3 (each slot from the first table its block agrees
+// in), by a scan beyond.
 func (d *delta) fingerprint(fp uint64, k int, fn func(slot uint32, dist int)) {
-	for s, g := range d.fps {
-		if dist := bits.OnesCount64(g ^ fp); dist <= k && d.has(uint32(s)) && !d.isDead(uint32(s)) {
-			fn(uint32(s), dist)
+	live := func(s uint32) bool { return d.has(s) && !d.isDead(s) }
+	if k > fpMaxK {
+		for s, g := range d.fps {
+			if dist := bits.OnesCount64(g ^ fp); dist <= k && live(uint32(s)) {
+				fn(uint32(s), dist)
+			}
+		}
+		return
+	}
+	for t := range fpTables {
+		for e := d.fpHead[t][fpBlockOf(fp, t)]; e != 0; e = d.fpNext[t][e-1] {
+			s := e - 1
+			g := d.fps[s]
+			dist := bits.OnesCount64(g ^ fp)
+			if dist > k || !live(s) {
+				continue
+			}
+			first := true
+			for u := range t {
+				if fpBlockOf(g, u) == fpBlockOf(fp, u) {
+					first = false
+					break
+				}
+			}
+			if first {
+				fn(s, dist)
+			}
 		}
 	}
 }
 
 // bytes is the memory the delta holds.
 func (d *delta) bytes() int64 {
-	return int64(cap(d.builder.keys)*8 + cap(d.builder.slots)*4 + cap(d.fps)*8 + cap(d.cells)*4 +
+	n := int64(cap(d.builder.keys)*8 + cap(d.builder.slots)*4 + cap(d.fps)*8 + cap(d.cells)*4 +
 		cap(d.present)*8 + cap(d.dead)*8)
+	for t := range fpTables {
+		n += int64(cap(d.fpHead[t])*4 + cap(d.fpNext[t])*4)
+	}
+	return n
 }

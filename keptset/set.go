@@ -175,6 +175,11 @@ func Open(ctx context.Context, rule *dedup.Rule, rec Records, opt Options) (*Set
 		d.builder.slots = append(d.builder.slots, b.slots[i])
 	}
 	d.builder.fps, d.builder.present, d.builder.docs = b.fps, b.present, b.docs
+	for sl, fp := range b.fps {
+		if b.has(uint32(sl)) {
+			d.indexFP(uint32(sl), fp)
+		}
+	}
 	d.rehash(max(1<<12, 1<<bits.Len(uint(2*len(b.keys)))))
 	s.delta = d
 	s.live += int(d.docs)
@@ -518,4 +523,13 @@ func (s *Set) PendingID(id string) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.pendIDs[id] > 0
+}
+
+// WaitParts waits until the deltas handed to part writers are parts, and
+// returns the first part write's error.
+func (s *Set) WaitParts() error {
+	s.bg.Wait()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.bgErr
 }

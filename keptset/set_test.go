@@ -2,10 +2,12 @@ package keptset_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -406,5 +408,61 @@ func TestWriter(t *testing.T) {
 	}
 	if err := s.Add(0, "x", dedup.Features{}); err == nil || errors.Is(err, keptset.ErrClosed) {
 		t.Fatalf("Add of an old seq: %v", err)
+	}
+}
+
+// TestFingerprintQuery: the block tables of parts and of the delta answer
+// k <= 3 as a scan of every stored fingerprint does, and k > 3 by a scan.
+func TestFingerprintQuery(t *testing.T) {
+	rule, _ := setup(t)
+	r := rand.New(rand.NewPCG(5, 5))
+	s, err := keptset.Open(context.Background(), rule, newMemRecords(), keptset.Options{DeltaSpan: 700})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var fps []uint64
+	for i := range 2000 {
+		fp := r.Uint64()
+		if i%10 == 0 && len(fps) > 0 { // near copies
+			fp = fps[r.IntN(len(fps))] ^ 1<<r.IntN(64) ^ 1<<r.IntN(64)
+		}
+		fps = append(fps, fp)
+		if err := s.Add(uint64(i), fmt.Sprint(i), dedup.Features{FP: fp, Exact: uint64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Remove(3); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WaitParts(); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.Parts == 0 || st.DeltaDocs == 0 {
+		t.Fatalf("%+v: want parts and a delta", st)
+	}
+	for q := range 300 {
+		fp := fps[r.IntN(len(fps))] ^ 1<<r.IntN(64)
+		if q%3 == 0 {
+			fp = r.Uint64()
+		}
+		for _, k := range []int{0, 1, 3, 5} {
+			var want []keptset.Hit
+			for i, g := range fps {
+				if d := bits.OnesCount64(g ^ fp); d <= k && i != 3 {
+					want = append(want, keptset.Hit{Seq: uint64(i), FP: g, Distance: d})
+				}
+			}
+			slices.SortFunc(want, func(a, b keptset.Hit) int {
+				return cmp.Or(cmp.Compare(a.Distance, b.Distance), cmp.Compare(a.Seq, b.Seq))
+			})
+			got, err := s.QueryFingerprint(fp, k, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("k = %d: got %v, a scan finds %v", k, got, want)
+			}
+		}
 	}
 }
