@@ -171,16 +171,27 @@ func (s *Server) searchFingerprintScaled(ctx context.Context, fp uint64, k, limi
 	if err != nil {
 		return nil, err
 	}
+	// Only the hits' ids are needed: an engine that reads them alone
+	// (pebble) saves decoding their shingle sets.
+	getID := func(seq uint64) (string, error) {
+		rec, err := s.store.GetSeq(ctx, seq)
+		return rec.ID, err
+	}
+	if r, ok := s.store.(interface {
+		GetID(context.Context, uint64) (string, error)
+	}); ok {
+		getID = func(seq uint64) (string, error) { return r.GetID(ctx, seq) }
+	}
 	var out []index.Match
 	for _, h := range hits {
-		rec, err := s.store.GetSeq(ctx, h.Seq)
+		id, err := getID(h.Seq)
 		if errors.Is(err, store.ErrNotFound) {
 			continue // deleted, or not yet written
 		}
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, index.Match{ID: rec.ID, Fingerprint: h.FP, Distance: h.Distance})
+		out = append(out, index.Match{ID: id, Fingerprint: h.FP, Distance: h.Distance})
 		if limit > 0 && len(out) == limit {
 			break
 		}

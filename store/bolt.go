@@ -291,6 +291,15 @@ func decodeRecord(key, v []byte) (Record, error) { return decodeRecordArena(key,
 
 // decodeRecordArena is decodeRecord with the shingle set allocated from a
 // (see dedup.Arena): for start-up, whose records are kept.
+// recordID decodes only the id of the record value v (key is its seq).
+func recordID(key, v []byte) (string, error) {
+	n, w := binary.Uvarint(v)
+	if w <= 0 || n > uint64(len(v)-w) {
+		return "", fmt.Errorf("%w: damaged record %x", ErrStoreFormat, key)
+	}
+	return string(v[w : w+int(n)]), nil
+}
+
 func decodeRecordArena(key, v []byte, a *dedup.Arena) (Record, error) {
 	// Made only when it is returned: formatting it for every record was
 	// 4% of start-up.

@@ -1014,3 +1014,23 @@ func (s *PebbleStore) PutBulk(ctx context.Context, recs []Record) error {
 	s.acked.advance(n)
 	return nil
 }
+
+// GetID returns the id of the record whose Seq is seq (an error wrapping
+// ErrNotFound when none), decoding nothing else: a fingerprint search names
+// its hits by it.
+func (s *PebbleStore) GetID(_ context.Context, seq uint64) (string, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.usableLocked(); err != nil {
+		return "", err
+	}
+	key := seqKey(seq)
+	v, closer, err := s.db.Get(docKey(key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return "", fmt.Errorf("%w: seq %d", ErrNotFound, seq)
+	} else if err != nil {
+		return "", s.storeError("reading store", err)
+	}
+	defer closer.Close()
+	return recordID(key, v)
+}
