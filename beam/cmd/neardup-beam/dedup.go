@@ -51,8 +51,14 @@ func (f *dedupFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.IDField, "id-field", "id", "JSON field holding the document id")
 	fs.StringVar(&o.TextField, "text-field", "text", "JSON field holding the text")
 	fs.StringVar(&o.Format, "format", "auto", "input format: auto, jsonl, text or lines")
-	fs.IntVar(&o.MaxBucket, "max-bucket", pipeline.DefaultMaxBucket, "most entries of one candidate key paired on one worker; larger keys are split")
-	fs.IntVar(&o.Rounds, "cc-rounds", pipeline.DefaultRounds, "large-star/small-star rounds for the connected components")
+	fs.Int64Var(&o.SplitBytes, "split-bytes", pipeline.DefaultSplitBytes, "read uncompressed JSONL and lines files in byte ranges of this size, one per worker")
+	fs.Int64Var(&o.HoldBytes, "hold-bytes", pipeline.DefaultHoldBytes, "features of a star's leaves one worker holds to verify the pairs among them")
+	fs.Int64Var(&o.MaxChecks, "max-checks", pipeline.DefaultMaxChecks, "leaf pairs one star looks at before it links its leaves unverified")
+	fs.IntVar(&o.Rounds, "cc-rounds", pipeline.DefaultRounds, "large-star/small-star rounds before the residual union-find of the connected components")
+	fs.IntVar(&o.MaxResidual, "max-residual", pipeline.DefaultMaxResidual, "label pairs left apart by the rounds that one worker joins; more fail the run")
+	fs.IntVar(&o.MaxComponent, "max-component", pipeline.DefaultMaxComponent, "documents of one component decided on one worker; a larger component fails the run")
+	fs.BoolVar(&o.Parts, "parts", false, "leave each output as one file per read range (PATH-00000-of-00012) instead of concatenating them")
+	fs.BoolVar(&o.CountShuffle, "count-shuffle", false, "count the encoded bytes entering every shuffle in the shuffle_bytes metrics")
 }
 
 // run parses "dedup" and its flags from args, or runs as a Beam worker when
