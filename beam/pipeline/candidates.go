@@ -1,7 +1,10 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
+	"encoding/binary"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -30,64 +33,84 @@ func planFor(n, k int) index.Plan {
 // QueryK share at least one. Their number grows with n, which is why
 // MethodMinHash is the method that scales.
 type tableKeysFn struct {
-	Rule    ruleConfig
-	Shuffle shuffleCounter
+	Rule     ruleConfig
+	KeyParts int
+	Shuffle  shuffleCounter
 
 	rule *dedup.Rule
 }
 
 func (f *tableKeysFn) Setup() (err error) { f.rule, err = f.Rule.rule(); return err }
 
-func (f *tableKeysFn) ProcessElement(ctx context.Context, e simEntry, n int, emit func(uint64, uint64)) {
+func (f *tableKeysFn) ProcessElement(ctx context.Context, e simEntry, n int, emit func(int, []byte)) {
 	p := planFor(n, f.rule.QueryK())
+	kb := newKeyBatcher(f.KeyParts, func(part int, b []byte) {
+		f.Shuffle.add(ctx, "keys", part, b)
+		emit(part, b)
+	})
 	for t := range p.Tables {
-		k := tableKey(t, e.FP&p.KeyMask(t))
-		f.Shuffle.add(ctx, "keys", k, e.Pos)
-		emit(k, e.Pos)
+		kb.add(tableKey(t, e.FP&p.KeyMask(t)), e.Pos)
 	}
+	kb.flush()
 }
 
 var starCount = beam.NewCounter("neardup", "star_edges")
 
-// starFn turns a bucket (the documents of one candidate key) into a star:
-// each member is linked to the least member, its centre, by an element
-// KV<member, centre>, and the centre is told it is one by KV<centre,
-// centre>. A bucket of m documents costs m elements, whatever their
-// similarity; a key of one document, the fate of nearly every key, none.
-// One call holds the bucket's positions (8 bytes a member).
+// starFn turns the buckets of a key partition (the documents of one
+// candidate key) into stars: each member is linked to the least member, its
+// centre, by a starEdge keyed by the member's range, the centre to itself. A bucket of m documents costs m elements,
+// whatever their similarity; a key of one document, the fate of nearly
+// every key, none. One call holds its partition's entries (16 bytes each,
+// about 25 per document of KeyPartBytes of input).
 type starFn struct{ Shuffle shuffleCounter }
 
-func (f *starFn) ProcessElement(ctx context.Context, _ uint64, members func(*uint64) bool, emit func(uint64, uint64)) {
-	var ms []uint64
-	var p uint64
-	for members(&p) {
-		ms = append(ms, p)
+type keyEntry struct{ key, pos uint64 }
+
+func (f *starFn) ProcessElement(ctx context.Context, _ int, batches func(*[]byte) bool, emit func(uint64, starEdge)) error {
+	var es []keyEntry
+	var b []byte
+	for batches(&b) {
+		if len(b)%keyEntrySize != 0 {
+			return fmt.Errorf("pipeline: a key batch of %d bytes", len(b))
+		}
+		for i := 0; i < len(b); i += keyEntrySize {
+			es = append(es, keyEntry{binary.LittleEndian.Uint64(b[i:]), binary.LittleEndian.Uint64(b[i+8:])})
+		}
 	}
-	if len(ms) < 2 {
-		return
+	slices.SortFunc(es, func(a, b keyEntry) int {
+		if c := cmp.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.pos, b.pos)
+	})
+	es = slices.Compact(es)
+	for lo := 0; lo < len(es); {
+		hi := lo + 1
+		for hi < len(es) && es[hi].key == es[lo].key {
+			hi++
+		}
+		if hi-lo >= 2 {
+			c := es[lo].pos
+			for _, e := range es[lo:hi] {
+				r, se := uint64(rangeOf(e.pos)), starEdge{Member: e.pos, Centre: c}
+				f.Shuffle.add(ctx, "star", r, se)
+				emit(r, se)
+			}
+			starCount.Inc(ctx, int64(hi-lo-1))
+		}
+		lo = hi
 	}
-	slices.Sort(ms)
-	ms = slices.Compact(ms)
-	if len(ms) < 2 {
-		return
-	}
-	c := ms[0]
-	for _, y := range ms {
-		f.Shuffle.add(ctx, "star", y, c)
-		emit(y, c)
-	}
-	starCount.Inc(ctx, int64(len(ms)-1))
+	return nil
 }
 
 // Stars groups the candidate keys into buckets and returns their star
-// edges, KV<member, centre> (KV<centre, centre> marking a centre), at most
-// one per key a document has. Under MethodSimHash the fingerprints are keyed
+// edges, KV<range, starEdge>, at most one per key a document has. Under MethodSimHash the fingerprints are keyed
 // by the plan for the document count first.
-func Stars(s beam.Scope, opt Options, keys, sims, counts beam.PCollection) beam.PCollection {
+func Stars(s beam.Scope, opt Options, keys, sims, counts beam.PCollection, keyParts int) beam.PCollection {
 	s = s.Scope("Candidates")
 	if opt.Method == dedup.MethodSimHash {
 		n := stats.Sum(s.Scope("Count documents"), counts)
-		tk := beam.ParDo(s.Scope("Table keys"), &tableKeysFn{Rule: opt.ruleConfig(), Shuffle: shuffleCounter{On: opt.CountShuffle}},
+		tk := beam.ParDo(s.Scope("Table keys"), &tableKeysFn{Rule: opt.ruleConfig(), KeyParts: keyParts, Shuffle: shuffleCounter{On: opt.CountShuffle}},
 			sims, beam.SideInput{Input: n})
 		keys = beam.Flatten(s, keys, tk)
 	}

@@ -7,8 +7,8 @@ import (
 // Result holds the pipeline's PCollections, for tests and for further
 // transforms.
 type Result struct {
-	Keys       beam.PCollection // KV<candidate key, position>
-	Stars      beam.PCollection // KV<member, centre> of every bucket of two or more
+	Keys       beam.PCollection // KV<key partition, batch of (candidate key, position)>
+	Stars      beam.PCollection // KV<range, starEdge> of every bucket of two or more
 	Edges      beam.PCollection // KV<A, B>: verified pairs (and links of coarsened stars)
 	Labels     beam.PCollection // KV<position, component label> of the documents in an edge
 	Duplicates beam.PCollection // KV<range, Line>: dedup.Duplicate JSON of the removed documents
@@ -26,15 +26,16 @@ func Dedup(s beam.Scope, opt Options) (Result, error) {
 	if err := checkOutputs(opt); err != nil {
 		return Result{}, err
 	}
-	ranges, lineCounts, n, err := Read(s, opt)
+	in, err := Read(s, opt)
 	if err != nil {
 		return Result{}, err
 	}
-	keys, data, sims, counts := Features(s, opt, ranges, lineCounts)
-	stars := Stars(s, opt, keys, sims, counts)
-	edges, cands := Verify(s, opt, data, stars)
+	keys, sims, counts := Keys(s, opt, in)
+	stars := Stars(s, opt, keys, sims, counts, in.KeyParts)
+	self, leaves, cands := Data(s, opt, in, stars)
+	edges := Verify(s, opt, self, leaves)
 	labels := Components(s, opt, edges)
 	dups, clusters := Decide(s, opt, labels, cands)
-	Write(s, opt, ranges, lineCounts, counts, dups, clusters, n)
+	Write(s, opt, in.Ranges, in.LineCounts, counts, dups, clusters, in.N)
 	return Result{Keys: keys, Stars: stars, Edges: edges, Labels: labels, Duplicates: dups, Clusters: clusters}, nil
 }

@@ -1,7 +1,11 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
+	"encoding/binary"
+	"errors"
+	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/neardup/neardup/corpus"
@@ -40,24 +44,26 @@ func exactKey(exact uint64) uint64      { return simhash.Mix64(exact, tagExact) 
 func bandKey(b int, v uint64) uint64    { return simhash.Mix64(v, tagBand+uint64(b)) }
 func tableKey(t int, blk uint64) uint64 { return simhash.Mix64(blk, tagTable+uint64(t)) }
 
-// readFn reads a range and computes each document's features with the
+// keysFn reads a range and computes each document's features with the
 // rule's extractor (dedup.NewRuleExtractor: the batch's hasher and
 // shingles, no SimHash fingerprint under MethodMinHash), so that a text is
-// never shuffled. Per document it emits its candidate keys (KV<key,
-// position>: the band keys and the token-sequence hash, a fixed 25 under
-// the defaults), its docData (KV<position, docData>) and, under
-// MethodSimHash, its fingerprint for the plan's keys; per range its
-// document count.
-type readFn struct {
+// never shuffled, and emits its candidate keys: the band keys and the
+// token-sequence hash, a fixed 25 under the defaults, batched by key
+// partition (keyBatcher); under MethodSimHash its fingerprint, for the
+// plan's keys; per range its document count. The features themselves are
+// not kept: most documents share no key with another, and those that do
+// are read again (dataFn).
+type keysFn struct {
 	rangeDocs
-	Rule    ruleConfig
-	Shuffle shuffleCounter
+	Rule     ruleConfig
+	KeyParts int // partitions of the candidate keys
+	Shuffle  shuffleCounter
 
 	ext  *dedup.Extractor
 	rule *dedup.Rule
 }
 
-func (f *readFn) Setup() (err error) {
+func (f *keysFn) Setup() (err error) {
 	if f.rule, err = f.Rule.rule(); err != nil {
 		return err
 	}
@@ -65,54 +71,181 @@ func (f *readFn) Setup() (err error) {
 	return err
 }
 
-func (f *readFn) ProcessElement(ctx context.Context, r inputRange, lines func(*lineCount) bool,
-	keys func(uint64, uint64), data func(uint64, docData), sims func(simEntry), counts func(int)) error {
+func (f *keysFn) ProcessElement(ctx context.Context, r inputRange, lines func(*lineCount) bool,
+	keys func(int, []byte), sims func(simEntry), counts func(int)) error {
 	var m map[int]int64
 	if r.split() {
 		m = lineCounts(lines)
 	}
+	kb := newKeyBatcher(f.KeyParts, func(part int, b []byte) {
+		f.Shuffle.add(ctx, "keys", part, b)
+		keys(part, b)
+	})
 	n := 0
-	err := f.read(ctx, r, m, func(pos uint64, doc *corpus.Doc, _ []byte) error {
+	err := f.read(ctx, r, m, true, func(pos uint64, doc *corpus.Doc, _ []byte) error {
 		ft := f.ext.Extract(doc.Text)
-		b, err := ft.MarshalBinary()
-		if err != nil {
-			return err
-		}
 		n++
 		docsRead.Inc(ctx, 1)
-		d := docData{Pos: pos, ID: doc.ID, Features: b}
-		f.Shuffle.add(ctx, "data", pos, d)
-		data(pos, d)
-		emitKey := func(k uint64) {
-			f.Shuffle.add(ctx, "keys", k, pos)
-			keys(k, pos)
-		}
-		emitKey(exactKey(ft.Exact))
+		kb.add(exactKey(ft.Exact), pos)
 		if f.rule.ExactOnly(&ft) {
 			return nil // matches exact copies only (as dedup.Run, out of the LSH or join)
 		}
 		if f.Rule.Method == dedup.MethodMinHash {
 			for b, v := range ft.Bands {
-				emitKey(bandKey(b, v))
+				kb.add(bandKey(b, v), pos)
 			}
 		} else {
 			sims(simEntry{Pos: pos, FP: ft.FP})
 		}
 		return nil
 	})
+	kb.flush()
 	counts(n)
 	return err
 }
 
-// Features reads the ranges and computes the documents' features. It
-// returns the candidate keys, the docData by position, the fingerprints of
-// MethodSimHash and the document count per range.
-func Features(s beam.Scope, opt Options, ranges, lineCounts beam.PCollection) (keys, data, sims, counts beam.PCollection) {
-	s = s.Scope("Read and extract")
-	f := &readFn{
+// Keys reads the ranges and computes the documents' candidate keys. It
+// returns the key batches, the fingerprints of MethodSimHash and the
+// document count per range.
+func Keys(s beam.Scope, opt Options, in inputs) (keys, sims, counts beam.PCollection) {
+	s = s.Scope("Read and key")
+	f := &keysFn{
+		rangeDocs: rangeDocs{Format: opt.Format, IDField: opt.IDField, TextField: opt.TextField, SkipBad: opt.SkipBad},
+		Rule:      opt.ruleConfig(),
+		KeyParts:  in.KeyParts,
+		Shuffle:   shuffleCounter{On: opt.CountShuffle},
+	}
+	return beam.ParDo3(s, f, in.Ranges, beam.SideInput{Input: in.LineCounts})
+}
+
+// starEdge links a bucket member to the bucket's centre (itself, for the
+// centre): the unit of work of dataFn, keyed by the member's range.
+type starEdge struct{ Member, Centre uint64 }
+
+// dataFn reads a range again and sends the data of each document in a
+// bucket of two or more (its features, extracted once more) once to each
+// distinct centre it is a leaf of, however many buckets it shares with
+// that centre, once to itself when it is a centre, and once on to the
+// decision; a document in no bucket is only read. So a document's data is
+// shuffled 2 + (distinct centres) times when it is a candidate, never
+// otherwise. One call holds the range's star edges (16 bytes each, at most
+// 25 per document of the range).
+type dataFn struct {
+	rangeDocs
+	Rule    ruleConfig
+	Shuffle shuffleCounter
+
+	ext *dedup.Extractor
+}
+
+func (f *dataFn) Setup() (err error) {
+	f.ext, err = dedup.NewRuleExtractor(f.Rule.options())
+	return err
+}
+
+func (f *dataFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*inputRange) bool, edgeIter func(*starEdge) bool,
+	lines func(*lineCount) bool, self func(uint64, docData), leaf func(uint64, docData), cand func(uint64, docData)) error {
+	var r inputRange
+	if !rangeIter(&r) {
+		return errors.New("pipeline: star edges for a range that was not read")
+	}
+	var es []starEdge
+	var e starEdge
+	for edgeIter(&e) {
+		es = append(es, e)
+	}
+	if len(es) == 0 {
+		return nil
+	}
+	slices.SortFunc(es, func(a, b starEdge) int {
+		if c := cmp.Compare(a.Member, b.Member); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Centre, b.Centre)
+	})
+	es = slices.Compact(es)
+	var m map[int]int64
+	if r.split() {
+		m = lineCounts(lines)
+	}
+	return f.read(ctx, r, m, false, func(pos uint64, doc *corpus.Doc, _ []byte) error {
+		for len(es) > 0 && es[0].Member < pos {
+			es = es[1:]
+		}
+		if len(es) == 0 || es[0].Member != pos {
+			return nil
+		}
+		ft := f.ext.Extract(doc.Text)
+		b, err := ft.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		d := docData{Pos: pos, ID: doc.ID, Features: b}
+		for ; len(es) > 0 && es[0].Member == pos; es = es[1:] {
+			if c := es[0].Centre; c == pos {
+				f.Shuffle.add(ctx, "centre", c, d)
+				self(c, d)
+			} else {
+				f.Shuffle.add(ctx, "leaf", c, d)
+				leaf(c, d)
+			}
+		}
+		f.Shuffle.add(ctx, "candidate", pos, d)
+		cand(pos, d)
+		return nil
+	})
+}
+
+// Data sends the candidates' data to their centres (self, leaves) and to
+// the decision (cands, by position).
+func Data(s beam.Scope, opt Options, in inputs, stars beam.PCollection) (self, leaves, cands beam.PCollection) {
+	s = s.Scope("Data to centres")
+	f := &dataFn{
 		rangeDocs: rangeDocs{Format: opt.Format, IDField: opt.IDField, TextField: opt.TextField, SkipBad: opt.SkipBad},
 		Rule:      opt.ruleConfig(),
 		Shuffle:   shuffleCounter{On: opt.CountShuffle},
 	}
-	return beam.ParDo4(s, f, ranges, beam.SideInput{Input: lineCounts})
+	ranges := beam.ParDo(s, rangeByIndex, in.Ranges)
+	return beam.ParDo3(s, f, beam.CoGroupByKey(s, ranges, stars), beam.SideInput{Input: in.LineCounts})
+}
+
+// Candidate keys travel in batches: one element per key partition per
+// range (or per flush) holding 16-byte entries (key, position), instead of
+// one element per key. A runner's cost per element (prism keeps each one
+// as its own buffer, and a key per group) dwarfs 16 bytes, and 25 keys a
+// document made the key shuffle most of the elements of a run. The
+// partitions are chosen by key (key mod parts); their number grows with the
+// input (one per KeyPartBytes of input), so a partition's group stays the
+// same size whatever the corpus.
+const (
+	keyEntrySize  = 16
+	keyFlushBytes = 8 << 20 // entries a reader holds before it emits them
+)
+
+type keyBatcher struct {
+	parts [][]byte
+	held  int
+	emit  func(part int, b []byte)
+}
+
+func newKeyBatcher(parts int, emit func(int, []byte)) *keyBatcher {
+	return &keyBatcher{parts: make([][]byte, max(parts, 1)), emit: emit}
+}
+
+func (kb *keyBatcher) add(key, pos uint64) {
+	p := int(key % uint64(len(kb.parts)))
+	kb.parts[p] = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(kb.parts[p], key), pos)
+	if kb.held += keyEntrySize; kb.held >= keyFlushBytes {
+		kb.flush()
+	}
+}
+
+func (kb *keyBatcher) flush() {
+	for p, b := range kb.parts {
+		if len(b) > 0 {
+			kb.emit(p, b)
+			kb.parts[p] = nil
+		}
+	}
+	kb.held = 0
 }

@@ -20,6 +20,7 @@ var (
 // Defaults.
 const (
 	DefaultSplitBytes   = 64 << 20 // bytes of an uncompressed JSONL or lines file per read range
+	DefaultKeyPartBytes = 1 << 20  // bytes of input per partition of the candidate keys
 	DefaultRounds       = 3        // large-star/small-star rounds before the residual union-find
 	DefaultHoldBytes    = 64 << 20 // encoded features of a star's leaves held for the pairs among them
 	DefaultMaxChecks    = 1 << 24  // leaf pairs a star looks at before it links its leaves unverified
@@ -55,6 +56,10 @@ type Options struct {
 	// DefaultSplitBytes); compressed files and whole text files are read
 	// whole.
 	SplitBytes int64
+	// KeyPartBytes is the input per partition of the candidate keys (default
+	// DefaultKeyPartBytes): one worker sorts a partition's keys, about 25
+	// entries of 16 bytes per document in KeyPartBytes of input.
+	KeyPartBytes int64
 	// HoldBytes bounds the encoded features of a star's leaves one worker
 	// holds to verify the pairs among them (default DefaultHoldBytes); past
 	// it, or past MaxChecks leaf pairs, the star's leaves are linked to its
@@ -97,6 +102,9 @@ func (o *Options) EnsureDefaults() {
 	if o.SplitBytes == 0 {
 		o.SplitBytes = DefaultSplitBytes
 	}
+	if o.KeyPartBytes == 0 {
+		o.KeyPartBytes = DefaultKeyPartBytes
+	}
 	if o.Rounds == 0 {
 		o.Rounds = DefaultRounds
 	}
@@ -128,8 +136,8 @@ func (o *Options) Validate() error {
 	switch {
 	case len(o.Inputs) == 0:
 		return fmt.Errorf("%w: no input", ErrOptions)
-	case o.SplitBytes < 1:
-		return fmt.Errorf("%w: split bytes %d < 1", ErrOptions, o.SplitBytes)
+	case o.SplitBytes < 1 || o.KeyPartBytes < 1:
+		return fmt.Errorf("%w: split bytes %d and key part bytes %d must be positive", ErrOptions, o.SplitBytes, o.KeyPartBytes)
 	case o.Rounds < 0:
 		return fmt.Errorf("%w: rounds %d < 0", ErrOptions, o.Rounds)
 	case o.HoldBytes < 0 || o.MaxChecks < 0:

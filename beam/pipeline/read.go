@@ -50,32 +50,38 @@ func (r inputRange) split() bool { return r.Of > 1 }
 // expandInputs lists the files of the inputs' globs, in the order given and
 // sorted within a glob, and cuts the splittable ones into ranges of
 // splitBytes.
-func expandInputs(ctx context.Context, inputs []string, format corpus.Format, splitBytes int64) ([]inputRange, error) {
+// It also returns the input's size in bytes (compressed files counted at 4
+// times their size).
+func expandInputs(ctx context.Context, inputs []string, format corpus.Format, splitBytes int64) ([]inputRange, int64, error) {
 	var ranges []inputRange
+	var total int64
 	for _, in := range inputs {
 		fs, err := filesystem.New(ctx, in)
 		if err != nil {
-			return nil, fmt.Errorf("pipeline: %s: %w", in, err)
+			return nil, 0, fmt.Errorf("pipeline: %s: %w", in, err)
 		}
 		names, err := fs.List(ctx, in)
 		if err != nil {
 			fs.Close()
-			return nil, fmt.Errorf("pipeline: listing %s: %w", in, err)
+			return nil, 0, fmt.Errorf("pipeline: listing %s: %w", in, err)
 		}
 		if len(names) == 0 {
 			fs.Close()
-			return nil, fmt.Errorf("pipeline: %s: no such file", in)
+			return nil, 0, fmt.Errorf("pipeline: %s: no such file", in)
 		}
 		sort.Strings(names)
 		for _, n := range names {
+			size, err := fs.Size(ctx, n)
+			if err != nil {
+				fs.Close()
+				return nil, 0, fmt.Errorf("pipeline: %s: %w", n, err)
+			}
 			parts := 1
-			var size int64
 			if splittable(ctx, fs, n, format) {
-				if size, err = fs.Size(ctx, n); err != nil {
-					fs.Close()
-					return nil, fmt.Errorf("pipeline: %s: %w", n, err)
-				}
 				parts = max(1, int((size+splitBytes-1)/splitBytes))
+				total += size
+			} else {
+				total += 4 * size
 			}
 			for i := range parts {
 				r := inputRange{Index: len(ranges), First: len(ranges) - i, Of: parts, Path: n, End: -1}
@@ -91,9 +97,9 @@ func expandInputs(ctx context.Context, inputs []string, format corpus.Format, sp
 		fs.Close()
 	}
 	if len(ranges) >= 1<<rangeBits {
-		return nil, fmt.Errorf("pipeline: %d read ranges, at most %d: raise the split size", len(ranges), 1<<rangeBits-1)
+		return nil, 0, fmt.Errorf("pipeline: %d read ranges, at most %d: raise the split size", len(ranges), 1<<rangeBits-1)
 	}
-	return ranges, nil
+	return ranges, total, nil
 }
 
 // splittable reports whether a file can be read in byte ranges: JSONL or
@@ -290,7 +296,9 @@ type rangeDocs struct {
 	SkipBad            bool
 }
 
-func (f *rangeDocs) read(ctx context.Context, r inputRange, lines map[int]int64, fn func(pos uint64, doc *corpus.Doc, out []byte) error) error {
+// The first read of a range (countBad) counts its bad lines; the reads
+// after it skip the same lines silently.
+func (f *rangeDocs) read(ctx context.Context, r inputRange, lines map[int]int64, countBad bool, fn func(pos uint64, doc *corpus.Doc, out []byte) error) error {
 	format, err := corpus.ParseFormat(f.Format)
 	if err != nil {
 		return err
@@ -311,8 +319,10 @@ func (f *rangeDocs) read(ctx context.Context, r inputRange, lines map[int]int64,
 		}
 		base += skip - 1
 	}
-	opt := corpus.Options{Format: format, IDField: f.IDField, TextField: f.TextField, SkipBad: f.SkipBad,
-		OnBad: func(error) { badInputs.Inc(ctx, 1) }}
+	opt := corpus.Options{Format: format, IDField: f.IDField, TextField: f.TextField, SkipBad: f.SkipBad}
+	if countBad {
+		opt.OnBad = func(error) { badInputs.Inc(ctx, 1) }
+	}
 	rd, err := corpus.OpenReader(in, r.Path, opt)
 	if err != nil {
 		return shiftError(err, base)
@@ -374,21 +384,30 @@ func lineCounts(iter func(*lineCount) bool) map[int]int64 {
 	return m
 }
 
+// inputs are the read ranges, the line counts of the split ones, and the
+// sizes the stages after the read are cut by.
+type inputs struct {
+	Ranges, LineCounts beam.PCollection
+	N                  int // ranges
+	KeyParts           int // partitions of the candidate keys: one per KeyPartBytes of input
+}
+
 // Read lists the inputs and returns their ranges and the line counts of the
 // split ones.
-func Read(s beam.Scope, opt Options) (ranges, counts beam.PCollection, n int, err error) {
+func Read(s beam.Scope, opt Options) (inputs, error) {
 	s = s.Scope("Read")
 	format, err := corpus.ParseFormat(opt.Format)
 	if err != nil {
-		return ranges, counts, 0, err
+		return inputs{}, err
 	}
-	rs, err := expandInputs(context.Background(), opt.Inputs, format, opt.SplitBytes)
+	rs, total, err := expandInputs(context.Background(), opt.Inputs, format, opt.SplitBytes)
 	if err != nil {
-		return ranges, counts, 0, err
+		return inputs{}, err
 	}
-	ranges = beam.CreateList(s, rs)
+	in := inputs{N: len(rs), KeyParts: int(min(max(total/opt.KeyPartBytes, 1), 1<<24))}
+	in.Ranges = beam.CreateList(s, rs)
 	// One range per worker: spread them before reading.
-	ranges = beam.Reshuffle(s, ranges)
-	counts = beam.ParDo(s.Scope("Count lines"), countLines, ranges)
-	return ranges, counts, len(rs), nil
+	in.Ranges = beam.Reshuffle(s, in.Ranges)
+	in.LineCounts = beam.ParDo(s.Scope("Count lines"), countLines, in.Ranges)
+	return in, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/neardup/neardup/dedup"
@@ -18,44 +17,6 @@ func newPair(a, b uint64) Pair {
 		a, b = b, a
 	}
 	return Pair{a, b}
-}
-
-// toCentresFn joins a document's data with its star edges: it sends the
-// data once to each distinct centre it is a leaf of (however many buckets
-// it shares with that centre), once as the centre's own when it is one,
-// and once to the decision (as a candidate), and nowhere when it is in no
-// bucket of two. So a document's data is shuffled at most 3 + (distinct
-// centres) times, and a distinct centre takes one of its at most 25 keys.
-type toCentresFn struct{ Shuffle shuffleCounter }
-
-func (f *toCentresFn) ProcessElement(ctx context.Context, pos uint64, data func(*docData) bool, centres func(*uint64) bool,
-	self func(uint64, docData), leaf func(uint64, docData), cand func(uint64, docData)) error {
-	var cs []uint64
-	var c uint64
-	for centres(&c) {
-		cs = append(cs, c)
-	}
-	if len(cs) == 0 {
-		return nil
-	}
-	var d docData
-	if !data(&d) {
-		return fmt.Errorf("pipeline: no features for position %d of a bucket", pos)
-	}
-	slices.Sort(cs)
-	cs = slices.Compact(cs)
-	for _, c := range cs {
-		if c == pos {
-			f.Shuffle.add(ctx, "centre", c, d)
-			self(c, d)
-		} else {
-			f.Shuffle.add(ctx, "leaf", c, d)
-			leaf(c, d)
-		}
-	}
-	f.Shuffle.add(ctx, "candidate", pos, d)
-	cand(pos, d)
-	return nil
 }
 
 var (
@@ -241,18 +202,11 @@ func (f *verifyFn) pivot(c, l *dedup.Features) float64 {
 	return f.rule.Score(c, l)
 }
 
-// Verify joins each document's data with its star edges, verifies every
-// star at its centre and returns the edges for the components
-// (KV<A, B>, A < B: verified pairs, and the unverified links of coarsened
-// stars) and the data of every document in a bucket of two or more
-// (KV<position, docData>), for the decision.
-func Verify(s beam.Scope, opt Options, data, stars beam.PCollection) (edges, cands beam.PCollection) {
-	s = s.Scope("Verify")
-	sh := shuffleCounter{On: opt.CountShuffle}
-	js := s.Scope("Data to centres")
-	self, leaves, cands := beam.ParDo3(js, &toCentresFn{Shuffle: sh}, beam.CoGroupByKey(js, data, stars))
-	vs := s.Scope("Verify stars")
-	edges = beam.ParDo(vs, &verifyFn{Rule: opt.ruleConfig(), HoldBytes: opt.HoldBytes, MaxChecks: opt.MaxChecks, Shuffle: sh},
-		beam.CoGroupByKey(vs, self, leaves))
-	return edges, cands
+// Verify verifies every star at its centre and returns the edges for the
+// components (KV<A, B>, A < B: verified pairs, and the unverified links of
+// coarsened stars).
+func Verify(s beam.Scope, opt Options, self, leaves beam.PCollection) beam.PCollection {
+	s = s.Scope("Verify stars")
+	f := &verifyFn{Rule: opt.ruleConfig(), HoldBytes: opt.HoldBytes, MaxChecks: opt.MaxChecks, Shuffle: shuffleCounter{On: opt.CountShuffle}}
+	return beam.ParDo(s, f, beam.CoGroupByKey(s, self, leaves))
 }

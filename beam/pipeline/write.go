@@ -85,7 +85,7 @@ func (f *writeRangeFn) ProcessElement(ctx context.Context, _ uint64, rangeIter f
 func (f *writeRangeFn) writeKept(ctx context.Context, r inputRange, lines map[int]int64, removed []Line) (err error) {
 	path := partName(f.Output, r.Index, f.Ranges)
 	return writeFile(ctx, path, func(w io.Writer) error {
-		return f.read(ctx, r, lines, func(pos uint64, _ *corpus.Doc, out []byte) error {
+		return f.read(ctx, r, lines, false, func(pos uint64, _ *corpus.Doc, out []byte) error {
 			for len(removed) > 0 && removed[0].Pos < pos {
 				removed = removed[1:]
 			}
