@@ -43,9 +43,11 @@
 //
 // Sizes are per document; "features" is dedup.Features.MarshalBinary (the
 // token-sequence hash, counts, the shingle set at about 3 bytes a distinct
-// shingle, 24 band keys of 8 bytes) with the id and the position.
+// shingle, 24 band keys of 8 bytes) with the id and the position. Prism's
+// cost goes with the number of elements more than with their bytes, so
+// small things travel in batches.
 //
-//  1. Read (Read, Features): inputs are listed and cut into ranges: an
+//  1. Read (Read, Keys): inputs are listed and cut into ranges: an
 //     uncompressed JSONL or lines file in byte ranges of SplitBytes, a range
 //     owning the lines that start in it (as Beam's textio); compressed files
 //     and whole text files are one range. A first pass counts each range's
@@ -53,17 +55,21 @@
 //     the batch's. A document's position is range<<40 | line: input order.
 //     The rule's extractor (dedup.NewRuleExtractor) runs in the read: text is
 //     never shuffled. Per document it emits its 25 candidate keys (24 bands
-//     and the token-sequence hash; KV<key, position>, ~13 bytes each
-//     encoded: ~340 bytes) and its features (KV<position, docData>).
-//     State: one document.
-//  2. Stars (GroupByKey on the key): each bucket of two or more emits one
-//     element per member, KV<member, least member>. State: one bucket's
-//     positions, 8 bytes a member.
-//  3. Data to centres (CoGroupByKey on the position: features, star edges):
-//     a document in some bucket sends its features once to each distinct
-//     centre it is a leaf of, once to itself as a centre, and once on to the
-//     decision; a document in no bucket, nowhere. State: one document and
-//     its at most 25 centres.
+//     and the token-sequence hash) as 16-byte entries (key, position),
+//     batched per key partition (key mod KeyParts, one partition per
+//     KeyPartBytes, 1 MiB, of input): 400 bytes, in a few large elements.
+//     State: one document, and up to 8 MiB of key entries before a flush.
+//  2. Stars (GroupByKey on the key partition): the partition's entries are
+//     sorted; each bucket (key) of two or more documents emits one starEdge
+//     per member (member, least member), keyed by the member's range.
+//     State: one partition, about 25 entries of 16 bytes per document of
+//     KeyPartBytes of input (~400 KB on web text), whatever the corpus size.
+//  3. Data to centres (CoGroupByKey on the range: the range, its members'
+//     star edges): the range is read again and the features of each member
+//     extracted once more and sent once to each distinct centre it is a leaf
+//     of, once to itself as a centre, and once on to the decision; a
+//     document in no bucket is read and sent nowhere. State: the range's
+//     star edges, 16 bytes each, at most 25 per document of the range.
 //  4. Verify stars (CoGroupByKey on the centre: its features, its leaves'):
 //     the checks above; emits edges KV<A, B>. State: the centre's features,
 //     24 bytes and a decoded set per leaf, the sets held up to HoldBytes
@@ -75,7 +81,8 @@
 //     those pairs with a union-find (at most MaxResidual, 4M, or the run
 //     fails asking for more rounds); the roots go back as a side input.
 //     Each round shuffles the edges twice, 16 bytes an edge. State: one
-//     node's neighbours; the residual union-find; the roots side input.
+//     node's neighbours; the residual union-find (at most MaxResidual
+//     pairs); the roots side input (at most 2·MaxResidual labels).
 //  6. Decide (CoGroupByKey on the position: labels, features; then
 //     GroupByKey on the label): the features of each document in an edge go
 //     to its component, where the batch's keep-first runs: documents in
@@ -87,20 +94,22 @@
 //  7. Write (CoGroupByKey on the range: the range, its duplicates and
 //     clusters lines): the worker that writes a range sorts the range's own
 //     output lines by position, writes its duplicates and clusters part,
-//     reads the range again and writes the output line of every document
-//     not removed. Parts are PATH-00000-of-00012 in input order; unless
-//     Options.Parts, one worker then concatenates each output's parts
+//     reads the range a third time and writes the output line of every
+//     document not removed. Parts are PATH-00000-of-00012 in input order;
+//     unless Options.Parts, one worker then concatenates each output's parts
 //     (streaming) into PATH, as dedup.Run writes it, after checking that
 //     documents were read (a run without any fails, with ErrNoDocuments).
 //     State: one range's duplicates and clusters lines.
 //
-// A document outside every bucket costs its keys and its features once; a
-// document in buckets costs its features 3 + (distinct centres) times.
-// Nothing grows with the corpus under MethodMinHash: the keys are fixed,
-// the stars are linear in their buckets, and the components are those of
-// verified pairs. Under MethodSimHash the key blocks of index.PlanJoin's
-// tables grow with the document count (92 tables at 9K documents, 1,820 at
-// 1M): it gives the same verdicts, and does not scale.
+// So a document in no bucket is shuffled as its 400 bytes of keys; a
+// document in buckets adds its star edges (16 bytes each) and its features
+// 2 + (distinct centres) times. Nothing grows with the corpus under
+// MethodMinHash: the keys are fixed, the stars are linear in their buckets,
+// and the components are those of verified pairs. Under MethodSimHash the
+// key blocks of index.PlanJoin's tables grow with the document count (92
+// tables at 9K documents, 1,820 at 1M): it gives the same verdicts, and does
+// not scale. Reading a range three times (keys, data, output) trades input
+// bandwidth, which grows with workers, for shuffle, which does not.
 //
 // # Differences from dedup.Run
 //

@@ -35,8 +35,8 @@ runs in this process). Flags:
 
 // dedupFlags are the flags of "neardup dedup" that mean the same here.
 type dedupFlags struct {
-	opt        pipeline.Options
-	cpuProfile string
+	opt                    pipeline.Options
+	cpuProfile, memProfile string
 }
 
 // register defines the flags on fs, which also holds Beam's (--runner,
@@ -66,6 +66,7 @@ func (f *dedupFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.Parts, "parts", false, "leave each output as one file per read range (PATH-00000-of-00012) instead of concatenating them")
 	fs.BoolVar(&o.CountShuffle, "count-shuffle", false, "count the encoded bytes entering every shuffle in the shuffle_bytes metrics")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (with --runner prism, the whole run) to this file")
+	fs.StringVar(&f.memProfile, "memprofile", "", "write a heap profile of this process at its largest heap to this file")
 }
 
 // run parses "dedup" and its flags from args, or runs as a Beam worker when
@@ -106,6 +107,11 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		defer func() { pprof.StopCPUProfile(); pf.Close() }()
+	}
+	if f.memProfile != "" {
+		pctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go heapPeak(pctx, f.memProfile)
 	}
 	res, err := beamx.RunWithMetrics(ctx, p)
 	if err != nil {
