@@ -116,3 +116,11 @@ func Stars(s beam.Scope, opt Options, keys, sims, counts beam.PCollection, keyPa
 	}
 	return beam.ParDo(s.Scope("Stars"), &starFn{Shuffle: shuffleCounter{On: opt.CountShuffle}}, beam.GroupByKey(s, keys))
 }
+
+// starLink is the edge of a star edge, unverified: under MethodSimHash the
+// components are those of the candidate graph (see doc.go).
+func starLink(_ uint64, e starEdge, emit func(uint64, uint64)) {
+	if e.Member != e.Centre {
+		emit(e.Centre, e.Member)
+	}
+}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/neardup/neardup/dedup"
 )
 
 // Result holds the pipeline's PCollections, for tests and for further
@@ -33,7 +34,12 @@ func Dedup(s beam.Scope, opt Options) (Result, error) {
 	keys, sims, counts := Keys(s, opt, in)
 	stars := Stars(s, opt, keys, sims, counts, in.KeyParts)
 	self, leaves, cands := Data(s, opt, in, stars)
-	edges := Verify(s, opt, self, leaves)
+	var edges beam.PCollection
+	if opt.Method == dedup.MethodMinHash {
+		edges = Verify(s, opt, self, leaves)
+	} else {
+		edges = beam.ParDo(s.Scope("Candidate links"), starLink, stars)
+	}
 	labels := Components(s, opt, edges)
 	dups, clusters := Decide(s, opt, labels, cands)
 	Write(s, opt, in.Ranges, in.LineCounts, counts, dups, clusters, in.N)

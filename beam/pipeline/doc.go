@@ -107,8 +107,13 @@
 // MethodMinHash: the keys are fixed, the stars are linear in their buckets,
 // and the components are those of verified pairs. Under MethodSimHash the
 // key blocks of index.PlanJoin's tables grow with the document count (92
-// tables at 9K documents, 1,820 at 1M): it gives the same verdicts, and does
-// not scale. Reading a range three times (keys, data, output) trades input
+// tables at 9K documents, 1,820 at 1M), and a document is a leaf of up to
+// one star per table, so its stars are not verified (that would send its
+// features to each centre): the star edges themselves are the edges, the
+// components those of the candidate graph (coarser than E's, so the
+// verdicts are still the batch's), and only the decision reads features.
+// It gives the same verdicts, and does not scale: MethodMinHash is the
+// method for large corpora. Reading a range three times (keys, data, output) trades input
 // bandwidth, which grows with workers, for shuffle, which does not.
 //
 // # Differences from dedup.Run

@@ -133,6 +133,7 @@ type starEdge struct{ Member, Centre uint64 }
 type dataFn struct {
 	rangeDocs
 	Rule    ruleConfig
+	Centres bool // send the data to the centres (else only to the decision)
 	Shuffle shuffleCounter
 
 	ext *dedup.Extractor
@@ -182,6 +183,9 @@ func (f *dataFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*i
 		}
 		d := docData{Pos: pos, ID: doc.ID, Features: b}
 		for ; len(es) > 0 && es[0].Member == pos; es = es[1:] {
+			if !f.Centres {
+				continue
+			}
 			if c := es[0].Centre; c == pos {
 				f.Shuffle.add(ctx, "centre", c, d)
 				self(c, d)
@@ -203,6 +207,7 @@ func Data(s beam.Scope, opt Options, in inputs, stars beam.PCollection) (self, l
 	f := &dataFn{
 		rangeDocs: rangeDocs{Format: opt.Format, IDField: opt.IDField, TextField: opt.TextField, SkipBad: opt.SkipBad},
 		Rule:      opt.ruleConfig(),
+		Centres:   opt.Method == dedup.MethodMinHash,
 		Shuffle:   shuffleCounter{On: opt.CountShuffle},
 	}
 	ranges := beam.ParDo(s, rangeByIndex, in.Ranges)

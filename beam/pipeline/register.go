@@ -32,6 +32,7 @@ func init() {
 	register.Function4x1[uint64, func(*uint64) bool, func(*uint64) bool, func(uint64, uint64), error](edgeLabel)
 	register.Function4x1[uint64, func(*uint64) bool, func(*uint64) bool, func(int, Pair), error](apartFn)
 	register.Function1x2[inputRange, uint64, inputRange](rangeByIndex)
+	register.Function3x0[uint64, starEdge, func(uint64, uint64)](starLink)
 
 	register.Emitter1[lineCount]()
 	register.Emitter1[simEntry]()
