@@ -55,15 +55,17 @@
 //     the batch's. A document's position is range<<40 | line: input order.
 //     The rule's extractor (dedup.NewRuleExtractor) runs in the read: text is
 //     never shuffled. Per document it emits its 25 candidate keys (24 bands
-//     and the token-sequence hash) as 16-byte entries (key, position),
-//     batched per key partition (key mod KeyParts, one partition per
-//     KeyPartBytes, 1 MiB, of input): 400 bytes, in a few large elements.
+//     and the token-sequence hash) as 12-byte entries (32 bits of key,
+//     position), batched per key partition (key mod KeyParts, one
+//     partition per KeyPartBytes, 1 MiB, of input): 300 bytes, in a few
+//     large elements.
 //     State: one document, and up to 8 MiB of key entries before a flush.
 //  2. Stars (GroupByKey on the key partition): the partition's entries are
 //     sorted; each bucket (key) of two or more documents emits one starEdge
 //     per member (member, least member), keyed by the member's range.
-//     State: one partition, about 25 entries of 16 bytes per document of
-//     KeyPartBytes of input (~400 KB on web text), whatever the corpus size.
+//     State: one partition, about 25 entries of 16 bytes (decoded) per
+//     document of KeyPartBytes of input (~330 KB on web text), whatever the
+//     corpus size.
 //  3. Data to centres (CoGroupByKey on the range: the range, its members'
 //     star edges): the range is read again and the features of each member
 //     extracted once more and sent once to each distinct centre it is a leaf
@@ -101,7 +103,7 @@
 //     documents were read (a run without any fails, with ErrNoDocuments).
 //     State: one range's duplicates and clusters lines.
 //
-// So a document in no bucket is shuffled as its 400 bytes of keys; a
+// So a document in no bucket is shuffled as its 300 bytes of keys; a
 // document in buckets adds its star edges (16 bytes each) and its features
 // 2 + (distinct centres) times. Nothing grows with the corpus under
 // MethodMinHash: the keys are fixed, the stars are linear in their buckets,

@@ -244,3 +244,26 @@ func TestBadLine(t *testing.T) {
 		t.Errorf("metrics %v: want removed >= 3, verified_edges >= removed, star_edges >= verified_edges", counts)
 	}
 }
+
+// TestDeviceOutput: an output that is a device is written in place, its
+// parts kept elsewhere and removed, as dedup.Run writes to /dev/null.
+func TestDeviceOutput(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "small.jsonl", smallCorpus)
+	b, _ := runBoth(t, []string{in}, pipeline.Options{})
+	opt := pipeline.Options{Inputs: []string{in}, Output: os.DevNull, Duplicates: filepath.Join(dir, "dups.jsonl")}
+	p, s := beam.NewPipelineWithRoot()
+	if _, err := pipeline.Dedup(s, opt); err != nil {
+		t.Fatal(err)
+	}
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, opt.Duplicates); got != b[1] {
+		t.Errorf("duplicates with the output on %s:\n%s\nwant\n%s", os.DevNull, got, b[1])
+	}
+	left, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("neardup-beam-%d-*", os.Getpid())))
+	if len(left) > 0 {
+		t.Errorf("parts left behind: %v", left)
+	}
+}

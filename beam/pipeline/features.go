@@ -215,7 +215,7 @@ func Data(s beam.Scope, opt Options, in inputs, stars beam.PCollection) (self, l
 }
 
 // Candidate keys travel in batches: one element per key partition per
-// range (or per flush) holding 16-byte entries (key, position), instead of
+// range (or per flush) holding 12-byte entries (key, position), instead of
 // one element per key. A runner's cost per element (prism keeps each one
 // as its own buffer, and a key per group) dwarfs 16 bytes, and 25 keys a
 // document made the key shuffle most of the elements of a run. The
@@ -223,7 +223,7 @@ func Data(s beam.Scope, opt Options, in inputs, stars beam.PCollection) (self, l
 // input (one per KeyPartBytes of input), so a partition's group stays the
 // same size whatever the corpus.
 const (
-	keyEntrySize  = 16
+	keyEntrySize  = 12
 	keyFlushBytes = 8 << 20 // entries a reader holds before it emits them
 )
 
@@ -239,7 +239,12 @@ func newKeyBatcher(parts int, emit func(int, []byte)) *keyBatcher {
 
 func (kb *keyBatcher) add(key, pos uint64) {
 	p := int(key % uint64(len(kb.parts)))
-	kb.parts[p] = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(kb.parts[p], key), pos)
+	// The partition holds the key's low bits; 32 high bits tell keys apart
+	// within it. Two keys of a partition that agree on them (about one pair
+	// in 2^32) make a bucket of documents that share no key: its star's
+	// pairs are candidates that verification rejects (or under simhash an
+	// unverified link that merges two components), never a lost pair.
+	kb.parts[p] = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(kb.parts[p], uint32(key>>32)), pos)
 	if kb.held += keyEntrySize; kb.held >= keyFlushBytes {
 		kb.flush()
 	}

@@ -33,7 +33,8 @@ func partName(path string, i, n int) string { return fmt.Sprintf("%s-%05d-of-%05
 
 func rangeByIndex(r inputRange) (uint64, inputRange) { return uint64(r.Index), r }
 
-// writeRangeFn writes a range's part of each output named.
+// writeRangeFn writes a range's part of each output named. Its paths are
+// the outputs' part bases (partBase).
 type writeRangeFn struct {
 	rangeDocs
 	Output, Duplicates, Clusters string
@@ -142,10 +143,10 @@ var ErrNoDocuments = errors.New("pipeline: no documents in the inputs")
 // document was read, and unless Parts concatenates each output's parts
 // into the file named, in range order, removing them.
 type finishFn struct {
-	Inputs  []string
-	Outputs []string
-	Ranges  int
-	Parts   bool
+	Inputs         []string
+	Outputs, Bases []string // the files named, their parts' bases
+	Ranges         int
+	Parts          bool
 }
 
 func (f *finishFn) ProcessElement(ctx context.Context, _ []byte, written func(*int) bool, counts func(*int) bool) error {
@@ -166,16 +167,16 @@ func (f *finishFn) ProcessElement(ctx context.Context, _ []byte, written func(*i
 	if f.Parts {
 		return nil
 	}
-	for _, out := range f.Outputs {
-		if err := concat(ctx, out, f.Ranges); err != nil {
+	for i, out := range f.Outputs {
+		if err := concat(ctx, out, f.Bases[i], f.Ranges); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// concat copies the n parts of out into out and removes them.
-func concat(ctx context.Context, out string, n int) error {
+// concat copies the n parts of base into out and removes them.
+func concat(ctx context.Context, out, base string, n int) error {
 	fsys, err := filesystem.New(ctx, out)
 	if err != nil {
 		return err
@@ -183,7 +184,7 @@ func concat(ctx context.Context, out string, n int) error {
 	defer fsys.Close()
 	err = writeFile(ctx, out, func(w io.Writer) error {
 		for i := range n {
-			part := partName(out, i, n)
+			part := partName(base, i, n)
 			r, err := fsys.OpenRead(ctx, part)
 			if err != nil {
 				return err
@@ -200,7 +201,7 @@ func concat(ctx context.Context, out string, n int) error {
 	}
 	if rm, ok := fsys.(filesystem.Remover); ok {
 		for i := range n {
-			if err := rm.Remove(ctx, partName(out, i, n)); err != nil {
+			if err := rm.Remove(ctx, partName(base, i, n)); err != nil {
 				return fmt.Errorf("pipeline: removing a part of %s: %w", out, err)
 			}
 		}
@@ -211,20 +212,38 @@ func concat(ctx context.Context, out string, n int) error {
 // Write writes the outputs per range and finishes them.
 func Write(s beam.Scope, opt Options, ranges, lineCounts, counts, dups, clusters beam.PCollection, nRanges int) {
 	s = s.Scope("Write")
+	var outs, bases []string
+	base := func(path string) string {
+		if path == "" {
+			return ""
+		}
+		b := partBase(path)
+		outs, bases = append(outs, path), append(bases, b)
+		return b
+	}
 	f := &writeRangeFn{
 		rangeDocs: rangeDocs{Format: opt.Format, IDField: opt.IDField, TextField: opt.TextField, SkipBad: opt.SkipBad},
-		Output:    opt.Output, Duplicates: opt.Duplicates, Clusters: opt.Clusters, Ranges: nRanges,
+		Output:    base(opt.Output), Duplicates: base(opt.Duplicates), Clusters: base(opt.Clusters), Ranges: nRanges,
 	}
 	keyed := beam.ParDo(s, rangeByIndex, ranges)
 	written := beam.ParDo(s, f, beam.CoGroupByKey(s, keyed, dups, clusters), beam.SideInput{Input: lineCounts})
-	var outs []string
-	for _, o := range []string{opt.Output, opt.Duplicates, opt.Clusters} {
-		if o != "" {
-			outs = append(outs, o)
-		}
-	}
-	beam.ParDo0(s, &finishFn{Inputs: opt.Inputs, Outputs: outs, Ranges: nRanges, Parts: opt.Parts}, beam.Impulse(s),
+	beam.ParDo0(s, &finishFn{Inputs: opt.Inputs, Outputs: outs, Bases: bases, Ranges: nRanges, Parts: opt.Parts}, beam.Impulse(s),
 		beam.SideInput{Input: written}, beam.SideInput{Input: counts})
+}
+
+// partBase is where the parts of output path go: beside it, but for a
+// local path that is not a regular file (/dev/null, /dev/stdout, a FIFO),
+// which is written in place as dedup.Run writes it: its parts go to the
+// temporary directory, since only a run on this machine can write there.
+func partBase(path string) string {
+	if strings.Contains(path, "://") {
+		return path
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().IsRegular() {
+		return path
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("neardup-beam-%d-%s", os.Getpid(), filepath.Base(path)))
 }
 
 // checkOutputs refuses, while the pipeline is built, the output paths its
