@@ -24,23 +24,10 @@ var (
 	componentSize = beam.NewDistribution("neardup", "component_size")
 )
 
-// toComponent sends a candidate document's data to its component when it
-// has one (a document in no edge is kept, and its data goes no further).
-type toComponentFn struct{ Shuffle shuffleCounter }
-
-func (f *toComponentFn) ProcessElement(ctx context.Context, pos uint64, labels func(*uint64) bool, data func(*docData) bool,
-	emit func(uint64, docData)) error {
-	var l uint64
-	if !labels(&l) {
-		return nil
-	}
-	var d docData
-	if !data(&d) {
-		return fmt.Errorf("pipeline: no features for position %d of an edge", pos)
-	}
-	f.Shuffle.add(ctx, "component", l, d)
-	emit(l, d)
-	return nil
+// labelByRange keys a document's component label by the document's range,
+// for the read that sends its data to the component.
+func labelByRange(pos, label uint64) (uint64, starEdge) {
+	return uint64(rangeOf(pos)), starEdge{Member: pos, Centre: label}
 }
 
 // decideFn runs the keep-first rule over one component: documents in input
@@ -184,14 +171,19 @@ func (f *decideFn) duplicate(d *docData, fd *dedup.Features, k *docData, fk *ded
 	return dup
 }
 
-// Decide applies the keep-first rule per component. It returns the
-// duplicates and clusters output lines keyed by the read range of the
-// document they are written at.
-func Decide(s beam.Scope, opt Options, labels, cands beam.PCollection) (dups, clusters beam.PCollection) {
+// Decide applies the keep-first rule per component: the ranges are read
+// again, and the data of each document with a label goes to its component.
+// It returns the duplicates and clusters output lines keyed by the read
+// range of the document they are written at.
+func Decide(s beam.Scope, opt Options, in inputs, labels beam.PCollection) (dups, clusters beam.PCollection) {
 	s = s.Scope("Decide")
 	sh := shuffleCounter{On: opt.CountShuffle}
-	gs := s.Scope("Gather components")
-	comp := beam.ParDo(gs, &toComponentFn{Shuffle: sh}, beam.CoGroupByKey(gs, countU64(gs, sh, "labels", labels), cands))
+	gs := s.Scope("Data to components")
+	byRange := beam.ParDo(gs, labelByRange, labels)
+	if sh.On {
+		byRange = beam.ParDo(gs, &countEdgeFn{Stage: "labels", Shuffle: sh}, byRange)
+	}
+	_, comp := readData(gs, opt, in, byRange, true)
 	ks := s.Scope("Keep first")
 	return beam.ParDo2(ks, &decideFn{Rule: opt.ruleConfig(), MaxComponent: opt.MaxComponent, Shuffle: sh}, beam.GroupByKey(ks, comp))
 }

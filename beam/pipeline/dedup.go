@@ -33,15 +33,15 @@ func Dedup(s beam.Scope, opt Options) (Result, error) {
 	}
 	keys, sims, counts := Keys(s, opt, in)
 	stars := Stars(s, opt, keys, sims, counts, in.KeyParts)
-	self, leaves, cands := Data(s, opt, in, stars)
 	var edges beam.PCollection
 	if opt.Method == dedup.MethodMinHash {
+		self, leaves := Data(s, opt, in, stars)
 		edges = Verify(s, opt, self, leaves)
 	} else {
 		edges = beam.ParDo(s.Scope("Candidate links"), starLink, stars)
 	}
 	labels := Components(s, opt, edges)
-	dups, clusters := Decide(s, opt, labels, cands)
+	dups, clusters := Decide(s, opt, in, labels)
 	Write(s, opt, in.Ranges, in.LineCounts, counts, dups, clusters, in.N)
 	return Result{Keys: keys, Stars: stars, Edges: edges, Labels: labels, Duplicates: dups, Clusters: clusters}, nil
 }

@@ -69,9 +69,9 @@
 //  3. Data to centres (CoGroupByKey on the range: the range, its members'
 //     star edges): the range is read again and the features of each member
 //     extracted once more and sent once to each distinct centre it is a leaf
-//     of, once to itself as a centre, and once on to the decision; a
-//     document in no bucket is read and sent nowhere. State: the range's
-//     star edges, 16 bytes each, at most 25 per document of the range.
+//     of, and once to itself as a centre; a document in no bucket is read
+//     and sent nowhere. State: the range's star edges, 16 bytes each, at
+//     most 25 per document of the range.
 //  4. Verify stars (CoGroupByKey on the centre: its features, its leaves'):
 //     the checks above; emits edges KV<A, B>. State: the centre's features,
 //     24 bytes and a decoded set per leaf, the sets held up to HoldBytes
@@ -85,18 +85,19 @@
 //     Each round shuffles the edges twice, 16 bytes an edge. State: one
 //     node's neighbours; the residual union-find (at most MaxResidual
 //     pairs); the roots side input (at most 2·MaxResidual labels).
-//  6. Decide (CoGroupByKey on the position: labels, features; then
-//     GroupByKey on the label): the features of each document in an edge go
-//     to its component, where the batch's keep-first runs: documents in
-//     input order, each compared in input order with the kept documents it
-//     is a candidate of (dedup.Rule.Duplicates), removed in favour of the
-//     first it duplicates. State: one component, at most MaxComponent
-//     (262,144) documents' features; a larger one fails the run with its
-//     least position.
+//  6. Decide (CoGroupByKey on the range: the range, its documents' labels;
+//     then GroupByKey on the label): the range is read a third time and the
+//     features of each document with a label extracted and sent to its
+//     component, where the batch's keep-first runs: documents in input
+//     order, each compared in input order with the kept documents it is a
+//     candidate of (dedup.Rule.Duplicates), removed in favour of the first
+//     it duplicates. State: the range's labels, 16 bytes each; one
+//     component, at most MaxComponent (262,144) documents' features; a
+//     larger one fails the run with its least position.
 //  7. Write (CoGroupByKey on the range: the range, its duplicates and
 //     clusters lines): the worker that writes a range sorts the range's own
 //     output lines by position, writes its duplicates and clusters part,
-//     reads the range a third time and writes the output line of every
+//     reads the range a fourth time and writes the output line of every
 //     document not removed. Parts are PATH-00000-of-00012 in input order;
 //     unless Options.Parts, one worker then concatenates each output's parts
 //     (streaming) into PATH, as dedup.Run writes it, after checking that
@@ -104,19 +105,24 @@
 //     State: one range's duplicates and clusters lines.
 //
 // So a document in no bucket is shuffled as its 300 bytes of keys; a
-// document in buckets adds its star edges (16 bytes each) and its features
-// 2 + (distinct centres) times. Nothing grows with the corpus under
-// MethodMinHash: the keys are fixed, the stars are linear in their buckets,
-// and the components are those of verified pairs. Under MethodSimHash the
-// key blocks of index.PlanJoin's tables grow with the document count (92
-// tables at 9K documents, 1,820 at 1M), and a document is a leaf of up to
-// one star per table, so its stars are not verified (that would send its
-// features to each centre): the star edges themselves are the edges, the
-// components those of the candidate graph (coarser than E's, so the
-// verdicts are still the batch's), and only the decision reads features.
-// It gives the same verdicts, and does not scale: MethodMinHash is the
-// method for large corpora. Reading a range three times (keys, data, output) trades input
-// bandwidth, which grows with workers, for shuffle, which does not.
+// document in buckets adds its star edges (16 bytes each), its features
+// once per distinct centre it is a leaf of and once if it is a centre, and
+// once more to its component when it is in an edge. Nothing grows with the
+// corpus under MethodMinHash: the keys are fixed, the stars are linear in
+// their buckets, and the components are those of verified pairs. Reading
+// a range four times (keys, data to centres, data to components, output;
+// the features of a bucket's members extracted up to twice more) trades
+// input bandwidth and CPU, which grow with workers, for shuffle, which
+// does not.
+//
+// Under MethodSimHash the key blocks of index.PlanJoin's tables grow with
+// the document count (92 tables at 9K documents, 1,820 at 1M), and a
+// document is a leaf of up to one star per table, so its stars are not
+// verified (that would send its features to each centre): the star edges
+// themselves are the edges, the components those of the candidate graph
+// (coarser than E's, so the verdicts are still the batch's), and only the
+// decision reads features. It gives the same verdicts, and does not scale:
+// MethodMinHash is the method for large corpora.
 //
 // # Differences from dedup.Run
 //

@@ -119,22 +119,24 @@ func Keys(s beam.Scope, opt Options, in inputs) (keys, sims, counts beam.PCollec
 }
 
 // starEdge links a bucket member to the bucket's centre (itself, for the
-// centre): the unit of work of dataFn, keyed by the member's range.
+// centre), or a document in an edge to its component's label: the unit of
+// work of dataFn, keyed by the member's range.
 type starEdge struct{ Member, Centre uint64 }
 
-// dataFn reads a range again and sends the data of each document in a
-// bucket of two or more (its features, extracted once more) once to each
-// distinct centre it is a leaf of, however many buckets it shares with
-// that centre, once to itself when it is a centre, and once on to the
-// decision; a document in no bucket is only read. So a document's data is
-// shuffled 2 + (distinct centres) times when it is a candidate, never
-// otherwise. One call holds the range's star edges (16 bytes each, at most
-// 25 per document of the range).
+// dataFn reads a range again and sends the data (the features, extracted
+// once more) of each document named by an edge to the edge's target: to
+// each distinct centre it is a leaf of, however many buckets it shares with
+// that centre, and to itself when it is a centre (the first output); or,
+// with ToComponents, to its component's label (the second output). A
+// document no edge names is only read. So a candidate's data is shuffled
+// (distinct centres) + 1 times before the decision, and once to it when it
+// is in a verified edge; a document in no bucket's, never. One call holds
+// the range's edges (16 bytes each, at most 25 per document of the range).
 type dataFn struct {
 	rangeDocs
-	Rule    ruleConfig
-	Centres bool // send the data to the centres (else only to the decision)
-	Shuffle shuffleCounter
+	Rule         ruleConfig
+	ToComponents bool
+	Shuffle      shuffleCounter
 
 	ext *dedup.Extractor
 }
@@ -145,10 +147,10 @@ func (f *dataFn) Setup() (err error) {
 }
 
 func (f *dataFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*inputRange) bool, edgeIter func(*starEdge) bool,
-	lines func(*lineCount) bool, self func(uint64, docData), leaf func(uint64, docData), cand func(uint64, docData)) error {
+	lines func(*lineCount) bool, self func(uint64, docData), other func(uint64, docData)) error {
 	var r inputRange
 	if !rangeIter(&r) {
-		return errors.New("pipeline: star edges for a range that was not read")
+		return errors.New("pipeline: edges for a range that was not read")
 	}
 	var es []starEdge
 	var e starEdge
@@ -183,35 +185,38 @@ func (f *dataFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*i
 		}
 		d := docData{Pos: pos, ID: doc.ID, Features: b}
 		for ; len(es) > 0 && es[0].Member == pos; es = es[1:] {
-			if !f.Centres {
-				continue
-			}
-			if c := es[0].Centre; c == pos {
-				f.Shuffle.add(ctx, "centre", c, d)
-				self(c, d)
-			} else {
-				f.Shuffle.add(ctx, "leaf", c, d)
-				leaf(c, d)
+			switch t := es[0].Centre; {
+			case f.ToComponents:
+				f.Shuffle.add(ctx, "component", t, d)
+				other(t, d)
+			case t == pos:
+				f.Shuffle.add(ctx, "centre", t, d)
+				self(t, d)
+			default:
+				f.Shuffle.add(ctx, "leaf", t, d)
+				other(t, d)
 			}
 		}
-		f.Shuffle.add(ctx, "candidate", pos, d)
-		cand(pos, d)
 		return nil
 	})
 }
 
-// Data sends the candidates' data to their centres (self, leaves) and to
-// the decision (cands, by position).
-func Data(s beam.Scope, opt Options, in inputs, stars beam.PCollection) (self, leaves, cands beam.PCollection) {
-	s = s.Scope("Data to centres")
+// readData runs dataFn over the ranges with the edges keyed by range.
+func readData(s beam.Scope, opt Options, in inputs, edges beam.PCollection, toComponents bool) (self, other beam.PCollection) {
 	f := &dataFn{
-		rangeDocs: rangeDocs{Format: opt.Format, IDField: opt.IDField, TextField: opt.TextField, SkipBad: opt.SkipBad},
-		Rule:      opt.ruleConfig(),
-		Centres:   opt.Method == dedup.MethodMinHash,
-		Shuffle:   shuffleCounter{On: opt.CountShuffle},
+		rangeDocs:    rangeDocs{Format: opt.Format, IDField: opt.IDField, TextField: opt.TextField, SkipBad: opt.SkipBad},
+		Rule:         opt.ruleConfig(),
+		ToComponents: toComponents,
+		Shuffle:      shuffleCounter{On: opt.CountShuffle},
 	}
 	ranges := beam.ParDo(s, rangeByIndex, in.Ranges)
-	return beam.ParDo3(s, f, beam.CoGroupByKey(s, ranges, stars), beam.SideInput{Input: in.LineCounts})
+	return beam.ParDo2(s, f, beam.CoGroupByKey(s, ranges, edges), beam.SideInput{Input: in.LineCounts})
+}
+
+// Data sends the candidates' data to their centres: the centres' own
+// (self) and their leaves'.
+func Data(s beam.Scope, opt Options, in inputs, stars beam.PCollection) (self, leaves beam.PCollection) {
+	return readData(s.Scope("Data to centres"), opt, in, stars, false)
 }
 
 // Candidate keys travel in batches: one element per key partition per

@@ -12,13 +12,13 @@ import (
 func init() {
 	register.Function3x1[context.Context, inputRange, func(lineCount), error](countLines)
 	register.DoFn6x1[context.Context, inputRange, func(*lineCount) bool, func(int, []byte), func(simEntry), func(int), error](&keysFn{})
-	register.DoFn8x1[context.Context, uint64, func(*inputRange) bool, func(*starEdge) bool, func(*lineCount) bool, func(uint64, docData), func(uint64, docData), func(uint64, docData), error](&dataFn{})
+	register.DoFn7x1[context.Context, uint64, func(*inputRange) bool, func(*starEdge) bool, func(*lineCount) bool, func(uint64, docData), func(uint64, docData), error](&dataFn{})
 	register.DoFn4x0[context.Context, simEntry, int, func(int, []byte)](&tableKeysFn{})
 	register.DoFn4x1[context.Context, int, func(*[]byte) bool, func(uint64, starEdge), error](&starFn{})
 	register.DoFn5x1[context.Context, uint64, func(*docData) bool, func(*docData) bool, func(uint64, uint64), error](&verifyFn{})
 	register.DoFn4x1[context.Context, int, func(*Pair) bool, func(uint64, uint64), error](&residualFn{})
 	register.DoFn5x0[context.Context, uint64, uint64, func(*uint64, *uint64) bool, func(uint64, uint64)](&relabelFn{})
-	register.DoFn5x1[context.Context, uint64, func(*uint64) bool, func(*docData) bool, func(uint64, docData), error](&toComponentFn{})
+	register.DoFn4x0[context.Context, uint64, starEdge, func(uint64, starEdge)](&countEdgeFn{})
 	register.DoFn5x1[context.Context, uint64, func(*docData) bool, func(uint64, Line), func(uint64, Line), error](&decideFn{})
 	register.DoFn7x1[context.Context, uint64, func(*inputRange) bool, func(*Line) bool, func(*Line) bool, func(*lineCount) bool, func(int), error](&writeRangeFn{})
 	register.DoFn4x1[context.Context, []byte, func(*int) bool, func(*int) bool, error](&finishFn{})
@@ -33,6 +33,7 @@ func init() {
 	register.Function4x1[uint64, func(*uint64) bool, func(*uint64) bool, func(int, Pair), error](apartFn)
 	register.Function1x2[inputRange, uint64, inputRange](rangeByIndex)
 	register.Function3x0[uint64, starEdge, func(uint64, uint64)](starLink)
+	register.Function2x2[uint64, uint64, uint64, starEdge](labelByRange)
 
 	register.Emitter1[lineCount]()
 	register.Emitter1[simEntry]()

@@ -76,3 +76,15 @@ func countU64(s beam.Scope, sh shuffleCounter, stage string, c beam.PCollection)
 	}
 	return beam.ParDo(s, &countU64Fn{Stage: stage, Shuffle: sh}, c)
 }
+
+// countEdgeFn passes KV<uint64, starEdge> elements on, counting their bytes
+// under Stage.
+type countEdgeFn struct {
+	Stage   string
+	Shuffle shuffleCounter
+}
+
+func (f *countEdgeFn) ProcessElement(ctx context.Context, k uint64, e starEdge, emit func(uint64, starEdge)) {
+	f.Shuffle.add(ctx, f.Stage, k, e)
+	emit(k, e)
+}
