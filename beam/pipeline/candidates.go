@@ -1,53 +1,18 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
-	"math/bits"
+	"slices"
 	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/filter"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
-	"github.com/neardup/neardup/simhash"
 )
-
-// Candidate keys are strings: a kind byte, a table or band number (2 bytes
-// big-endian) and a 64-bit value (8 bytes); the shard pair (2+2 bytes) is
-// appended when the key is grouped.
-const (
-	kindTable = 't' // key blocks of a SimHash plan table
-	kindExact = 'e' // token-sequence hash
-	kindBand  = 'b' // LSH band key
-)
-
-func candKey(kind byte, t int, v uint64) string {
-	var b [11]byte
-	b[0] = kind
-	binary.BigEndian.PutUint16(b[1:], uint16(t))
-	binary.BigEndian.PutUint64(b[3:], v)
-	return string(b[:])
-}
-
-func shardKey(key string, i, j int) string {
-	var b [4]byte
-	binary.BigEndian.PutUint16(b[:], uint16(i))
-	binary.BigEndian.PutUint16(b[2:], uint16(j))
-	return key + string(b[:])
-}
-
-// Pair is a candidate pair of positions, A < B.
-type Pair struct{ A, B uint64 }
-
-func newPair(a, b uint64) Pair {
-	if a > b {
-		a, b = b, a
-	}
-	return Pair{a, b}
-}
 
 // plans caches index.PlanJoin by input size: every worker derives the same
 // plan from the document count.
@@ -58,202 +23,104 @@ func planFor(n, k int) index.Plan {
 	if p, ok := plans.Load(key); ok {
 		return p.(index.Plan)
 	}
-	p := index.PlanJoin(n, k).Plan
+	p := index.PlanJoin(max(n, 1), k).Plan
 	plans.Store(key, p)
 	return p
 }
 
-// keysFn keys each entry by every candidate key it has: the key blocks of
-// each table of the plan for n documents at Rule.QueryK (SimHash), the band
-// keys (MinHash), and the token-sequence hash.
-type keysFn struct {
-	Rule ruleConfig
+// tableKeysFn keys a fingerprint by the key block of every table of
+// index.PlanJoin(n, Rule.QueryK()) (MethodSimHash): two fingerprints within
+// QueryK share at least one. Their number grows with n, which is why
+// MethodMinHash is the method that scales.
+type tableKeysFn struct {
+	Rule     ruleConfig
+	KeyParts int
+	Shuffle  shuffleCounter
 
 	rule *dedup.Rule
 }
 
-func (f *keysFn) Setup() (err error) { f.rule, err = f.Rule.rule(); return err }
+func (f *tableKeysFn) Setup() (err error) { f.rule, err = f.Rule.rule(); return err }
 
-func (f *keysFn) ProcessElement(be bandEntry, n int, emit func(string, Entry)) {
-	e := be.E
-	emit(candKey(kindExact, 0, e.Exact), e)
-	if f.Rule.Method == dedup.MethodMinHash {
-		for b, k := range be.Keys {
-			emit(candKey(kindBand, b, k), e)
-		}
-		return
-	}
-	// Documents without features all have fingerprint 0; they can only be
-	// exact copies (dedup.Rule.ExactOnly; dedup.Run leaves them out of the
-	// join too).
-	if ft := e.features(); f.rule.ExactOnly(&ft) {
-		return
-	}
+func (f *tableKeysFn) ProcessElement(ctx context.Context, e simEntry, n int, emit func(int, []byte)) {
 	p := planFor(n, f.rule.QueryK())
-	for t := range p.Tables {
-		emit(candKey(kindTable, t, e.FP&p.KeyMask(t)), e)
-	}
-}
-
-// hotFn keeps the keys with more than max entries and their shard count.
-type hotFn struct{ Max int }
-
-func (f *hotFn) ProcessElement(key string, count int, emit func(string, int)) {
-	if count > f.Max {
-		emit(key, (count+f.Max-1)/f.Max)
-	}
-}
-
-// splitFn sends the entries of a hot key with s shards to the s shard pairs
-// it belongs to: shard h = hash(position) mod s, pairs (min(h,j), max(h,j))
-// for j in 0..s-1. A group (i, i) pairs its own entries, a group (i, j)
-// pairs shard i's with shard j's: every pair of the key is seen once, and no
-// group has more than about 2·max entries. Other keys go on as one group.
-type splitFn struct {
-	hot  map[string]int
-	once sync.Once
-}
-
-func (f *splitFn) ProcessElement(key string, e Entry, hot func(*string, *int) bool, emit func(string, Entry)) {
-	f.once.Do(func() {
-		f.hot = map[string]int{}
-		var k string
-		var s int
-		for hot(&k, &s) {
-			f.hot[k] = s
-		}
+	kb := newKeyBatcher(f.KeyParts, func(part int, b []byte) {
+		f.Shuffle.add(ctx, "keys", part, b)
+		emit(part, b)
 	})
-	s, ok := f.hot[key]
-	if !ok {
-		emit(shardKey(key, 0, 0), e)
-		return
+	for t := range p.Tables {
+		kb.add(tableKey(t, e.FP&p.KeyMask(t)), e.Pos)
 	}
-	h := int(simhash.Mix64(e.Pos, 0x5eed) % uint64(s))
-	e.Shard = uint16(h)
-	for j := range s {
-		emit(shardKey(key, min(h, j), max(h, j)), e)
-	}
+	kb.flush()
 }
 
-var candidateCount = beam.NewCounter("neardup", "candidates")
+var starCount = beam.NewCounter("neardup", "star_edges")
 
-// pairsFn emits the candidate pairs of one key group (or shard pair).
-type pairsFn struct {
-	Rule ruleConfig
+// starFn turns the buckets of a key partition (the documents of one
+// candidate key) into stars: each member is linked to the least member, its
+// centre, by a starEdge keyed by the member's range, the centre to itself. A bucket of m documents costs m elements,
+// whatever their similarity; a key of one document, the fate of nearly
+// every key, none. One call holds its partition's entries (12 bytes
+// encoded, 16 decoded, about 25 per document of KeyPartBytes of input).
+type starFn struct{ Shuffle shuffleCounter }
 
-	rule *dedup.Rule
-}
+type keyEntry struct{ key, pos uint64 }
 
-func (f *pairsFn) Setup() (err error) { f.rule, err = f.Rule.rule(); return err }
-
-func (f *pairsFn) ProcessElement(key string, iter func(*Entry) bool, n int, emit func(Pair)) error {
-	if len(key) != 15 {
-		return fmt.Errorf("pipeline: bad candidate key %q", key)
-	}
-	kind, t := key[0], int(binary.BigEndian.Uint16([]byte(key[1:3])))
-	si, sj := binary.BigEndian.Uint16([]byte(key[11:13])), binary.BigEndian.Uint16([]byte(key[13:15]))
-	var left, right []Entry
-	var e Entry
-	for iter(&e) {
-		if e.Shard == si {
-			left = append(left, e)
-		} else {
-			right = append(right, e)
+func (f *starFn) ProcessElement(ctx context.Context, _ int, batches func(*[]byte) bool, emit func(uint64, starEdge)) error {
+	var es []keyEntry
+	var b []byte
+	for batches(&b) {
+		if len(b)%keyEntrySize != 0 {
+			return fmt.Errorf("pipeline: a key batch of %d bytes", len(b))
+		}
+		for i := 0; i < len(b); i += keyEntrySize {
+			es = append(es, keyEntry{uint64(binary.LittleEndian.Uint32(b[i:])), binary.LittleEndian.Uint64(b[i+4:])})
 		}
 	}
-	var p index.Plan
-	if kind == kindTable {
-		p = planFor(n, f.rule.QueryK())
-	}
-	try := func(a, b *Entry) {
-		if f.candidate(kind, t, p, a, b) {
-			emit(newPair(a.Pos, b.Pos))
+	slices.SortFunc(es, func(a, b keyEntry) int {
+		if c := cmp.Compare(a.key, b.key); c != 0 {
+			return c
 		}
-	}
-	if si == sj {
-		for x := range left {
-			for y := x + 1; y < len(left); y++ {
-				try(&left[x], &left[y])
+		return cmp.Compare(a.pos, b.pos)
+	})
+	es = slices.Compact(es)
+	for lo := 0; lo < len(es); {
+		hi := lo + 1
+		for hi < len(es) && es[hi].key == es[lo].key {
+			hi++
+		}
+		if hi-lo >= 2 {
+			c := es[lo].pos
+			for _, e := range es[lo:hi] {
+				r, se := uint64(rangeOf(e.pos)), starEdge{Member: e.pos, Centre: c}
+				f.Shuffle.add(ctx, "star", r, se)
+				emit(r, se)
 			}
+			starCount.Inc(ctx, int64(hi-lo-1))
 		}
-		return nil
-	}
-	for x := range left {
-		for y := range right {
-			try(&left[x], &right[y])
-		}
+		lo = hi
 	}
 	return nil
 }
 
-// candidate reports whether a and b, met in a group of kind and table t, are
-// a candidate pair to emit from this group. A SimHash pair within PairK is
-// emitted by the first table whose key it agrees on; the exact-hash group
-// emits the pairs no table emits (Rule.Near holds for equal hashes whatever
-// the fingerprints). Under MinHash every band pair is a candidate (Near is
-// always true there) and the exact group adds the documents without tokens,
-// which the LSH leaves out.
-func (f *pairsFn) candidate(kind byte, t int, p index.Plan, a, b *Entry) bool {
-	fa, fb := a.features(), b.features()
-	switch kind {
-	case kindBand:
-		return true
-	case kindExact:
-		if a.Exact != b.Exact {
-			return false // a 64-bit key holds the whole hash; never happens
-		}
-		if f.Rule.Method == dedup.MethodMinHash {
-			return a.Tokens == 0 || b.Tokens == 0
-		}
-		return !f.simhashNear(&fa, &fb)
-	case kindTable:
-		if !f.simhashNear(&fa, &fb) {
-			return false
-		}
-		for u := range t {
-			if (a.FP^b.FP)&p.KeyMask(u) == 0 {
-				return false // an earlier table has it
-			}
-		}
-		return true
-	}
-	return false
-}
-
-// simhashNear reports whether the fingerprints alone make a and b
-// candidates: both have one, within PairK.
-func (f *pairsFn) simhashNear(a, b *dedup.Features) bool {
-	if f.rule.ExactOnly(a) || f.rule.ExactOnly(b) {
-		return false
-	}
-	return bits.OnesCount64(a.FP^b.FP) <= f.rule.PairK(a, b)
-}
-
-func countPairs(ctx context.Context, p Pair) Pair {
-	candidateCount.Inc(ctx, 1)
-	return p
-}
-
-func keyOne(k string, _ Entry) (string, int) { return k, 1 }
-
-// Candidates returns the distinct candidate pairs of the entries: those
-// dedup.Run finds (index.Join and the exact twins, or the LSH bands).
-func Candidates(s beam.Scope, opt Options, entries beam.PCollection) beam.PCollection {
+// Stars groups the candidate keys into buckets and returns their star
+// edges, KV<range, starEdge>, at most one per key a document has. Under MethodSimHash the fingerprints are keyed
+// by the plan for the document count first.
+func Stars(s beam.Scope, opt Options, keys, sims, counts beam.PCollection, keyParts int) beam.PCollection {
 	s = s.Scope("Candidates")
-	n := stats.Sum(s.Scope("Count documents"), beam.ParDo(s, bandEntryOne, entries))
-	keyed := beam.ParDo(s.Scope("Candidate keys"), &keysFn{Rule: opt.ruleConfig()}, entries, beam.SideInput{Input: n})
-
-	hs := s.Scope("Split hot keys")
-	counts := stats.SumPerKey(hs, beam.ParDo(hs, keyOne, keyed))
-	hot := beam.ParDo(hs, &hotFn{Max: opt.MaxBucket}, counts)
-	sharded := beam.ParDo(hs, &splitFn{}, keyed, beam.SideInput{Input: hot})
-
-	ps := s.Scope("Pairs per key")
-	groups := beam.GroupByKey(ps, sharded)
-	pairs := beam.ParDo(ps, &pairsFn{Rule: opt.ruleConfig()}, groups, beam.SideInput{Input: n})
-
-	ds := s.Scope("Distinct pairs")
-	return beam.ParDo(ds, countPairs, filter.Distinct(ds, pairs))
+	if opt.Method == dedup.MethodSimHash {
+		n := stats.Sum(s.Scope("Count documents"), counts)
+		tk := beam.ParDo(s.Scope("Table keys"), &tableKeysFn{Rule: opt.ruleConfig(), KeyParts: keyParts, Shuffle: shuffleCounter{On: opt.CountShuffle}},
+			sims, beam.SideInput{Input: n})
+		keys = beam.Flatten(s, keys, tk)
+	}
+	return beam.ParDo(s.Scope("Stars"), &starFn{Shuffle: shuffleCounter{On: opt.CountShuffle}}, beam.GroupByKey(s, keys))
 }
 
-func bandEntryOne(bandEntry) int { return 1 }
+// starLink is the edge of a star edge, unverified: under MethodSimHash the
+// components are those of the candidate graph (see doc.go).
+func starLink(_ uint64, e starEdge, emit func(uint64, uint64)) {
+	if e.Member != e.Centre {
+		emit(e.Centre, e.Member)
+	}
+}

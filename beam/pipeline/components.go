@@ -8,8 +8,10 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 )
 
-// Connected components of the candidate graph by large-star and small-star
-// operations (Kiveris et al., SoCC 2014, algorithm "Alternating", section 3):
+// Connected components of the edge graph (verified pairs, and the links of
+// coarsened stars) by large-star and small-star operations (Kiveris,
+// Lattanzi, Mirrokni, Rastogi, Vassilvitskii, "Connected Components in
+// MapReduce and Beyond", SoCC 2014, algorithm "Alternating", section 3):
 //
 //   - large-star: each node u links every neighbour v > u to m(u), the least
 //     of u and its neighbours;
@@ -17,14 +19,14 @@ import (
 //     least of them.
 //
 // Both keep the components and shrink the label distance; alternated, the
-// graph becomes one star per component, centred on its least node, in
-// O(log² n) rounds in the worst case and a few in practice. A pipeline's
-// graph is fixed before it runs, so the rounds are unrolled Options.Rounds
-// times and the result checked: every candidate edge must join two nodes
-// with one label. Star graphs are fixed points, so extra rounds cost a
-// shuffle of the stars and change nothing.
-
-func pairEdge(p Pair) (uint64, uint64) { return p.A, p.B }
+// graph becomes one star per component, centred on its least node. A
+// pipeline's graph is fixed before it runs, so Options.Rounds rounds are
+// unrolled (the verified graph is mostly stars already: a few suffice),
+// and the run then goes on until convergence in one step: every edge whose
+// two ends still have different labels gives a pair of labels, and a
+// union-find over those pairs (at most MaxResidual of them, on one worker)
+// joins the labels left apart. The final label of a node is the root of its
+// label: the least position of its component, whatever the rounds left.
 
 func bothWays(u, v uint64, emit func(uint64, uint64)) {
 	emit(u, v)
@@ -67,67 +69,140 @@ func smallStar(u uint64, iter func(*uint64) bool, emit func(uint64, uint64)) {
 	}
 }
 
-// label gives each node the least of itself and its neighbours: after
-// convergence, its component's least node.
+// label gives each node the least of itself and its neighbours.
 func label(u uint64, iter func(*uint64) bool) (uint64, uint64) {
 	return u, min(u, neighbours(iter)[0])
 }
 
-var componentCount = beam.NewCounter("neardup", "components")
-
-func countCenter(ctx context.Context, u, l uint64) (uint64, uint64) {
-	if u == l {
-		componentCount.Inc(ctx, 1)
+// edgeLabel carries the label of an edge's first end to its second end.
+func edgeLabel(u uint64, labels func(*uint64) bool, ends func(*uint64) bool, emit func(uint64, uint64)) error {
+	var l, v uint64
+	if !labels(&l) {
+		return fmt.Errorf("pipeline: node %d of an edge has no component label", u)
 	}
-	return u, l
+	for ends(&v) {
+		emit(v, l)
+	}
+	return nil
 }
 
-// checkFn fails the run when an edge's two ends have different labels.
-type checkFn struct{ Rounds int }
-
-func (f *checkFn) ProcessElement(u uint64, labels func(*uint64) bool, edgeLabels func(*uint64) bool) error {
+// apartFn emits the pair of labels of an edge whose ends the rounds left
+// with different labels, under one key: the residual graph.
+func apartFn(v uint64, labels func(*uint64) bool, carried func(*uint64) bool, emit func(int, Pair)) error {
 	var l, other uint64
 	if !labels(&l) {
-		return fmt.Errorf("pipeline: node %d of a candidate edge has no component label", u)
+		return fmt.Errorf("pipeline: node %d of an edge has no component label", v)
 	}
-	for edgeLabels(&other) {
+	for carried(&other) {
 		if other != l {
-			return fmt.Errorf("pipeline: connected components did not converge in %d rounds (positions %d and %d still apart): raise --cc-rounds", f.Rounds, other, l)
+			emit(0, newPair(other, l))
 		}
 	}
 	return nil
 }
 
-// edgeLabel carries the label of an edge's first end to its second end.
-func edgeLabel(u uint64, labels func(*uint64) bool, ends func(*uint64) bool, emit func(uint64, uint64)) {
-	var l, v uint64
-	if !labels(&l) {
-		return // checked by checkFn on this node's own edges
-	}
-	for ends(&v) {
-		emit(v, l)
-	}
+// residualFn joins the labels left apart with a union-find on one worker and
+// emits, for each label that is not its set's least, KV<label, root>.
+type residualFn struct {
+	Rounds, Max int
 }
 
-// Components labels every document of a candidate pair with its connected
-// component: KV<position, label>, the label being the component's least
-// position.
-func Components(s beam.Scope, rounds int, pairs beam.PCollection) beam.PCollection {
+func (f *residualFn) ProcessElement(ctx context.Context, _ int, pairs func(*Pair) bool, emit func(uint64, uint64)) error {
+	parent := map[uint64]uint64{}
+	find := func(x uint64) uint64 {
+		r := x
+		for {
+			p, ok := parent[r]
+			if !ok || p == r {
+				break
+			}
+			r = p
+		}
+		for x != r { // path compression
+			p := parent[x]
+			parent[x] = r
+			x = p
+		}
+		return r
+	}
+	n := 0
+	var p Pair
+	for pairs(&p) {
+		if n++; n > f.Max {
+			return fmt.Errorf("pipeline: components: more than %d label pairs left apart after %d rounds: raise --cc-rounds (or --max-residual)", f.Max, f.Rounds)
+		}
+		a, b := find(p.A), find(p.B)
+		if a == b {
+			continue
+		}
+		if a > b {
+			a, b = b, a
+		}
+		parent[b] = a // the least label is the root
+		if _, ok := parent[a]; !ok {
+			parent[a] = a
+		}
+	}
+	residualCount.Inc(ctx, int64(n))
+	for x := range parent {
+		if r := find(x); r != x {
+			emit(x, r)
+		}
+	}
+	return nil
+}
+
+// relabelFn maps a node's label to its root. The roots (labels left apart
+// by the rounds, at most MaxResidual) are read into a map on the first
+// element: the pipeline has one window, so the side input is the same for
+// every bundle an instance runs.
+type relabelFn struct {
+	roots map[uint64]uint64
+}
+
+func (f *relabelFn) ProcessElement(ctx context.Context, u, l uint64, roots func(*uint64, *uint64) bool, emit func(uint64, uint64)) {
+	if f.roots == nil {
+		f.roots = map[uint64]uint64{}
+		var k, r uint64
+		for roots(&k, &r) {
+			f.roots[k] = r
+		}
+	}
+	if r, ok := f.roots[l]; ok {
+		l = r
+	}
+	if u == l {
+		componentCount.Inc(ctx, 1)
+	}
+	emit(u, l)
+}
+
+var (
+	componentCount = beam.NewCounter("neardup", "components")
+	residualCount  = beam.NewCounter("neardup", "residual_label_pairs")
+)
+
+// Components labels every node of an edge with its connected component:
+// KV<position, label>, the label being the component's least position.
+func Components(s beam.Scope, opt Options, edges beam.PCollection) beam.PCollection {
 	s = s.Scope("Components")
-	orig := beam.ParDo(s, pairEdge, pairs)
-	edges := orig
-	for r := range rounds {
+	sh := shuffleCounter{On: opt.CountShuffle}
+	count := func(s beam.Scope, c beam.PCollection) beam.PCollection { return countU64(s, sh, "components", c) }
+	orig := edges
+	for r := range opt.Rounds {
 		rs := s.Scope(fmt.Sprintf("Round %d", r+1))
 		ls := rs.Scope("Large star")
-		edges = beam.ParDo(ls, largeStar, beam.GroupByKey(ls, beam.ParDo(ls, bothWays, edges)))
+		edges = beam.ParDo(ls, largeStar, beam.GroupByKey(ls, count(ls, beam.ParDo(ls, bothWays, edges))))
 		ss := rs.Scope("Small star")
-		edges = beam.ParDo(ss, smallStar, beam.GroupByKey(ss, beam.ParDo(ss, largerFirst, edges)))
+		edges = beam.ParDo(ss, smallStar, beam.GroupByKey(ss, count(ss, beam.ParDo(ss, largerFirst, edges))))
 	}
 	ls := s.Scope("Label")
-	labels := beam.ParDo(ls, countCenter, beam.ParDo(ls, label, beam.GroupByKey(ls, beam.ParDo(ls, bothWays, edges))))
+	labels := beam.ParDo(ls, label, beam.GroupByKey(ls, count(ls, beam.ParDo(ls, bothWays, edges))))
 
-	cs := s.Scope("Check")
-	carried := beam.ParDo(cs, edgeLabel, beam.CoGroupByKey(cs, labels, orig))
-	beam.ParDo0(cs, &checkFn{Rounds: rounds}, beam.CoGroupByKey(cs, labels, carried))
-	return labels
+	cs := s.Scope("Until convergence")
+	cl := count(cs, labels)
+	carried := beam.ParDo(cs, edgeLabel, beam.CoGroupByKey(cs, cl, count(cs, orig)))
+	apart := beam.ParDo(cs, apartFn, beam.CoGroupByKey(cs, cl, count(cs, carried)))
+	roots := beam.ParDo(cs, &residualFn{Rounds: opt.Rounds, Max: opt.MaxResidual}, beam.GroupByKey(cs, apart))
+	return beam.ParDo(cs, &relabelFn{}, labels, beam.SideInput{Input: roots})
 }

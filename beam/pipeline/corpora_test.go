@@ -45,9 +45,10 @@ func corpusPath(tb testing.TB, name string) string {
 // TestCorporaEqualBatch runs the pipeline on prism over the shared corpora
 // and checks that its kept documents, its removals (each naming the same
 // kept document, with the same measures) and its clusters are dedup.Run's,
-// byte for byte, with both candidate methods. en_gitdocs_dev takes 60-85 s
-// per method on prism on the idle two-core machine (142 s for both), so it
-// runs only with NEARDUP_BIG=1, as eval's TestReferenceCounts does.
+// byte for byte, with both candidate methods. en_gitdocs_dev takes about
+// 150 s for both methods on prism, batch runs included (2026-11-26, a
+// shared two-core machine), so it runs only with NEARDUP_BIG=1, as eval's
+// TestReferenceCounts does.
 func TestCorporaEqualBatch(t *testing.T) {
 	corpora := []string{"en_spdx", "zh_fortunes", "zh_laws"}
 	if !testing.Short() {

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,67 +20,54 @@ type Line struct {
 }
 
 var (
-	verifiedCount = beam.NewCounter("neardup", "verified")
 	removedCount  = beam.NewCounter("neardup", "removed")
+	componentSize = beam.NewDistribution("neardup", "component_size")
 )
 
-// toComponent sends a document's features and the pairs it is the first of
-// to its component, when it has one (documents in no pair are kept).
-func toComponent(pos uint64, labels func(*uint64) bool, feats func(*DocFeatures) bool, pairs func(*Pair) bool,
-	emitFeat func(uint64, DocFeatures), emitPair func(uint64, Pair)) error {
-	var l uint64
-	if !labels(&l) {
-		return nil
-	}
-	var f DocFeatures
-	if !feats(&f) {
-		return fmt.Errorf("pipeline: no features for position %d of a candidate pair", pos)
-	}
-	emitFeat(l, f)
-	var p Pair
-	for pairs(&p) {
-		emitPair(l, p)
-	}
-	return nil
+// labelByRange keys a document's component label by the document's range,
+// for the read that sends its data to the component.
+func labelByRange(pos, label uint64) (uint64, starEdge) {
+	return uint64(rangeOf(pos)), starEdge{Member: pos, Centre: label}
 }
 
-// decideFn runs the keep-first rule over one component.
+// decideFn runs the keep-first rule over one component: documents in input
+// order, each compared with the kept documents it is a candidate of (those
+// sharing a band key or its token-sequence hash under MethodMinHash, every
+// kept one, filtered by Rule.Near, under MethodSimHash), in input order,
+// and removed in favour of the first it duplicates: dedup.Rule.Match, as
+// the batch's keepFirstBuckets. No edge of the batch's graph leaves a
+// component, so the verdicts are the batch's. One call holds the
+// component: at most MaxComponent documents' features.
 type decideFn struct {
-	Rule ruleConfig
+	Rule         ruleConfig
+	MaxComponent int
+	Shuffle      shuffleCounter
 
 	rule *dedup.Rule
 }
 
 func (f *decideFn) Setup() (err error) { f.rule, err = f.Rule.rule(); return err }
 
-func (f *decideFn) ProcessElement(ctx context.Context, _ uint64, featIter func(*DocFeatures) bool, pairIter func(*Pair) bool,
-	emitDup func(Line), emitCluster func(Line)) error {
-	var docs []DocFeatures
-	var d DocFeatures
-	for featIter(&d) {
+func (f *decideFn) ProcessElement(ctx context.Context, label uint64, iter func(*docData) bool,
+	emitDup func(uint64, Line), emitCluster func(uint64, Line)) error {
+	var docs []docData
+	var d docData
+	for iter(&d) {
+		if len(docs) == f.MaxComponent {
+			return fmt.Errorf("pipeline: the component of position %d (range %d, line %d) has more than %d documents: raise --max-component, or see the component's documents with a smaller input",
+				label, rangeOf(label), label&(1<<lineBits-1), f.MaxComponent)
+		}
 		docs = append(docs, d)
 	}
-	slices.SortFunc(docs, func(a, b DocFeatures) int { return cmpU64(a.Pos, b.Pos) })
-	idx := make(map[uint64]int, len(docs))
+	componentSize.Update(ctx, int64(len(docs)))
+	slices.SortFunc(docs, func(a, b docData) int { return cmp.Compare(a.Pos, b.Pos) })
 	fs := make([]dedup.Features, len(docs))
 	for i := range docs {
-		idx[docs[i].Pos] = i
 		if err := fs[i].UnmarshalBinary(docs[i].Features); err != nil {
 			return fmt.Errorf("pipeline: features of %q: %w", docs[i].ID, err)
 		}
 	}
-	var packed []uint64
-	var p Pair
-	for pairIter(&p) {
-		a, okA := idx[p.A]
-		b, okB := idx[p.B]
-		if !okA || !okB {
-			return fmt.Errorf("pipeline: pair (%d, %d) outside its component", p.A, p.B)
-		}
-		packed = append(packed, dedup.PackPair(a, b))
-	}
-	dedup.SortPairs(packed)
-	keeper := f.rule.KeepFirst(len(docs), func(i int) dedup.Features { return fs[i] }, packed, nil)
+	keeper := f.keepFirst(fs)
 
 	clusters := map[int32]*dedup.Cluster{}
 	var order []int32 // keepers in the order of their first removed document
@@ -90,13 +78,14 @@ func (f *decideFn) ProcessElement(ctx context.Context, _ uint64, featIter func(*
 		if int(k) == i {
 			continue
 		}
-		verifiedCount.Inc(ctx, 1)
 		removedCount.Inc(ctx, 1)
 		buf.Reset()
 		if err := enc.Encode(f.duplicate(&docs[i], &fs[i], &docs[k], &fs[k])); err != nil {
 			return err
 		}
-		emitDup(Line{Pos: docs[i].Pos, Data: slices.Clone(buf.Bytes())})
+		l := Line{Pos: docs[i].Pos, Data: slices.Clone(buf.Bytes())}
+		f.Shuffle.add(ctx, "outputs", uint64(rangeOf(l.Pos)), l)
+		emitDup(uint64(rangeOf(l.Pos)), l)
 		c, ok := clusters[k]
 		if !ok {
 			c = &dedup.Cluster{KeptID: docs[k].ID, IDs: []string{docs[k].ID}}
@@ -113,14 +102,64 @@ func (f *decideFn) ProcessElement(ctx context.Context, _ uint64, featIter func(*
 		if err := enc.Encode(c); err != nil {
 			return err
 		}
-		emitCluster(Line{Pos: first[k], Data: slices.Clone(buf.Bytes())})
+		l := Line{Pos: first[k], Data: slices.Clone(buf.Bytes())}
+		f.Shuffle.add(ctx, "outputs", uint64(rangeOf(l.Pos)), l)
+		emitCluster(uint64(rangeOf(l.Pos)), l)
 	}
 	return nil
 }
 
+// keepFirst returns keeper[i]: i when document i (in input order) is kept,
+// else the kept document it duplicates.
+func (f *decideFn) keepFirst(fs []dedup.Features) []int32 {
+	keeper := make([]int32, len(fs))
+	byKey := map[uint64][]int32{} // MethodMinHash: kept documents by candidate key, ascending
+	var kept []int32              // MethodSimHash: every kept document, ascending
+	var cands []int32
+	var keys []uint64
+	minHash := f.Rule.Method == dedup.MethodMinHash
+	for y := range fs {
+		fy := &fs[y]
+		keeper[y] = int32(y)
+		if minHash {
+			keys = append(keys[:0], exactKey(fy.Exact))
+			if !f.rule.ExactOnly(fy) {
+				for b, v := range fy.Bands {
+					keys = append(keys, bandKey(b, v))
+				}
+			}
+			cands = cands[:0]
+			for _, k := range keys {
+				cands = append(cands, byKey[k]...)
+			}
+			slices.Sort(cands)
+			cands = slices.Compact(cands)
+		} else {
+			cands = kept
+		}
+		for _, x := range cands {
+			if f.rule.Duplicates(&fs[x], fy) {
+				keeper[y] = x
+				break
+			}
+		}
+		if keeper[y] != int32(y) {
+			continue
+		}
+		if minHash {
+			for _, k := range keys {
+				byKey[k] = append(byKey[k], int32(y))
+			}
+		} else {
+			kept = append(kept, int32(y))
+		}
+	}
+	return keeper
+}
+
 // duplicate is the report of removed document d against kept document k, as
 // dedup.Run writes it.
-func (f *decideFn) duplicate(d *DocFeatures, fd *dedup.Features, k *DocFeatures, fk *dedup.Features) dedup.Duplicate {
+func (f *decideFn) duplicate(d *docData, fd *dedup.Features, k *docData, fk *dedup.Features) dedup.Duplicate {
 	dup := dedup.Duplicate{DupID: d.ID, KeptID: k.ID, Exact: fd.Exact == fk.Exact}
 	if f.Rule.Method == dedup.MethodSimHash {
 		dist := simhash.Distance(fd.FP, fk.FP)
@@ -132,27 +171,19 @@ func (f *decideFn) duplicate(d *DocFeatures, fd *dedup.Features, k *DocFeatures,
 	return dup
 }
 
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func pairByA(p Pair) (uint64, Pair) { return p.A, p }
-
-func featByPos(f DocFeatures) (uint64, DocFeatures) { return f.Pos, f }
-
-// Decide applies the keep-first rule per component. It returns the
-// duplicates and clusters output lines, ordered by position.
-func Decide(s beam.Scope, opt Options, feats, pairs, labels beam.PCollection) (dups, clusters beam.PCollection) {
+// Decide applies the keep-first rule per component: the ranges are read
+// again, and the data of each document with a label goes to its component.
+// It returns the duplicates and clusters output lines keyed by the read
+// range of the document they are written at.
+func Decide(s beam.Scope, opt Options, in inputs, labels beam.PCollection) (dups, clusters beam.PCollection) {
 	s = s.Scope("Decide")
-	gs := s.Scope("Gather components")
-	byPos := beam.CoGroupByKey(gs, labels, beam.ParDo(gs, featByPos, feats), beam.ParDo(gs, pairByA, pairs))
-	cf, cp := beam.ParDo2(gs, toComponent, byPos)
+	sh := shuffleCounter{On: opt.CountShuffle}
+	gs := s.Scope("Data to components")
+	byRange := beam.ParDo(gs, labelByRange, labels)
+	if sh.On {
+		byRange = beam.ParDo(gs, &countEdgeFn{Stage: "labels", Shuffle: sh}, byRange)
+	}
+	_, comp := readData(gs, opt, in, byRange, true)
 	ks := s.Scope("Keep first")
-	return beam.ParDo2(ks, &decideFn{Rule: opt.ruleConfig()}, beam.CoGroupByKey(ks, cf, cp))
+	return beam.ParDo2(ks, &decideFn{Rule: opt.ruleConfig(), MaxComponent: opt.MaxComponent, Shuffle: sh}, beam.GroupByKey(ks, comp))
 }

@@ -6,44 +6,123 @@
 //
 //	p, s := beam.NewPipelineWithRoot()
 //	res, err := pipeline.Dedup(s, pipeline.Options{
-//		Inputs: []string{"gs://bucket/crawl-*.jsonl.zst"},
+//		Inputs: []string{"gs://bucket/crawl-*.jsonl"},
 //		Output: "gs://bucket/kept.jsonl",
 //	})
 //	if err != nil { ... }
 //	_ = res // the PCollections, for tests and further transforms
 //	err = beamx.Run(ctx, p)
 //
-// # Transforms
+// # Why the verdicts are the batch's
 //
-//  1. Read: every input file on one worker, through package corpus (JSONL,
-//     lines or whole files; gzip and zstd), so ids, line numbers and bad-line
-//     handling are the batch's. A document's position is file index<<40 |
-//     line: input order, which decides keep-first.
-//  2. Features: dedup.Extractor per document (fused with Read, so text is
-//     never shuffled; only the original line, for the output join).
-//  3. Candidates: each document is keyed by the key blocks of every table of
-//     index.PlanJoin(n, Rule.QueryK()) (n counted first, a side input), by its
-//     token-sequence hash, or with --method minhash by its LSH band keys
-//     (minhash.LSH.BandKeys at dedup.Options.LSHShape). Within a key group a
-//     pair is emitted when Rule.Near holds, and for a SimHash table only by the
-//     first table whose key the pair agrees on (as index.Join does). Keys with
-//     more than MaxBucket entries (counted first) are split into s shards by a
-//     hash of the position, each entry sent to the s shard pairs (i, j) with
-//     i <= j it belongs to, so no worker holds more than 2·MaxBucket entries
-//     of one key and every pair is still seen once.
-//  4. Distinct pairs.
-//  5. Components: the connected components of the candidate graph by
-//     alternating large-star and small-star rounds (Kiveris, Lattanzi,
-//     Mirrokni, Rastogi, Vassilvitskii, "Connected Components in MapReduce and
-//     Beyond", SoCC 2014, section 3), a fixed number of rounds (the graph of
-//     a pipeline is static), then a check that every candidate edge joins two
-//     documents with one label: if not, the run fails and asks for more
-//     rounds rather than give a verdict the batch would not.
-//  6. Decide: per component, its documents' features and pairs, sorted by
-//     position, go to dedup.Rule.KeepFirst: the rule restricted to a
-//     component gives the batch's answer, since no pair leaves it.
-//  7. Outputs: kept lines, dedup.Duplicate and dedup.Cluster objects, each
-//     file sorted into input order on one worker (as the batch writes them).
+// Let E be the graph of pairs (x, y) with Rule.Duplicates(x, y): candidates
+// (a shared LSH band or token-sequence hash under MethodMinHash; fingerprints
+// within Rule.PairK under MethodSimHash) that pass verification. Keep-first
+// keeps y unless an earlier kept document is its E-neighbour, and names the
+// first such: the verdicts depend on E alone, and no edge of E leaves a
+// connected component of E. So any partition of the documents whose parts
+// are unions of E's components (never splitting one) can be decided part
+// by part, each with the batch's rule. The pipeline builds such parts from
+// a few edges per document instead of all of E.
+//
+// Every edge of E joins two documents that share a candidate key (a band
+// key, the token-sequence hash, or under MethodSimHash a key block of one of
+// index.PlanJoin's tables). A bucket (the documents of one key) becomes a
+// star on its least member c, and c checks each leaf y: if Duplicates(c, y)
+// for every leaf, the star connects all the bucket's members and E has no
+// more to say inside the bucket. If some leaf fails, an E-edge between two
+// leaves may be what connects them, so the failing leaves are compared with
+// the other leaves, except pairs already connected and pairs the centre
+// rules out: Jaccard distance is a metric, so J(x, y) >= t implies
+// |J(c, x) - J(c, y)| <= 1 - t (the centre is a pivot). What this finds
+// connects, within each bucket, whatever E connects there; so its
+// components are E's. A star too large to hold links its leaves to the centre
+// unverified, which merges components but never splits one.
+//
+// # Transforms, what each shuffles per document, and the largest state
+//
+// Sizes are per document; "features" is dedup.Features.MarshalBinary (the
+// token-sequence hash, counts, the shingle set at about 3 bytes a distinct
+// shingle, 24 band keys of 8 bytes) with the id and the position. Prism's
+// cost goes with the number of elements more than with their bytes, so
+// small things travel in batches.
+//
+//  1. Read (Read, Keys): inputs are listed and cut into ranges: an
+//     uncompressed JSONL or lines file in byte ranges of SplitBytes, a range
+//     owning the lines that start in it (as Beam's textio); compressed files
+//     and whole text files are one range. A first pass counts each range's
+//     newlines, so that line numbers (positions, "file:line" ids, errors) are
+//     the batch's. A document's position is range<<40 | line: input order.
+//     The rule's extractor (dedup.NewRuleExtractor) runs in the read: text is
+//     never shuffled. Per document it emits its 25 candidate keys (24 bands
+//     and the token-sequence hash) as 12-byte entries (32 bits of key,
+//     position), batched per key partition (key mod KeyParts, one
+//     partition per KeyPartBytes, 1 MiB, of input): 300 bytes, in a few
+//     large elements.
+//     State: one document, and up to 8 MiB of key entries before a flush.
+//  2. Stars (GroupByKey on the key partition): the partition's entries are
+//     sorted; each bucket (key) of two or more documents emits one starEdge
+//     per member (member, least member), keyed by the member's range.
+//     State: one partition, about 25 entries of 16 bytes (decoded) per
+//     document of KeyPartBytes of input (~330 KB on web text), whatever the
+//     corpus size.
+//  3. Data to centres (CoGroupByKey on the range: the range, its members'
+//     star edges): the range is read again and the features of each member
+//     extracted once more and sent once to each distinct centre it is a leaf
+//     of, and once to itself as a centre; a document in no bucket is read
+//     and sent nowhere. State: the range's star edges, 16 bytes each, at
+//     most 25 per document of the range.
+//  4. Verify stars (CoGroupByKey on the centre: its features, its leaves'):
+//     the checks above; emits edges KV<A, B>. State: the centre's features,
+//     24 bytes and a decoded set per leaf, the sets held up to HoldBytes
+//     (64 MiB), at most MaxChecks leaf pairs looked at; past either, the star
+//     is linked unverified (metric coarsened_stars).
+//  5. Components (Components): Rounds (3) large-star/small-star rounds over
+//     the edges (Kiveris et al., SoCC 2014), then every edge whose ends
+//     still have different labels gives a label pair, and one worker joins
+//     those pairs with a union-find (at most MaxResidual, 4M, or the run
+//     fails asking for more rounds); the roots go back as a side input.
+//     Each round shuffles the edges twice, 16 bytes an edge. State: one
+//     node's neighbours; the residual union-find (at most MaxResidual
+//     pairs); the roots side input (at most 2·MaxResidual labels).
+//  6. Decide (CoGroupByKey on the range: the range, its documents' labels;
+//     then GroupByKey on the label): the range is read a third time and the
+//     features of each document with a label extracted and sent to its
+//     component, where the batch's keep-first runs: documents in input
+//     order, each compared in input order with the kept documents it is a
+//     candidate of (dedup.Rule.Duplicates), removed in favour of the first
+//     it duplicates. State: the range's labels, 16 bytes each; one
+//     component, at most MaxComponent (262,144) documents' features; a
+//     larger one fails the run with its least position.
+//  7. Write (CoGroupByKey on the range: the range, its duplicates and
+//     clusters lines): the worker that writes a range sorts the range's own
+//     output lines by position, writes its duplicates and clusters part,
+//     reads the range a fourth time and writes the output line of every
+//     document not removed. Parts are PATH-00000-of-00012 in input order;
+//     unless Options.Parts, one worker then concatenates each output's parts
+//     (streaming) into PATH, as dedup.Run writes it, after checking that
+//     documents were read (a run without any fails, with ErrNoDocuments).
+//     State: one range's duplicates and clusters lines.
+//
+// So a document in no bucket is shuffled as its 300 bytes of keys; a
+// document in buckets adds its star edges (16 bytes each), its features
+// once per distinct centre it is a leaf of and once if it is a centre, and
+// once more to its component when it is in an edge. Nothing grows with the
+// corpus under MethodMinHash: the keys are fixed, the stars are linear in
+// their buckets, and the components are those of verified pairs. Reading
+// a range four times (keys, data to centres, data to components, output;
+// the features of a bucket's members extracted up to twice more) trades
+// input bandwidth and CPU, which grow with workers, for shuffle, which
+// does not.
+//
+// Under MethodSimHash the key blocks of index.PlanJoin's tables grow with
+// the document count (92 tables at 9K documents, 1,820 at 1M), and a
+// document is a leaf of up to one star per table, so its stars are not
+// verified (that would send its features to each centre): the star edges
+// themselves are the edges, the components those of the candidate graph
+// (coarser than E's, so the verdicts are still the batch's), and only the
+// decision reads features. It gives the same verdicts, and does not scale:
+// MethodMinHash is the method for large corpora.
 //
 // # Differences from dedup.Run
 //
@@ -51,9 +130,12 @@
 // field, no components clustering, no cosine, no index). Shingle sets are
 // never sampled: the batch samples past its sketch budget (256 MiB), and then
 // its verdicts can differ. Twins are not folded before the candidate stage:
-// m identical documents make m(m-1)/2 pairs, spread over workers by the hot
-// key split. Duplicate ids are not checked.
+// m copies of one text are one bucket, a star of m - 1 verified leaves.
+// Duplicate ids are not checked.
 //
-// Metrics (namespace "neardup"): documents, bad_inputs, candidates,
-// components, verified, removed.
+// Metrics (namespace "neardup"): documents, bad_inputs, star_edges,
+// verifications, pivot_pruned, verified_edges, coarsened_stars, components,
+// residual_label_pairs, removed; distributions star_leaves and
+// component_size; with Options.CountShuffle, shuffle_bytes and
+// shuffle_bytes_STAGE (shuffle.go).
 package pipeline

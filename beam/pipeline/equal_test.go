@@ -128,8 +128,8 @@ func TestSmallEqualsBatch(t *testing.T) {
 }
 
 // TestEmptyInput: the batch refuses an input that holds no document
-// (dedup.ErrNoDocuments) rather than write empty outputs; the pipeline, which
-// counts documents only by running, writes empty files that exist.
+// (dedup.ErrNoDocuments) rather than write empty outputs, and so does the
+// pipeline: the run fails, saying so, and writes no output file.
 func TestEmptyInput(t *testing.T) {
 	dir := t.TempDir()
 	in := writeFile(t, dir, "empty.jsonl", "")
@@ -142,13 +142,46 @@ func TestEmptyInput(t *testing.T) {
 	if _, err := pipeline.Dedup(s, opt); err != nil {
 		t.Fatalf("pipeline.Dedup: %v", err)
 	}
-	if err := ptest.Run(p); err != nil {
-		t.Fatalf("pipeline run: %v", err)
+	err := ptest.Run(p)
+	if err == nil || !strings.Contains(err.Error(), "no documents in the inputs") {
+		t.Errorf("pipeline run over an empty input: err %v, want one saying there are no documents", err)
 	}
 	for _, path := range []string{opt.Output, opt.Duplicates, opt.Clusters} {
-		if got := readFile(t, path); got != "" {
-			t.Errorf("%s: %q, want an empty file", path, got)
+		if _, err := os.Stat(path); err == nil {
+			t.Errorf("%s exists after a run without documents", path)
 		}
+	}
+}
+
+// TestSplitEqualsBatch reads JSONL files in byte ranges of a few lines (some
+// ranges start inside a line, some hold no line start, one line is longer
+// than a range), without ids (so ids are file:line, numbered across
+// ranges) and with a bad line skipped: the verdicts, ids and kept lines
+// must be the batch's.
+func TestSplitEqualsBatch(t *testing.T) {
+	dir := t.TempDir()
+	var noIDs strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(smallCorpus), "\n") {
+		var m map[string]string
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(map[string]string{"text": m["text"]})
+		noIDs.Write(append(b, '\n'))
+	}
+	long, _ := json.Marshal(map[string]string{"text": strings.Repeat("a long line of words ", 40)})
+	inputs := []string{
+		writeFile(t, dir, "ids.jsonl", smallCorpus+"{bad\n"+strings.ReplaceAll(smallCorpus, `"id":"`, `"id":"x`)),
+		writeFile(t, dir, "noids.jsonl", noIDs.String()+string(long)+"\n"+string(long)+"\n"+noIDs.String()),
+	}
+	for _, split := range []int64{13, 100, 1 << 20} {
+		t.Run(fmt.Sprint("split=", split), func(t *testing.T) {
+			b, g := runBoth(t, inputs, pipeline.Options{SplitBytes: split, SkipBad: true})
+			assertSame(t, b, g)
+			if strings.Count(b[1], "\n") < 10 || !strings.Contains(b[1], "noids.jsonl:") {
+				t.Errorf("batch removed %d documents: the test checks little", strings.Count(b[1], "\n"))
+			}
+		})
 	}
 }
 
@@ -207,7 +240,30 @@ func TestBadLine(t *testing.T) {
 	if counts["bad_inputs"] != 1 || counts["documents"] != docs {
 		t.Errorf("metrics %v, want bad_inputs 1 and documents %d", counts, docs)
 	}
-	if counts["removed"] < 3 || counts["removed"] != counts["verified"] || counts["candidates"] < counts["removed"] {
-		t.Errorf("metrics %v: want removed = verified >= 3, candidates >= removed", counts)
+	if counts["removed"] < 3 || counts["verified_edges"] < counts["removed"] || counts["star_edges"] < counts["verified_edges"] {
+		t.Errorf("metrics %v: want removed >= 3, verified_edges >= removed, star_edges >= verified_edges", counts)
+	}
+}
+
+// TestDeviceOutput: an output that is a device is written in place, its
+// parts kept elsewhere and removed, as dedup.Run writes to /dev/null.
+func TestDeviceOutput(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "small.jsonl", smallCorpus)
+	b, _ := runBoth(t, []string{in}, pipeline.Options{})
+	opt := pipeline.Options{Inputs: []string{in}, Output: os.DevNull, Duplicates: filepath.Join(dir, "dups.jsonl")}
+	p, s := beam.NewPipelineWithRoot()
+	if _, err := pipeline.Dedup(s, opt); err != nil {
+		t.Fatal(err)
+	}
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, opt.Duplicates); got != b[1] {
+		t.Errorf("duplicates with the output on %s:\n%s\nwant\n%s", os.DevNull, got, b[1])
+	}
+	left, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("neardup-beam-%d-*", os.Getpid())))
+	if len(left) > 0 {
+		t.Errorf("parts left behind: %v", left)
 	}
 }

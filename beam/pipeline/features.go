@@ -1,86 +1,266 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
+	"encoding/binary"
+	"errors"
+	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
-	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/simhash"
 )
 
-// DocFeatures is a document's id and its dedup.Features as
-// Features.MarshalBinary encodes them (what the rule needs: fingerprint,
-// token-sequence hash, counts, shingle set).
-type DocFeatures struct {
+// docData is what verification and the decision need of a document: its
+// position, id and dedup.Features as Features.MarshalBinary encodes them
+// (token-sequence hash, counts, shingle set, band keys; the fingerprint
+// under MethodSimHash).
+type docData struct {
 	Pos      uint64
 	ID       string
 	Features []byte
 }
 
-// Entry is what the candidate stage needs of a document: Rule.Near reads
-// the fingerprint, the token-sequence hash and the token count. Shard is set
-// when the entry's key is split (see splitFn).
-type Entry struct {
-	Pos    uint64
-	FP     uint64
-	Exact  uint64
-	Tokens uint32
-	Shard  uint16
+// simEntry is a document's fingerprint, keyed by the plan tables once the
+// document count is known (MethodSimHash).
+type simEntry struct {
+	Pos uint64
+	FP  uint64
 }
 
-func (e *Entry) features() dedup.Features {
-	return dedup.Features{FP: e.FP, Exact: e.Exact, Tokens: e.Tokens}
+// Candidate keys are 64-bit: a band key, a plan table's key block, or the
+// token-sequence hash, mixed with a tag of its kind and number so that keys
+// of different bands and tables never meet (a collision of two mixed keys
+// only adds a candidate, which verification rejects).
+const (
+	tagExact = 0x6578616374 // "exact"
+	tagBand  = 0x62616e6400 // "band" + band number
+	tagTable = 0x7461620000 // "tab" + table number
+)
+
+func exactKey(exact uint64) uint64      { return simhash.Mix64(exact, tagExact) }
+func bandKey(b int, v uint64) uint64    { return simhash.Mix64(v, tagBand+uint64(b)) }
+func tableKey(t int, blk uint64) uint64 { return simhash.Mix64(blk, tagTable+uint64(t)) }
+
+// keysFn reads a range and computes each document's features with the
+// rule's extractor (dedup.NewRuleExtractor: the batch's hasher and
+// shingles, no SimHash fingerprint under MethodMinHash), so that a text is
+// never shuffled, and emits its candidate keys: the band keys and the
+// token-sequence hash, a fixed 25 under the defaults, batched by key
+// partition (keyBatcher); under MethodSimHash its fingerprint, for the
+// plan's keys; per range its document count. The features themselves are
+// not kept: most documents share no key with another, and those that do
+// are read again (dataFn).
+type keysFn struct {
+	rangeDocs
+	Rule     ruleConfig
+	KeyParts int // partitions of the candidate keys
+	Shuffle  shuffleCounter
+
+	ext  *dedup.Extractor
+	rule *dedup.Rule
 }
 
-// Band keys of one document, for MethodMinHash: its Entry goes into one
-// group per band.
-type bandEntry struct {
-	E    Entry
-	Keys []uint64
-}
-
-// featuresFn computes each document's features with dedup.Extractor (the
-// same hasher as dedup.Run, inside the Extractor) and emits its output line, its features and its candidate
-// entry (with its band keys under MethodMinHash).
-type featuresFn struct {
-	Rule ruleConfig
-
-	ext *dedup.Extractor
-	lsh *minhash.LSH
-}
-
-func (f *featuresFn) Setup() error {
-	var err error
-	f.ext, err = dedup.NewExtractor(f.Rule.options())
-	if f.Rule.Method == dedup.MethodMinHash {
-		f.lsh = minhash.NewLSH(f.Rule.Bands, f.Rule.Rows)
+func (f *keysFn) Setup() (err error) {
+	if f.rule, err = f.Rule.rule(); err != nil {
+		return err
 	}
+	f.ext, err = dedup.NewRuleExtractor(f.Rule.options())
 	return err
 }
 
-func (f *featuresFn) ProcessElement(ctx context.Context, d Doc, out func(uint64, []byte), feats func(DocFeatures), entries func(bandEntry)) error {
-	ft := f.ext.Extract(d.Text)
-	b, err := ft.MarshalBinary()
-	if err != nil {
-		return err
+func (f *keysFn) ProcessElement(ctx context.Context, r inputRange, lines func(*lineCount) bool,
+	keys func(int, []byte), sims func(simEntry), counts func(int)) error {
+	var m map[int]int64
+	if r.split() {
+		m = lineCounts(lines)
 	}
-	out(d.Pos, d.Out)
-	feats(DocFeatures{Pos: d.Pos, ID: d.ID, Features: b})
-	be := bandEntry{E: Entry{Pos: d.Pos, FP: ft.FP, Exact: ft.Exact, Tokens: ft.Tokens}}
-	// As dedup.Run: documents without tokens stay out of the LSH (they
-	// match only exact copies).
-	if f.lsh != nil && ft.Tokens > 0 {
-		if be.Keys, err = f.lsh.BandKeys(nil, ft.Sig); err != nil {
-			return err
+	kb := newKeyBatcher(f.KeyParts, func(part int, b []byte) {
+		f.Shuffle.add(ctx, "keys", part, b)
+		keys(part, b)
+	})
+	n := 0
+	err := f.read(ctx, r, m, true, func(pos uint64, doc *corpus.Doc, _ []byte) error {
+		ft := f.ext.Extract(doc.Text)
+		n++
+		docsRead.Inc(ctx, 1)
+		kb.add(exactKey(ft.Exact), pos)
+		if f.rule.ExactOnly(&ft) {
+			return nil // matches exact copies only (as dedup.Run, out of the LSH or join)
 		}
-	}
-	entries(be)
-	return nil
+		if f.Rule.Method == dedup.MethodMinHash {
+			for b, v := range ft.Bands {
+				kb.add(bandKey(b, v), pos)
+			}
+		} else {
+			sims(simEntry{Pos: pos, FP: ft.FP})
+		}
+		return nil
+	})
+	kb.flush()
+	counts(n)
+	return err
 }
 
-// Features computes the features of docs. It returns the output lines by
-// position, the DocFeatures and the candidate entries.
-func Features(s beam.Scope, opt Options, docs beam.PCollection) (outLines, feats, entries beam.PCollection) {
-	s = s.Scope("Features")
-	return beam.ParDo3(s, &featuresFn{Rule: opt.ruleConfig()}, docs)
+// Keys reads the ranges and computes the documents' candidate keys. It
+// returns the key batches, the fingerprints of MethodSimHash and the
+// document count per range.
+func Keys(s beam.Scope, opt Options, in inputs) (keys, sims, counts beam.PCollection) {
+	s = s.Scope("Read and key")
+	f := &keysFn{
+		rangeDocs: rangeDocs{Format: opt.Format, IDField: opt.IDField, TextField: opt.TextField, SkipBad: opt.SkipBad},
+		Rule:      opt.ruleConfig(),
+		KeyParts:  in.KeyParts,
+		Shuffle:   shuffleCounter{On: opt.CountShuffle},
+	}
+	return beam.ParDo3(s, f, in.Ranges, beam.SideInput{Input: in.LineCounts})
+}
+
+// starEdge links a bucket member to the bucket's centre (itself, for the
+// centre), or a document in an edge to its component's label: the unit of
+// work of dataFn, keyed by the member's range.
+type starEdge struct{ Member, Centre uint64 }
+
+// dataFn reads a range again and sends the data (the features, extracted
+// once more) of each document named by an edge to the edge's target: to
+// each distinct centre it is a leaf of, however many buckets it shares with
+// that centre, and to itself when it is a centre (the first output); or,
+// with ToComponents, to its component's label (the second output). A
+// document no edge names is only read. So a candidate's data is shuffled
+// (distinct centres) + 1 times before the decision, and once to it when it
+// is in a verified edge; a document in no bucket's, never. One call holds
+// the range's edges (16 bytes each, at most 25 per document of the range).
+type dataFn struct {
+	rangeDocs
+	Rule         ruleConfig
+	ToComponents bool
+	Shuffle      shuffleCounter
+
+	ext *dedup.Extractor
+}
+
+func (f *dataFn) Setup() (err error) {
+	f.ext, err = dedup.NewRuleExtractor(f.Rule.options())
+	return err
+}
+
+func (f *dataFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*inputRange) bool, edgeIter func(*starEdge) bool,
+	lines func(*lineCount) bool, self func(uint64, docData), other func(uint64, docData)) error {
+	var r inputRange
+	if !rangeIter(&r) {
+		return errors.New("pipeline: edges for a range that was not read")
+	}
+	var es []starEdge
+	var e starEdge
+	for edgeIter(&e) {
+		es = append(es, e)
+	}
+	if len(es) == 0 {
+		return nil
+	}
+	slices.SortFunc(es, func(a, b starEdge) int {
+		if c := cmp.Compare(a.Member, b.Member); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Centre, b.Centre)
+	})
+	es = slices.Compact(es)
+	var m map[int]int64
+	if r.split() {
+		m = lineCounts(lines)
+	}
+	return f.read(ctx, r, m, false, func(pos uint64, doc *corpus.Doc, _ []byte) error {
+		for len(es) > 0 && es[0].Member < pos {
+			es = es[1:]
+		}
+		if len(es) == 0 || es[0].Member != pos {
+			return nil
+		}
+		ft := f.ext.Extract(doc.Text)
+		b, err := ft.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		d := docData{Pos: pos, ID: doc.ID, Features: b}
+		for ; len(es) > 0 && es[0].Member == pos; es = es[1:] {
+			switch t := es[0].Centre; {
+			case f.ToComponents:
+				f.Shuffle.add(ctx, "component", t, d)
+				other(t, d)
+			case t == pos:
+				f.Shuffle.add(ctx, "centre", t, d)
+				self(t, d)
+			default:
+				f.Shuffle.add(ctx, "leaf", t, d)
+				other(t, d)
+			}
+		}
+		return nil
+	})
+}
+
+// readData runs dataFn over the ranges with the edges keyed by range.
+func readData(s beam.Scope, opt Options, in inputs, edges beam.PCollection, toComponents bool) (self, other beam.PCollection) {
+	f := &dataFn{
+		rangeDocs:    rangeDocs{Format: opt.Format, IDField: opt.IDField, TextField: opt.TextField, SkipBad: opt.SkipBad},
+		Rule:         opt.ruleConfig(),
+		ToComponents: toComponents,
+		Shuffle:      shuffleCounter{On: opt.CountShuffle},
+	}
+	ranges := beam.ParDo(s, rangeByIndex, in.Ranges)
+	return beam.ParDo2(s, f, beam.CoGroupByKey(s, ranges, edges), beam.SideInput{Input: in.LineCounts})
+}
+
+// Data sends the candidates' data to their centres: the centres' own
+// (self) and their leaves'.
+func Data(s beam.Scope, opt Options, in inputs, stars beam.PCollection) (self, leaves beam.PCollection) {
+	return readData(s.Scope("Data to centres"), opt, in, stars, false)
+}
+
+// Candidate keys travel in batches: one element per key partition per
+// range (or per flush) holding 12-byte entries (key, position), instead of
+// one element per key. A runner's cost per element (prism keeps each one
+// as its own buffer, and a key per group) dwarfs 16 bytes, and 25 keys a
+// document made the key shuffle most of the elements of a run. The
+// partitions are chosen by key (key mod parts); their number grows with the
+// input (one per KeyPartBytes of input), so a partition's group stays the
+// same size whatever the corpus.
+const (
+	keyEntrySize  = 12
+	keyFlushBytes = 8 << 20 // entries a reader holds before it emits them
+)
+
+type keyBatcher struct {
+	parts [][]byte
+	held  int
+	emit  func(part int, b []byte)
+}
+
+func newKeyBatcher(parts int, emit func(int, []byte)) *keyBatcher {
+	return &keyBatcher{parts: make([][]byte, max(parts, 1)), emit: emit}
+}
+
+func (kb *keyBatcher) add(key, pos uint64) {
+	p := int(key % uint64(len(kb.parts)))
+	// The partition holds the key's low bits; 32 high bits tell keys apart
+	// within it. Two keys of a partition that agree on them (about one pair
+	// in 2^32) make a bucket of documents that share no key: its star's
+	// pairs are candidates that verification rejects (or under simhash an
+	// unverified link that merges two components), never a lost pair.
+	kb.parts[p] = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(kb.parts[p], uint32(key>>32)), pos)
+	if kb.held += keyEntrySize; kb.held >= keyFlushBytes {
+		kb.flush()
+	}
+}
+
+func (kb *keyBatcher) flush() {
+	for p, b := range kb.parts {
+		if len(b) > 0 {
+			kb.emit(p, b)
+			kb.parts[p] = nil
+		}
+	}
+	kb.held = 0
 }

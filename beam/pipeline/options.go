@@ -19,8 +19,13 @@ var (
 
 // Defaults.
 const (
-	DefaultMaxBucket = 10000 // entries of one key a worker pairs in one piece
-	DefaultRounds    = 12    // large-star/small-star rounds
+	DefaultSplitBytes   = 64 << 20 // bytes of an uncompressed JSONL or lines file per read range
+	DefaultKeyPartBytes = 1 << 20  // bytes of input per partition of the candidate keys
+	DefaultRounds       = 3        // large-star/small-star rounds before the residual union-find
+	DefaultHoldBytes    = 64 << 20 // encoded features of a star's leaves held for the pairs among them
+	DefaultMaxChecks    = 1 << 24  // leaf pairs a star looks at before it links its leaves unverified
+	DefaultMaxResidual  = 1 << 22  // label pairs the residual union-find takes on one worker
+	DefaultMaxComponent = 1 << 18  // documents of one component decided on one worker
 )
 
 // Options configures Dedup. The zero value means the defaults, written on each
@@ -46,12 +51,40 @@ type Options struct {
 	Format             string // corpus format: auto (default), jsonl, text, lines
 	SkipBad            bool   // skip malformed lines (counted as bad_inputs) instead of failing
 
-	// MaxBucket is the most entries of one candidate key paired on one worker
-	// in one piece (default DefaultMaxBucket); larger keys are split.
-	MaxBucket int
+	// SplitBytes is the size of the byte ranges an uncompressed JSONL or
+	// lines file is read in, one range per worker (default
+	// DefaultSplitBytes); compressed files and whole text files are read
+	// whole.
+	SplitBytes int64
+	// KeyPartBytes is the input per partition of the candidate keys (default
+	// DefaultKeyPartBytes): one worker sorts a partition's keys, about 25
+	// entries of 16 bytes per document in KeyPartBytes of input.
+	KeyPartBytes int64
+	// HoldBytes bounds the encoded features of a star's leaves one worker
+	// holds to verify the pairs among them (default DefaultHoldBytes); past
+	// it, or past MaxChecks leaf pairs, the star's leaves are linked to its
+	// centre unverified (see doc.go: the verdicts stay exact, the component
+	// grows).
+	HoldBytes int64
+	MaxChecks int64 // default DefaultMaxChecks
 	// Rounds is the number of large-star/small-star rounds (default
-	// DefaultRounds); a graph that needs more fails the final check.
-	Rounds int
+	// DefaultRounds); the labels they leave apart are joined by a union-find
+	// of at most MaxResidual label pairs on one worker (default
+	// DefaultMaxResidual), past which the run fails and asks for more
+	// rounds.
+	Rounds      int
+	MaxResidual int
+	// MaxComponent is the most documents of one component of verified pairs
+	// decided on one worker (default DefaultMaxComponent); a larger
+	// component fails the run, naming it.
+	MaxComponent int
+	// Parts leaves each output as one file per read range (PATH-00000-of-00012,
+	// in input order) instead of concatenating them into PATH on one worker.
+	Parts bool
+	// CountShuffle counts the encoded bytes of every element entering a
+	// GroupByKey or CoGroupByKey in the metrics shuffle_bytes and
+	// shuffle_bytes_STAGE (it encodes every element once more).
+	CountShuffle bool
 }
 
 // EnsureDefaults fills in zero fields.
@@ -66,11 +99,26 @@ func (o *Options) EnsureDefaults() {
 	if o.Format == "" {
 		o.Format = "auto"
 	}
-	if o.MaxBucket == 0 {
-		o.MaxBucket = DefaultMaxBucket
+	if o.SplitBytes == 0 {
+		o.SplitBytes = DefaultSplitBytes
+	}
+	if o.KeyPartBytes == 0 {
+		o.KeyPartBytes = DefaultKeyPartBytes
 	}
 	if o.Rounds == 0 {
 		o.Rounds = DefaultRounds
+	}
+	if o.HoldBytes == 0 {
+		o.HoldBytes = DefaultHoldBytes
+	}
+	if o.MaxChecks == 0 {
+		o.MaxChecks = DefaultMaxChecks
+	}
+	if o.MaxResidual == 0 {
+		o.MaxResidual = DefaultMaxResidual
+	}
+	if o.MaxComponent == 0 {
+		o.MaxComponent = DefaultMaxComponent
 	}
 }
 
@@ -88,10 +136,16 @@ func (o *Options) Validate() error {
 	switch {
 	case len(o.Inputs) == 0:
 		return fmt.Errorf("%w: no input", ErrOptions)
-	case o.MaxBucket < 2:
-		return fmt.Errorf("%w: max bucket %d < 2", ErrOptions, o.MaxBucket)
-	case o.Rounds < 1:
-		return fmt.Errorf("%w: rounds %d < 1", ErrOptions, o.Rounds)
+	case o.SplitBytes < 1 || o.KeyPartBytes < 1:
+		return fmt.Errorf("%w: split bytes %d and key part bytes %d must be positive", ErrOptions, o.SplitBytes, o.KeyPartBytes)
+	case o.Rounds < 0:
+		return fmt.Errorf("%w: rounds %d < 0", ErrOptions, o.Rounds)
+	case o.HoldBytes < 0 || o.MaxChecks < 0:
+		return fmt.Errorf("%w: hold bytes %d and max checks %d must not be negative", ErrOptions, o.HoldBytes, o.MaxChecks)
+	case o.MaxResidual < 1:
+		return fmt.Errorf("%w: max residual %d < 1", ErrOptions, o.MaxResidual)
+	case o.MaxComponent < 1:
+		return fmt.Errorf("%w: max component %d < 1", ErrOptions, o.MaxComponent)
 	}
 	return nil
 }

@@ -1,66 +1,284 @@
 package pipeline
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/neardup/neardup/corpus"
 )
 
-// maxLine bounds a line number in a position: position = file<<lineBits | line.
-const lineBits = 40
+// A document's position is its read range's index in input order, shifted
+// left by lineBits, or'ed with its line in the file (1-based; 0 for a whole
+// file): input order is position order, and the range that holds a
+// document, the one that writes its verdict, is pos >> lineBits.
+const (
+	lineBits  = 40
+	rangeBits = 64 - lineBits
+)
 
-// Pos returns the position of line (1-based; 0 for a whole-file document) of
-// the file-th input: input order is position order.
-func Pos(file, line int) uint64 { return uint64(file)<<lineBits | uint64(line) }
+// Pos returns the position of line of the document in the read range of
+// index rng.
+func Pos(rng, line int) uint64 { return uint64(rng)<<lineBits | uint64(line) }
 
-// inputFile is one input file and its index in input order.
-type inputFile struct {
-	Index int
-	Path  string
+func rangeOf(pos uint64) int { return int(pos >> lineBits) }
+
+// inputRange is a part of one input file read by one worker: the lines that
+// start in [Start, End) of an uncompressed JSONL or lines file (End < 0: to
+// the end of the file), as Beam's textio splits text files.
+type inputRange struct {
+	Index int    // in input order over all ranges
+	First int    // Index of the file's first range
+	Of    int    // ranges of the file
+	Path  string // the file
+	Start int64
+	End   int64
 }
 
-// Doc is a document as read: its position, id, text, and the line the
-// output copies when it is kept (the JSONL line; the line for Lines input;
-// the path for a whole file).
-type Doc struct {
-	Pos  uint64
-	ID   string
-	Text string
-	Out  []byte
-}
+// split reports whether r is one of several ranges of its file, whose line
+// numbers need the line counts of the ranges before it.
+func (r inputRange) split() bool { return r.Of > 1 }
 
 // expandInputs lists the files of the inputs' globs, in the order given and
-// sorted within a glob, as their indices.
-func expandInputs(ctx context.Context, inputs []string) ([]inputFile, error) {
-	var files []inputFile
+// sorted within a glob, and cuts the splittable ones into ranges of
+// splitBytes.
+// It also returns the input's size in bytes (compressed files counted at 4
+// times their size).
+func expandInputs(ctx context.Context, inputs []string, format corpus.Format, splitBytes int64) ([]inputRange, int64, error) {
+	var ranges []inputRange
+	var total int64
 	for _, in := range inputs {
 		fs, err := filesystem.New(ctx, in)
 		if err != nil {
-			return nil, fmt.Errorf("pipeline: %s: %w", in, err)
+			return nil, 0, fmt.Errorf("pipeline: %s: %w", in, err)
 		}
 		names, err := fs.List(ctx, in)
-		fs.Close()
 		if err != nil {
-			return nil, fmt.Errorf("pipeline: listing %s: %w", in, err)
+			fs.Close()
+			return nil, 0, fmt.Errorf("pipeline: listing %s: %w", in, err)
 		}
 		if len(names) == 0 {
-			return nil, fmt.Errorf("pipeline: %s: no such file", in)
+			fs.Close()
+			return nil, 0, fmt.Errorf("pipeline: %s: no such file", in)
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			files = append(files, inputFile{Index: len(files), Path: n})
+			size, err := fs.Size(ctx, n)
+			if err != nil {
+				fs.Close()
+				return nil, 0, fmt.Errorf("pipeline: %s: %w", n, err)
+			}
+			parts := 1
+			if splittable(ctx, fs, n, format) {
+				parts = max(1, int((size+splitBytes-1)/splitBytes))
+				total += size
+			} else {
+				total += 4 * size
+			}
+			for i := range parts {
+				r := inputRange{Index: len(ranges), First: len(ranges) - i, Of: parts, Path: n, End: -1}
+				if parts > 1 {
+					r.Start = int64(i) * splitBytes
+					if i < parts-1 {
+						r.End = r.Start + splitBytes
+					}
+				}
+				ranges = append(ranges, r)
+			}
+		}
+		fs.Close()
+	}
+	if len(ranges) >= 1<<rangeBits {
+		return nil, 0, fmt.Errorf("pipeline: %d read ranges, at most %d: raise the split size", len(ranges), 1<<rangeBits-1)
+	}
+	return ranges, total, nil
+}
+
+// splittable reports whether a file can be read in byte ranges: JSONL or
+// lines (by the format, or under auto by the name package corpus goes by),
+// and not compressed (by name and by its first bytes).
+func splittable(ctx context.Context, fs filesystem.Interface, name string, format corpus.Format) bool {
+	base := strings.ToLower(name)
+	if strings.HasSuffix(base, ".gz") || strings.HasSuffix(base, ".zst") {
+		return false
+	}
+	switch format {
+	case corpus.JSONL, corpus.Lines:
+	case corpus.Auto:
+		if !strings.HasSuffix(base, ".jsonl") && !strings.HasSuffix(base, ".ndjson") && !strings.HasSuffix(base, ".json") {
+			return false
+		}
+	default:
+		return false
+	}
+	r, err := fs.OpenRead(ctx, name)
+	if err != nil {
+		return false // the read reports it
+	}
+	defer r.Close()
+	var head [4]byte
+	n, _ := io.ReadFull(r, head[:])
+	gzipMagic, zstdMagic := []byte{0x1f, 0x8b}, []byte{0x28, 0xb5, 0x2f, 0xfd}
+	return !bytes.HasPrefix(head[:n], gzipMagic) && !bytes.HasPrefix(head[:n], zstdMagic)
+}
+
+// lineCount is the number of "\n" bytes in a split range's [Start, End).
+type lineCount struct {
+	Index int
+	Lines int64
+}
+
+// countLines counts the line ends in a split range, for the line numbers of
+// the ranges after it. Ranges of whole files have line numbers of their own.
+func countLines(ctx context.Context, r inputRange, emit func(lineCount)) error {
+	if !r.split() || r.End < 0 {
+		return nil
+	}
+	f, err := openAt(ctx, r.Path, r.Start)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<16)
+	var n int64
+	left := r.End - r.Start
+	for left > 0 {
+		m, err := f.Read(buf[:min(int64(len(buf)), left)])
+		n += int64(bytes.Count(buf[:m], []byte{'\n'}))
+		left -= int64(m)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("pipeline: %s: %w", r.Path, err)
 		}
 	}
-	if len(files) >= 1<<(64-lineBits) {
-		return nil, fmt.Errorf("pipeline: %d input files, at most %d", len(files), 1<<(64-lineBits)-1)
+	emit(lineCount{Index: r.Index, Lines: n})
+	return nil
+}
+
+// openAt opens path at byte offset off: by seeking when the file system's
+// reader can, else by reading up to it.
+func openAt(ctx context.Context, path string, off int64) (io.ReadCloser, error) {
+	fs, err := filesystem.New(ctx, path)
+	if err != nil {
+		return nil, err
 	}
-	return files, nil
+	defer fs.Close()
+	r, err := fs.OpenRead(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	if off == 0 {
+		return r, nil
+	}
+	if s, ok := r.(io.Seeker); ok {
+		_, err = s.Seek(off, io.SeekStart)
+	} else {
+		_, err = io.CopyN(io.Discard, r, off)
+	}
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("pipeline: %s: seeking to %d: %w", path, off, err)
+	}
+	return r, nil
+}
+
+// rangeReader yields the lines of a range: from its first line start to the
+// end of the last line that starts before End.
+type rangeReader struct {
+	br      *bufio.Reader
+	left    int64 // bytes before End
+	pending []byte
+	done    bool
+}
+
+func (r *rangeReader) Read(p []byte) (int, error) {
+	if len(r.pending) > 0 {
+		n := copy(p, r.pending)
+		r.pending = r.pending[n:]
+		return n, nil
+	}
+	if r.done {
+		return 0, io.EOF
+	}
+	if r.left > 0 {
+		n, err := r.br.Read(p[:min(int64(len(p)), r.left)])
+		r.left -= int64(n)
+		if r.left == 0 && n > 0 && p[n-1] == '\n' {
+			r.done = true // the last line ends just before End
+		}
+		if err == io.EOF {
+			r.done, err = true, nil
+		}
+		return n, err
+	}
+	// Past End: the rest of the line that straddles it.
+	line, err := r.br.ReadSlice('\n')
+	switch {
+	case err == nil || err == io.EOF:
+		r.done = true
+	case errors.Is(err, bufio.ErrBufferFull):
+	default:
+		return 0, err
+	}
+	n := copy(p, line)
+	r.pending = append(r.pending[:0], line[n:]...)
+	return n, nil
+}
+
+// openRange opens the lines of r and returns the number of the first one
+// relative to the line of Start: 1 when a line starts at Start, 2 when the
+// range begins inside a line (which belongs to the range before).
+func openRange(ctx context.Context, r inputRange) (io.ReadCloser, io.Reader, int64, error) {
+	if !r.split() {
+		rc, err := openAt(ctx, r.Path, 0)
+		return rc, rc, 1, err
+	}
+	start := max(r.Start-1, 0)
+	rc, err := openAt(ctx, r.Path, start)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	br := bufio.NewReaderSize(rc, 1<<16)
+	skip := int64(1)
+	consumed := int64(0)
+	if r.Start > 0 {
+		// The byte before Start: a line starts at Start only after a "\n".
+		b, err := br.ReadByte()
+		if err != nil {
+			rc.Close()
+			return nil, nil, 0, fmt.Errorf("pipeline: %s: %w", r.Path, err)
+		}
+		consumed = 1
+		if b != '\n' {
+			line, err := br.ReadSlice('\n')
+			consumed += int64(len(line))
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = br.ReadSlice('\n')
+				consumed += int64(len(line))
+			}
+			if err != nil && err != io.EOF {
+				rc.Close()
+				return nil, nil, 0, fmt.Errorf("pipeline: %s: %w", r.Path, err)
+			}
+			skip = 2
+		}
+	}
+	rr := &rangeReader{br: br, left: 1 << 62}
+	if r.End >= 0 {
+		rr.left = r.End - start - consumed
+		rr.done = rr.left <= 0 // the range holds no line start
+	}
+	return rc, rr, skip, nil
 }
 
 var (
@@ -68,33 +286,46 @@ var (
 	badInputs = beam.NewCounter("neardup", "bad_inputs")
 )
 
-// readFn reads one input file with package corpus, as dedup.Run reads it.
-type readFn struct {
+// rangeDocs reads the documents of a range with package corpus, as dedup.Run
+// reads the file: ids, line numbers and bad-line handling are the batch's.
+// base is the file's line number of the range's first line start (1 for a
+// whole file); each document goes to fn with its position and output line.
+type rangeDocs struct {
 	Format             string
 	IDField, TextField string
 	SkipBad            bool
 }
 
-func (f *readFn) ProcessElement(ctx context.Context, in inputFile, emit func(Doc)) error {
+// The first read of a range (countBad) counts its bad lines; the reads
+// after it skip the same lines silently.
+func (f *rangeDocs) read(ctx context.Context, r inputRange, lines map[int]int64, countBad bool, fn func(pos uint64, doc *corpus.Doc, out []byte) error) error {
 	format, err := corpus.ParseFormat(f.Format)
 	if err != nil {
 		return err
 	}
-	fs, err := filesystem.New(ctx, in.Path)
+	rc, in, skip, err := openRange(ctx, r)
 	if err != nil {
 		return err
 	}
-	defer fs.Close()
-	r, err := fs.OpenRead(ctx, in.Path)
-	if err != nil {
-		return fmt.Errorf("pipeline: %w", err)
+	defer rc.Close()
+	base := int64(0) // line ends before the range's first line
+	if r.split() {
+		for i := r.First; i < r.Index; i++ {
+			n, ok := lines[i]
+			if !ok {
+				return fmt.Errorf("pipeline: %s: no line count for range %d", r.Path, i)
+			}
+			base += n
+		}
+		base += skip - 1
 	}
-	defer r.Close()
-	opt := corpus.Options{Format: format, IDField: f.IDField, TextField: f.TextField, SkipBad: f.SkipBad,
-		OnBad: func(error) { badInputs.Inc(ctx, 1) }}
-	rd, err := corpus.OpenReader(r, in.Path, opt)
+	opt := corpus.Options{Format: format, IDField: f.IDField, TextField: f.TextField, SkipBad: f.SkipBad}
+	if countBad {
+		opt.OnBad = func(error) { badInputs.Inc(ctx, 1) }
+	}
+	rd, err := corpus.OpenReader(in, r.Path, opt)
 	if err != nil {
-		return err
+		return shiftError(err, base)
 	}
 	defer rd.Close()
 	for {
@@ -105,37 +336,78 @@ func (f *readFn) ProcessElement(ctx context.Context, in inputFile, emit func(Doc
 		if err != nil {
 			var ce *corpus.Error
 			if errors.As(err, &ce) {
-				return err // names file and line
+				return shiftError(err, base)
 			}
-			return fmt.Errorf("pipeline: %s: %w", in.Path, err)
+			return fmt.Errorf("pipeline: %s: %w", r.Path, err)
+		}
+		if base > 0 && doc.Line > 0 {
+			if doc.ID == r.Path+":"+strconv.Itoa(doc.Line) {
+				doc.ID = r.Path + ":" + strconv.FormatInt(base+int64(doc.Line), 10) // a missing id is file:line
+			}
+			doc.Line += int(base)
 		}
 		if doc.Line >= 1<<lineBits {
-			return fmt.Errorf("pipeline: %s: more than %d lines", in.Path, 1<<lineBits-1)
+			return fmt.Errorf("pipeline: %s: more than %d lines", r.Path, 1<<lineBits-1)
 		}
-		d := Doc{Pos: Pos(in.Index, doc.Line), ID: doc.ID, Text: doc.Text}
+		var out []byte
 		switch {
 		case doc.Raw != nil:
-			d.Out = append([]byte(nil), doc.Raw...)
+			out = doc.Raw
 		case doc.Line > 0:
-			d.Out = []byte(doc.Text)
+			out = []byte(doc.Text)
 		default:
-			d.Out = []byte(doc.Source)
+			out = []byte(doc.Source)
 		}
-		docsRead.Inc(ctx, 1)
-		emit(d)
+		if err := fn(Pos(r.Index, doc.Line), &doc, out); err != nil {
+			return err
+		}
 	}
 }
 
-// Read reads the documents of the input files (as listed by expandInputs)
-// with the options' format, fields and bad-line handling.
-func Read(s beam.Scope, opt Options) (beam.PCollection, error) {
-	s = s.Scope("Read JSONL")
-	files, err := expandInputs(context.Background(), opt.Inputs)
-	if err != nil {
-		return beam.PCollection{}, err
+// shiftError moves the line of a corpus.Error read from a range to the
+// file's line numbers.
+func shiftError(err error, base int64) error {
+	var ce *corpus.Error
+	if base == 0 || !errors.As(err, &ce) || ce.Line == 0 {
+		return err
 	}
-	list := beam.CreateList(s, files)
-	// One file per worker: spread the files before reading them.
-	list = beam.Reshuffle(s, list)
-	return beam.ParDo(s, &readFn{Format: opt.Format, IDField: opt.IDField, TextField: opt.TextField, SkipBad: opt.SkipBad}, list), nil
+	return &corpus.Error{Source: ce.Source, Line: ce.Line + int(base), Err: ce.Err}
+}
+
+// lineCounts turns the side input of split ranges' line counts into a map.
+func lineCounts(iter func(*lineCount) bool) map[int]int64 {
+	m := map[int]int64{}
+	var c lineCount
+	for iter(&c) {
+		m[c.Index] = c.Lines
+	}
+	return m
+}
+
+// inputs are the read ranges, the line counts of the split ones, and the
+// sizes the stages after the read are cut by.
+type inputs struct {
+	Ranges, LineCounts beam.PCollection
+	N                  int // ranges
+	KeyParts           int // partitions of the candidate keys: one per KeyPartBytes of input
+}
+
+// Read lists the inputs and returns their ranges and the line counts of the
+// split ones.
+func Read(s beam.Scope, opt Options) (inputs, error) {
+	s = s.Scope("Read")
+	format, err := corpus.ParseFormat(opt.Format)
+	if err != nil {
+		return inputs{}, err
+	}
+	rs, total, err := expandInputs(context.Background(), opt.Inputs, format, opt.SplitBytes)
+	if err != nil {
+		return inputs{}, err
+	}
+	in := inputs{N: len(rs), KeyParts: int(min(max(total/opt.KeyPartBytes, 1), 1<<24))}
+	in.Ranges = beam.CreateList(s, rs)
+	// One range per worker: spread them before reading.
+	in.Ranges = beam.Reshuffle(s, in.Ranges)
+	in.LineCounts = beam.ParDo(s.Scope("Count lines"), countLines, in.Ranges)
+	return in, nil
 }

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 func init() {
 	register.Function2x1[uint64, uint64, labelKV](toLabelKV)
+	register.Function1x2[Pair, uint64, uint64](pairKV)
 }
 
 // labelKV is a component label as one value, for passert.
@@ -24,76 +26,23 @@ type labelKV struct{ K, V uint64 }
 
 func toLabelKV(k, v uint64) labelKV { return labelKV{k, v} }
 
-// TestHotKeySplit puts 60 documents with one fingerprint in one key of every
-// table and splits keys above 4 entries: the pairs must be all 1770, each
-// once, as without the split.
-func TestHotKeySplit(t *testing.T) {
-	const n = 60
-	var in []bandEntry
-	for i := range n {
-		in = append(in, bandEntry{E: Entry{Pos: Pos(0, i+1), FP: 0xdeadbeef, Exact: uint64(i + 1), Tokens: 100}})
+func pairKV(p Pair) (uint64, uint64) { return p.A, p.B }
+
+func componentsOf(t *testing.T, pairs []Pair, opt Options, want []any) error {
+	t.Helper()
+	p, s := beam.NewPipelineWithRoot()
+	opt.Inputs = []string{"x"}
+	opt.EnsureDefaults()
+	labels := Components(s, opt, beam.ParDo(s, pairKV, beam.CreateList(s, pairs)))
+	if want != nil {
+		passert.Equals(s, beam.ParDo(s, toLabelKV, labels), want...)
 	}
-	var want []Pair
-	for a := range n {
-		for b := a + 1; b < n; b++ {
-			want = append(want, newPair(Pos(0, a+1), Pos(0, b+1)))
-		}
-	}
-	for _, maxBucket := range []int{4, 1000} {
-		t.Run(fmt.Sprint("max-bucket=", maxBucket), func(t *testing.T) {
-			p, s := beam.NewPipelineWithRoot()
-			opt := Options{Inputs: []string{"x"}, MaxBucket: maxBucket, Method: dedup.MethodSimHash}
-			opt.EnsureDefaults()
-			pairs := Candidates(s, opt, beam.CreateList(s, in))
-			passert.Equals(s, pairs, toAny(want)...)
-			ptest.RunAndValidate(t, p)
-		})
-	}
+	return ptest.Run(p)
 }
 
-// TestSplitMeetsOnce checks splitFn's shard pairs directly: with s shards
-// every two entries of a hot key meet in exactly one group, and a group
-// holds about 2n/s entries.
-func TestSplitMeetsOnce(t *testing.T) {
-	const n, s = 200, 7
-	hot := func(k *string, v *int) bool { return false }
-	f := &splitFn{}
-	f.once.Do(func() {})
-	f.hot = map[string]int{"k": s}
-	groups := map[string][]Entry{}
-	for i := range n {
-		f.ProcessElement("k", Entry{Pos: uint64(i)}, hot, func(k string, e Entry) { groups[k] = append(groups[k], e) })
-	}
-	if len(groups) != s*(s+1)/2 {
-		t.Fatalf("%d groups, want %d", len(groups), s*(s+1)/2)
-	}
-	meet := map[[2]uint64]int{}
-	for key, es := range groups {
-		i, j := key[len(key)-4:len(key)-2], key[len(key)-2:]
-		if len(es) > 2*n/s*2 {
-			t.Errorf("group %q holds %d entries, want about %d", key, len(es), 2*n/s)
-		}
-		for x := range es {
-			for y := x + 1; y < len(es); y++ {
-				a, b := es[x], es[y]
-				if i != j && a.Shard == b.Shard {
-					continue // pairFn pairs across shards only
-				}
-				meet[[2]uint64{min(a.Pos, b.Pos), max(a.Pos, b.Pos)}]++
-			}
-		}
-	}
-	if len(meet) != n*(n-1)/2 {
-		t.Errorf("%d pairs met, want %d", len(meet), n*(n-1)/2)
-	}
-	for p, c := range meet {
-		if c != 1 {
-			t.Errorf("pair %v met %d times, want once", p, c)
-		}
-	}
-}
-
-// TestComponents labels a long chain, a star and a separate edge.
+// TestComponents labels a long chain, a star and a separate edge, with the
+// default rounds and with one round, which leaves the chain to the
+// residual union-find: the labels must be the same.
 func TestComponents(t *testing.T) {
 	var pairs []Pair
 	for i := uint64(1); i < 300; i++ { // a path 999-998-...-700
@@ -111,32 +60,90 @@ func TestComponents(t *testing.T) {
 		want = append(want, labelKV{i, 2000})
 	}
 	want = append(want, labelKV{5, 5}, labelKV{7, 5})
-
-	p, s := beam.NewPipelineWithRoot()
-	labels := Components(s, DefaultRounds, beam.CreateList(s, pairs))
-	passert.Equals(s, beam.ParDo(s, toLabelKV, labels), want...)
-	ptest.RunAndValidate(t, p)
+	for _, rounds := range []int{DefaultRounds, 1} {
+		t.Run(fmt.Sprint("rounds=", rounds), func(t *testing.T) {
+			if err := componentsOf(t, pairs, Options{Rounds: rounds}, want); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 }
 
-// TestComponentsCheck: too few rounds for a long path must fail the run,
-// never label it wrongly.
-func TestComponentsCheck(t *testing.T) {
+// TestComponentsResidualBound: a path one round cannot collapse, with a
+// residual bound too small for what the round leaves, must fail the run
+// and say what to raise, never label it wrongly.
+func TestComponentsResidualBound(t *testing.T) {
 	var pairs []Pair
 	for i := uint64(1); i < 300; i++ {
 		pairs = append(pairs, newPair(i, i+1))
 	}
-	p, s := beam.NewPipelineWithRoot()
-	Components(s, 1, beam.CreateList(s, pairs))
-	err := ptest.Run(p)
-	if err == nil || !strings.Contains(err.Error(), "did not converge") {
-		t.Fatalf("one round over a 300-node path: err %v, want a convergence error", err)
+	err := componentsOf(t, pairs, Options{Rounds: 1, MaxResidual: 2}, nil)
+	if err == nil || !strings.Contains(err.Error(), "raise --cc-rounds") {
+		t.Fatalf("one round over a 300-node path, residual bound 2: err %v, want the residual error", err)
 	}
 }
 
-func toAny[T any](xs []T) []any {
-	out := make([]any, len(xs))
-	for i, x := range xs {
-		out[i] = x
+// TestVerifyLeafPairs: a centre near neither of two leaves that are near
+// each other, as in a band bucket of a document and two versions of
+// another. The star's edges must join the two leaves (with their own
+// verified edge), and leave the centre out; a third leaf far from
+// everything stays alone. With no room to hold the leaves, the star is
+// linked unverified instead, all in one component.
+func TestVerifyLeafPairs(t *testing.T) {
+	words := func(from, n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "w%d ", from+i)
+		}
+		return b.String()
 	}
-	return out
+	texts := []string{
+		words(0, 60),                       // centre
+		words(1000, 60),                    // a
+		words(1000, 59) + " changed",       // a's near copy
+		words(5000, 30) + words(0, 30),     // half the centre
+		words(9000, 60) + " something new", // far from all
+	}
+	opt := Options{Inputs: []string{"x"}}
+	opt.EnsureDefaults()
+	ext, err := dedup.NewRuleExtractor(opt.DedupOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data []docData
+	for i, text := range texts {
+		ft := ext.Extract(text)
+		b, _ := ft.MarshalBinary()
+		data = append(data, docData{Pos: uint64(i + 1), ID: fmt.Sprint("d", i), Features: b})
+	}
+	iter := func(ds []docData) func(*docData) bool {
+		return func(d *docData) bool {
+			if len(ds) == 0 {
+				return false
+			}
+			*d = ds[0]
+			ds = ds[1:]
+			return true
+		}
+	}
+	for _, tt := range []struct {
+		hold int64
+		want []Pair
+	}{
+		{DefaultHoldBytes, []Pair{{2, 3}}},
+		{1, []Pair{{1, 2}, {1, 3}, {1, 4}, {1, 5}}},
+	} {
+		f := &verifyFn{Rule: opt.ruleConfig(), HoldBytes: tt.hold, MaxChecks: DefaultMaxChecks}
+		if err := f.Setup(); err != nil {
+			t.Fatal(err)
+		}
+		var got []Pair
+		err := f.ProcessElement(context.Background(), 1, iter(data[:1]), iter(data[1:]), func(a, b uint64) { got = append(got, Pair{a, b}) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("hold %d: edges %v, want %v", tt.hold, got, tt.want)
+		}
+	}
 }

@@ -1,9 +1,12 @@
 package pipeline
 
 import (
+	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,63 +15,235 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"github.com/neardup/neardup/corpus"
 )
 
-// keptLine passes on a document's output line unless it was removed.
-func keptLine(pos uint64, lines func(*[]byte) bool, removed func(*int) bool, emit func(Line)) {
-	var r int
-	if removed(&r) {
-		return
-	}
-	var b []byte
-	for lines(&b) {
-		emit(Line{Pos: pos, Data: append(b, '\n')})
-	}
+// Outputs are written per read range by the worker that writes the range:
+// it gets the range's removed documents' lines (duplicates and clusters,
+// keyed by the range of the document they are written at), sorts them by
+// position (the range's own, at most one line per document of the range)
+// and reads the range again, writing each document's output line unless
+// it was removed. Nothing is sorted globally: a part's lines are in input
+// order and parts follow the ranges. Unless Options.Parts, one worker then
+// concatenates each output's parts in order (streaming, constant memory)
+// into the file named, as dedup.Run writes it.
+
+// partName is the file of range i of n of the output path.
+func partName(path string, i, n int) string { return fmt.Sprintf("%s-%05d-of-%05d", path, i, n) }
+
+func rangeByIndex(r inputRange) (uint64, inputRange) { return uint64(r.Index), r }
+
+// writeRangeFn writes a range's part of each output named. Its paths are
+// the outputs' part bases (partBase).
+type writeRangeFn struct {
+	rangeDocs
+	Output, Duplicates, Clusters string
+	Ranges                       int
 }
 
-func removedPos(l Line) (uint64, int) { return l.Pos, 1 }
-
-// Kept returns the output lines of the documents not removed.
-func Kept(s beam.Scope, outLines, dups beam.PCollection) beam.PCollection {
-	s = s.Scope("Kept")
-	return beam.ParDo(s, keptLine, beam.CoGroupByKey(s, outLines, beam.ParDo(s, removedPos, dups)))
+func (f *writeRangeFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*inputRange) bool, dupIter func(*Line) bool,
+	clusterIter func(*Line) bool, lines func(*lineCount) bool, emit func(int)) (err error) {
+	var r inputRange
+	if !rangeIter(&r) {
+		return errors.New("pipeline: output lines for a range that was not read")
+	}
+	collect := func(iter func(*Line) bool) []Line {
+		var ls []Line
+		var l Line
+		for iter(&l) {
+			ls = append(ls, l)
+		}
+		slices.SortFunc(ls, func(a, b Line) int { return cmp.Compare(a.Pos, b.Pos) })
+		return ls
+	}
+	dups, clusters := collect(dupIter), collect(clusterIter)
+	for _, o := range []struct {
+		path  string
+		lines []Line
+	}{{f.Duplicates, dups}, {f.Clusters, clusters}} {
+		if o.path == "" {
+			continue
+		}
+		if err := writeLines(ctx, partName(o.path, r.Index, f.Ranges), o.lines); err != nil {
+			return err
+		}
+	}
+	if f.Output != "" {
+		var m map[int]int64
+		if r.split() {
+			m = lineCounts(lines)
+		}
+		if err := f.writeKept(ctx, r, m, dups); err != nil {
+			return err
+		}
+	}
+	emit(r.Index)
+	return nil
 }
 
-// writeFn writes its side input's lines to Path in position order. It runs
-// once (on an impulse), so the file exists, empty, when there are no lines.
-// The lines are sorted in the memory of one worker: the file is in input
-// order, as dedup.Run writes it.
-type writeFn struct{ Path string }
+// writeKept reads range r again and writes the output line of every
+// document not in removed (sorted by position).
+func (f *writeRangeFn) writeKept(ctx context.Context, r inputRange, lines map[int]int64, removed []Line) (err error) {
+	path := partName(f.Output, r.Index, f.Ranges)
+	return writeFile(ctx, path, func(w io.Writer) error {
+		return f.read(ctx, r, lines, false, func(pos uint64, _ *corpus.Doc, out []byte) error {
+			for len(removed) > 0 && removed[0].Pos < pos {
+				removed = removed[1:]
+			}
+			if len(removed) > 0 && removed[0].Pos == pos {
+				return nil
+			}
+			if _, err := w.Write(out); err != nil {
+				return err
+			}
+			_, err := w.Write([]byte{'\n'})
+			return err
+		})
+	})
+}
 
-func (f *writeFn) ProcessElement(ctx context.Context, _ []byte, lines func(*Line) bool) (err error) {
-	var all []Line
-	var l Line
-	for lines(&l) {
-		all = append(all, l)
-	}
-	slices.SortFunc(all, func(a, b Line) int { return cmpU64(a.Pos, b.Pos) })
-	fs, err := filesystem.New(ctx, f.Path)
+func writeLines(ctx context.Context, path string, lines []Line) error {
+	return writeFile(ctx, path, func(w io.Writer) error {
+		for _, l := range lines {
+			if _, err := w.Write(l.Data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// writeFile creates path and writes it with fn, buffered.
+func writeFile(ctx context.Context, path string, fn func(io.Writer) error) (err error) {
+	fsys, err := filesystem.New(ctx, path)
 	if err != nil {
 		return err
 	}
-	defer fs.Close()
-	w, err := fs.OpenWrite(ctx, f.Path)
+	defer fsys.Close()
+	wc, err := fsys.OpenWrite(ctx, path)
 	if err != nil {
-		return fmt.Errorf("pipeline: creating %s: %w", f.Path, err)
+		return fmt.Errorf("pipeline: creating %s: %w", path, err)
 	}
-	defer func() { err = errors.Join(err, w.Close()) }()
-	for _, l := range all {
-		if _, err := w.Write(l.Data); err != nil {
-			return fmt.Errorf("pipeline: writing %s: %w", f.Path, err)
+	defer func() { err = errors.Join(err, wc.Close()) }()
+	bw := bufio.NewWriterSize(wc, 1<<20)
+	if err := fn(bw); err != nil {
+		return fmt.Errorf("pipeline: writing %s: %w", path, err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("pipeline: writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// ErrNoDocuments fails a run whose inputs hold no document, as dedup.Run
+// fails with dedup.ErrNoDocuments, rather than write empty outputs.
+var ErrNoDocuments = errors.New("pipeline: no documents in the inputs")
+
+// finishFn runs once all parts are written: it fails the run when no
+// document was read, and unless Parts concatenates each output's parts
+// into the file named, in range order, removing them.
+type finishFn struct {
+	Inputs         []string
+	Outputs, Bases []string // the files named, their parts' bases
+	Ranges         int
+	Parts          bool
+}
+
+func (f *finishFn) ProcessElement(ctx context.Context, _ []byte, written func(*int) bool, counts func(*int) bool) error {
+	docs, n := 0, 0
+	var c int
+	for counts(&c) {
+		docs += c
+	}
+	if docs == 0 {
+		return fmt.Errorf("%w: %s (empty, or every line skipped)", ErrNoDocuments, strings.Join(f.Inputs, ", "))
+	}
+	for written(&c) {
+		n++
+	}
+	if n != f.Ranges {
+		return fmt.Errorf("pipeline: %d of %d ranges written", n, f.Ranges)
+	}
+	if f.Parts {
+		return nil
+	}
+	for i, out := range f.Outputs {
+		if err := concat(ctx, out, f.Bases[i], f.Ranges); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// Write writes lines to path in position order.
-func Write(s beam.Scope, path string, lines beam.PCollection) {
-	s = s.Scope("Write " + path)
-	beam.ParDo0(s, &writeFn{Path: path}, beam.Impulse(s), beam.SideInput{Input: lines})
+// concat copies the n parts of base into out and removes them.
+func concat(ctx context.Context, out, base string, n int) error {
+	fsys, err := filesystem.New(ctx, out)
+	if err != nil {
+		return err
+	}
+	defer fsys.Close()
+	err = writeFile(ctx, out, func(w io.Writer) error {
+		for i := range n {
+			part := partName(base, i, n)
+			r, err := fsys.OpenRead(ctx, part)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(w, r)
+			if err = errors.Join(err, r.Close()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if rm, ok := fsys.(filesystem.Remover); ok {
+		for i := range n {
+			if err := rm.Remove(ctx, partName(base, i, n)); err != nil {
+				return fmt.Errorf("pipeline: removing a part of %s: %w", out, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Write writes the outputs per range and finishes them.
+func Write(s beam.Scope, opt Options, ranges, lineCounts, counts, dups, clusters beam.PCollection, nRanges int) {
+	s = s.Scope("Write")
+	var outs, bases []string
+	base := func(path string) string {
+		if path == "" {
+			return ""
+		}
+		b := partBase(path)
+		outs, bases = append(outs, path), append(bases, b)
+		return b
+	}
+	f := &writeRangeFn{
+		rangeDocs: rangeDocs{Format: opt.Format, IDField: opt.IDField, TextField: opt.TextField, SkipBad: opt.SkipBad},
+		Output:    base(opt.Output), Duplicates: base(opt.Duplicates), Clusters: base(opt.Clusters), Ranges: nRanges,
+	}
+	keyed := beam.ParDo(s, rangeByIndex, ranges)
+	written := beam.ParDo(s, f, beam.CoGroupByKey(s, keyed, dups, clusters), beam.SideInput{Input: lineCounts})
+	beam.ParDo0(s, &finishFn{Inputs: opt.Inputs, Outputs: outs, Bases: bases, Ranges: nRanges, Parts: opt.Parts}, beam.Impulse(s),
+		beam.SideInput{Input: written}, beam.SideInput{Input: counts})
+}
+
+// partBase is where the parts of output path go: beside it, but for a
+// local path that is not a regular file (/dev/null, /dev/stdout, a FIFO),
+// which is written in place as dedup.Run writes it: its parts go to the
+// temporary directory, since only a run on this machine can write there.
+func partBase(path string) string {
+	if strings.Contains(path, "://") {
+		return path
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().IsRegular() {
+		return path
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("neardup-beam-%d-%s", os.Getpid(), filepath.Base(path)))
 }
 
 // checkOutputs refuses, while the pipeline is built, the output paths its

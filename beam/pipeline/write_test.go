@@ -70,3 +70,22 @@ func TestDedupChecksOutputs(t *testing.T) {
 		t.Errorf("the checks left %s in the directory, want only in.jsonl,ro", got)
 	}
 }
+
+// TestPartBase: parts go beside a regular or new output, and to the
+// temporary directory for a device, which is written in place.
+func TestPartBase(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		path   string
+		beside bool
+	}{
+		{filepath.Join(dir, "new.jsonl"), true},
+		{"gs://bucket/kept.jsonl", true},
+		{os.DevNull, false},
+	} {
+		got := partBase(tt.path)
+		if (got == tt.path) != tt.beside || (!tt.beside && !strings.HasPrefix(got, os.TempDir())) {
+			t.Errorf("partBase(%q) = %q, want beside it: %v", tt.path, got, tt.beside)
+		}
+	}
+}

@@ -5,9 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"maps"
 	"os"
+	"runtime/pprof"
+	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/metrics"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 	"github.com/neardup/neardup/beam/pipeline"
 	"github.com/neardup/neardup/dedup"
@@ -30,7 +35,8 @@ runs in this process). Flags:
 
 // dedupFlags are the flags of "neardup dedup" that mean the same here.
 type dedupFlags struct {
-	opt pipeline.Options
+	opt                    pipeline.Options
+	cpuProfile, memProfile string
 }
 
 // register defines the flags on fs, which also holds Beam's (--runner,
@@ -51,8 +57,16 @@ func (f *dedupFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.IDField, "id-field", "id", "JSON field holding the document id")
 	fs.StringVar(&o.TextField, "text-field", "text", "JSON field holding the text")
 	fs.StringVar(&o.Format, "format", "auto", "input format: auto, jsonl, text or lines")
-	fs.IntVar(&o.MaxBucket, "max-bucket", pipeline.DefaultMaxBucket, "most entries of one candidate key paired on one worker; larger keys are split")
-	fs.IntVar(&o.Rounds, "cc-rounds", pipeline.DefaultRounds, "large-star/small-star rounds for the connected components")
+	fs.Int64Var(&o.SplitBytes, "split-bytes", pipeline.DefaultSplitBytes, "read uncompressed JSONL and lines files in byte ranges of this size, one per worker")
+	fs.Int64Var(&o.HoldBytes, "hold-bytes", pipeline.DefaultHoldBytes, "features of a star's leaves one worker holds to verify the pairs among them")
+	fs.Int64Var(&o.MaxChecks, "max-checks", pipeline.DefaultMaxChecks, "leaf pairs one star looks at before it links its leaves unverified")
+	fs.IntVar(&o.Rounds, "cc-rounds", pipeline.DefaultRounds, "large-star/small-star rounds before the residual union-find of the connected components")
+	fs.IntVar(&o.MaxResidual, "max-residual", pipeline.DefaultMaxResidual, "label pairs left apart by the rounds that one worker joins; more fail the run")
+	fs.IntVar(&o.MaxComponent, "max-component", pipeline.DefaultMaxComponent, "documents of one component decided on one worker; a larger component fails the run")
+	fs.BoolVar(&o.Parts, "parts", false, "leave each output as one file per read range (PATH-00000-of-00012) instead of concatenating them")
+	fs.BoolVar(&o.CountShuffle, "count-shuffle", false, "count the encoded bytes entering every shuffle in the shuffle_bytes metrics")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (with --runner prism, the whole run) to this file")
+	fs.StringVar(&f.memProfile, "memprofile", "", "write a heap profile of this process at its largest heap to this file")
 }
 
 // run parses "dedup" and its flags from args, or runs as a Beam worker when
@@ -84,16 +98,61 @@ func run(ctx context.Context, args []string) error {
 	if _, err := pipeline.Dedup(s, f.opt); err != nil {
 		return err
 	}
+	if f.cpuProfile != "" {
+		pf, err := os.Create(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer func() { pprof.StopCPUProfile(); pf.Close() }()
+	}
+	if f.memProfile != "" {
+		pctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go heapPeak(pctx, f.memProfile)
+	}
 	res, err := beamx.RunWithMetrics(ctx, p)
 	if err != nil {
 		return err
 	}
 	if res != nil {
-		for _, c := range res.Metrics().AllMetrics().Counters() {
-			if c.Key.Namespace == "neardup" {
-				fmt.Fprintf(os.Stderr, "%s %d\n", c.Key.Name, c.Result())
-			}
-		}
+		printMetrics(os.Stderr, res.Metrics().AllMetrics())
 	}
 	return nil
+}
+
+// printMetrics writes the pipeline's counters, summed over the steps that
+// update each, and its distributions, one per line in name order.
+func printMetrics(w io.Writer, m metrics.QueryResults) {
+	sums := map[string]int64{}
+	for _, c := range m.Counters() {
+		if c.Key.Namespace == "neardup" {
+			sums[c.Key.Name] += c.Result()
+		}
+	}
+	dists := map[string]metrics.DistributionValue{}
+	for _, d := range m.Distributions() {
+		if d.Key.Namespace != "neardup" {
+			continue
+		}
+		v, ok := dists[d.Key.Name]
+		r := d.Result()
+		if !ok {
+			dists[d.Key.Name] = r
+			continue
+		}
+		v.Count += r.Count
+		v.Sum += r.Sum
+		v.Min, v.Max = min(v.Min, r.Min), max(v.Max, r.Max)
+		dists[d.Key.Name] = v
+	}
+	for _, name := range slices.Sorted(maps.Keys(sums)) {
+		fmt.Fprintf(w, "%s %d\n", name, sums[name])
+	}
+	for _, name := range slices.Sorted(maps.Keys(dists)) {
+		d := dists[name]
+		fmt.Fprintf(w, "%s count %d sum %d min %d max %d\n", name, d.Count, d.Sum, d.Min, d.Max)
+	}
 }

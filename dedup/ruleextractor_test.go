@@ -1,0 +1,36 @@
+package dedup_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/neardup/neardup/dedup"
+)
+
+// TestRuleExtractor: the rule's extractor gives NewExtractor's features but
+// for the SimHash fingerprint, which it leaves out under minhash only.
+func TestRuleExtractor(t *testing.T) {
+	const text = "the quick brown fox jumps over the lazy dog near the river bank today"
+	for _, method := range []string{dedup.MethodMinHash, dedup.MethodSimHash} {
+		full, err := dedup.NewExtractor(dedup.Options{Method: method})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rule, err := dedup.NewRuleExtractor(dedup.Options{Method: method})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, got := full.Extract(text), rule.Extract(text)
+		if method == dedup.MethodMinHash {
+			if got.FP != 0 || want.FP == 0 {
+				t.Errorf("minhash: rule extractor FP %#x, full %#x: want 0 and a fingerprint", got.FP, want.FP)
+			}
+			want.FP = 0
+		}
+		wb, _ := want.MarshalBinary()
+		gb, _ := got.MarshalBinary()
+		if !slices.Equal(wb, gb) || !slices.Equal(want.Sig, got.Sig) {
+			t.Errorf("%s: rule extractor's features differ from NewExtractor's beyond the fingerprint", method)
+		}
+	}
+}
