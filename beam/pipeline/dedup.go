@@ -1,7 +1,11 @@
 package pipeline
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
 )
 
@@ -26,6 +30,19 @@ func Dedup(s beam.Scope, opt Options) (Result, error) {
 	}
 	if err := checkOutputs(opt); err != nil {
 		return Result{}, err
+	}
+	if opt.Output != "" {
+		// Kept Parquet rows are copied under their file's schema by
+		// 'neardup dedup'; this pipeline writes lines.
+		format, err := corpus.ParseFormat(opt.Format)
+		if err != nil {
+			return Result{}, err
+		}
+		if pq, err := anyParquet(context.Background(), opt.Inputs, format); err != nil {
+			return Result{}, err
+		} else if pq {
+			return Result{}, fmt.Errorf("%w: --output with Parquet input: this pipeline writes kept lines, not Parquet rows; use --duplicates (and --clusters), or 'neardup dedup --output' for the kept rows", ErrOutput)
+		}
 	}
 	in, err := Read(s, opt)
 	if err != nil {

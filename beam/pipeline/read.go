@@ -102,6 +102,54 @@ func expandInputs(ctx context.Context, inputs []string, format corpus.Format, sp
 	return ranges, total, nil
 }
 
+// parquetInput reports whether a file is Parquet: by the format, or under
+// auto by its name or its first four bytes ("PAR1"), as package corpus
+// decides.
+func parquetInput(ctx context.Context, fs filesystem.Interface, name string, format corpus.Format) bool {
+	switch format {
+	case corpus.Parquet:
+		return true
+	case corpus.Auto:
+	default:
+		return false
+	}
+	base := strings.ToLower(name)
+	if strings.HasSuffix(base, ".parquet") || strings.HasSuffix(base, ".parq") {
+		return true
+	}
+	r, err := fs.OpenRead(ctx, name)
+	if err != nil {
+		return false // the read reports it
+	}
+	defer r.Close()
+	var head [4]byte
+	n, _ := io.ReadFull(r, head[:])
+	return string(head[:n]) == "PAR1"
+}
+
+// anyParquet reports whether one of the inputs' files is Parquet.
+func anyParquet(ctx context.Context, inputs []string, format corpus.Format) (bool, error) {
+	for _, in := range inputs {
+		fs, err := filesystem.New(ctx, in)
+		if err != nil {
+			return false, fmt.Errorf("pipeline: %s: %w", in, err)
+		}
+		names, err := fs.List(ctx, in)
+		if err != nil {
+			fs.Close()
+			return false, fmt.Errorf("pipeline: listing %s: %w", in, err)
+		}
+		for _, n := range names {
+			if parquetInput(ctx, fs, n, format) {
+				fs.Close()
+				return true, nil
+			}
+		}
+		fs.Close()
+	}
+	return false, nil
+}
+
 // splittable reports whether a file can be read in byte ranges: JSONL or
 // lines (by the format, or under auto by the name package corpus goes by),
 // and not compressed (by name and by its first bytes).
