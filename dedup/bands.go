@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"cmp"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -318,12 +319,16 @@ func sortUint64(a []uint64, workers int) {
 // keepFirstBuckets is the keep-first rule over n documents in priority order
 // whose candidates are the kept members of their buckets, plus the pairs
 // (y<<32 | x, x < y, sorted; exact copies with different fingerprints).
-// removed and the result are as for Rule.KeepFirst.
-func (r *Rule) keepFirstBuckets(n int, feat func(p int) Features, b *buckets, pairs []uint64, removed []bool, st *candStats) []int32 {
+// removed and the result are as for Rule.KeepFirst. It stops with ctx's
+// error when ctx is done (checked every 1,024 documents).
+func (r *Rule) keepFirstBuckets(ctx context.Context, n int, feat func(p int) Features, b *buckets, pairs []uint64, removed []bool, st *candStats) ([]int32, error) {
 	keeper := newKeeper(n, removed)
 	var cands []int32
 	mi, pi := 0, 0
-	for mi < len(b.of) || pi < len(pairs) {
+	for docs := 0; mi < len(b.of) || pi < len(pairs); docs++ {
+		if docs&1023 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		// The next document with candidates.
 		y := int32(1<<31 - 1)
 		if mi < len(b.of) {
@@ -368,5 +373,5 @@ func (r *Rule) keepFirstBuckets(n int, feat func(p int) Features, b *buckets, pa
 			}
 		}
 	}
-	return keeper
+	return keeper, nil
 }

@@ -3,6 +3,7 @@ package dedup
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -153,5 +154,21 @@ func TestRunSketchBudgetExact(t *testing.T) {
 				t.Errorf("the duplicates differ between the default budget and 64 KiB")
 			}
 		})
+	}
+}
+
+// TestKeepFirstBucketsCancel: the keep-first pass over buckets stops when
+// its context is done (a large corpus spends minutes there).
+func TestKeepFirstBucketsCancel(t *testing.T) {
+	rule, _ := RuleAndExtractor(t, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	feat := func(int) Features { return Features{} }
+	if _, err := rule.keepFirstBuckets(ctx, 2, feat, &buckets{}, []uint64{PackPair(0, 1)}, nil, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	keeper, err := rule.keepFirstBuckets(context.Background(), 2, feat, &buckets{}, nil, nil, nil)
+	if err != nil || len(keeper) != 2 {
+		t.Fatalf("got %v, %v", keeper, err)
 	}
 }

@@ -102,7 +102,9 @@ func (r *runner) greedyCandidates(ctx context.Context, lsh *minhash.LSH) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		keeper = r.rule.keepFirstBuckets(n, feat, b, pairs, removed, st)
+		if keeper, err = r.rule.keepFirstBuckets(ctx, n, feat, b, pairs, removed, st); err != nil {
+			return err
+		}
 		count = int(st.candidates.Load())
 	} else {
 		keeper = r.rule.keepFirst(n, feat, pairs, removed, st)
