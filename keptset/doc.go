@@ -29,8 +29,12 @@
 //
 // Removals set a bit in memory and are appended to a small deletes file for
 // parts (not synced: a candidate that the store no longer holds is skipped
-// when its record is not found). The parts keep the removed documents'
-// entries until they are rewritten.
+// when its record is not found). After a crash the removals that file lost
+// still count in Len until the part is rebuilt; the verdicts are not
+// affected. The parts keep the removed documents' entries: nothing yet
+// rewrites or merges parts, so a service that grows by adds alone makes a
+// part every Options.DeltaSpan documents (a bulk import makes them 16.7M
+// documents each), and a match probes every part.
 //
 // Ownership of formats: this package owns the part files, MANIFEST and
 // deletes of its directory (by default DATA/keptset beside the store); the
