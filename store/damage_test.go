@@ -210,7 +210,13 @@ func TestStoreFileDamage(t *testing.T) {
 		{EngineBolt, func(dir string) (Store, error) { return OpenBolt(dir, BoltOptions{}) },
 			[]damage{{boltFile, 16, true}, {boltFile, 4096 + 16, false}, {boltFile, 2*4096 + 8, false},
 				{boltFile, 3*4096 + 20, false}, {boltFile, 4*4096 + 10, false}, {boltFile, 5*4096 + 3, false},
-				{boltFile, 6*4096 + 9, false}, {boltFile, 7*4096 + 100, false}, {boltFile, 8*4096 + 12, false}}},
+				{boltFile, 6*4096 + 9, false}, {boltFile, 7*4096 + 100, false}, {boltFile, 8*4096 + 40, false}}},
+		// No page header is damaged past the meta pages: bbolt's own walk of
+		// the pages when it opens the file for writing (freepages: the free
+		// list is not stored) reports a bad overflow count and then races
+		// its own rollback on a goroutine of its own, which ends the process
+		// (about one run in sixty with 8*4096+12 here). store/doc.go,
+		// "Damage", says so.
 	} {
 		src := t.TempDir()
 		s, err := tc.open(src)
