@@ -140,8 +140,10 @@ func testServeCrash(t *testing.T, args ...string) {
 					acked = append(acked, id)
 					mu.Unlock()
 					if n.Add(1) == 300 {
-						c.cmd.Process.Signal(syscall.SIGKILL)
+						// Closed first: a post that the kill cuts off must
+						// find it closed, not race the signal.
 						close(killed)
+						c.cmd.Process.Signal(syscall.SIGKILL)
 					}
 				} else {
 					t.Errorf("post %s: status %d", id, resp.StatusCode)
