@@ -189,14 +189,7 @@ func (d *delta) fingerprint(fp uint64, k int, fn func(slot uint32, dist int)) {
 			if dist > k || !live(s) {
 				continue
 			}
-			first := true
-			for u := range t {
-				if fpBlockOf(g, u) == fpBlockOf(fp, u) {
-					first = false
-					break
-				}
-			}
-			if first {
+			if firstTable(g, fp, t) {
 				fn(s, dist)
 			}
 		}

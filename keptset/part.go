@@ -326,15 +326,7 @@ func (p *part) fingerprint(fp uint64, k int, fn func(slot uint32, d int)) {
 			if d > k || !p.has(s) {
 				continue
 			}
-			// Report a slot from the first table its block agrees in.
-			first := true
-			for u := range t {
-				if fpBlockOf(g, u) == fpBlockOf(fp, u) {
-					first = false
-					break
-				}
-			}
-			if first {
+			if firstTable(g, fp, t) {
 				fn(s, d)
 			}
 		}

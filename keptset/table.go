@@ -153,6 +153,18 @@ const (
 	fpMaskBits = 1<<fpBlock - 1
 )
 
+// firstTable reports whether t is the first block table in which g's block
+// equals fp's: a fingerprint found through several tables is reported from
+// that one only.
+func firstTable(g, fp uint64, t int) bool {
+	for u := range t {
+		if fpBlockOf(g, u) == fpBlockOf(fp, u) {
+			return false
+		}
+	}
+	return true
+}
+
 // fpIndex is a part's fingerprint index.
 type fpIndex struct {
 	off  [fpTables][]uint32 // fpBuckets+1 offsets each
