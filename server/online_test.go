@@ -37,18 +37,14 @@ func TestOnlineEqualsBatch(t *testing.T) {
 			// wait mostly on Redis round trips: run them together.
 			t.Parallel()
 			addr := backend.start(t)
-			methods := []string{dedup.MethodSimHash}
-			if !backend.direct {
-				methods = append(methods, dedup.MethodMinHash) // direct mode reads fingerprint tables only
-			}
-			for _, m := range methods {
-				t.Run(m, func(t *testing.T) { testOnlineEqualsBatch(t, addr, backend.direct, m) })
+			for _, m := range backend.methods() {
+				t.Run(m, func(t *testing.T) { testOnlineEqualsBatch(t, backend, addr, m) })
 			}
 		})
 	}
 }
 
-func testOnlineEqualsBatch(t *testing.T, addr string, direct bool, method string) {
+func testOnlineEqualsBatch(t *testing.T, backend testBackend, addr string, method string) {
 	for _, name := range []string{"en_spdx", "zh_fortunes"} {
 		t.Run(name, func(t *testing.T) {
 			path := testcorpora.Path(t, name)
@@ -58,7 +54,7 @@ func testOnlineEqualsBatch(t *testing.T, addr string, direct bool, method string
 				t.Fatalf("the batch run removed nothing from %s: the comparison would prove nothing", name)
 			}
 
-			s := newTestServer(t, openBackend(t, addr, direct, opt), Options{Dedup: opt})
+			s := newTestServer(t, openBackend(t, backend, addr, opt), Options{Dedup: opt})
 			h := s.Handler()
 			r, err := corpus.Open([]string{path}, corpus.Options{})
 			if err != nil {

@@ -272,9 +272,12 @@ func TestRedisBatch(t *testing.T) {
 	}
 	want := run(t, store.NewMemStore())
 	addr := startRedis(t)
-	for _, direct := range []bool{false, true} {
-		if got := run(t, openBackend(t, addr, direct, dedup.Options{})); !slices.Equal(got, want) {
-			t.Errorf("direct=%v: %q, want the embedded service's %q", direct, got, want)
+	for _, b := range testBackends {
+		if b.start == nil || b.name == "mem" || strings.HasPrefix(b.name, "cluster") {
+			continue
+		}
+		if got := run(t, openBackend(t, b, addr, dedup.Options{})); !slices.Equal(got, want) {
+			t.Errorf("%s: %q, want the embedded service's %q", b.name, got, want)
 		}
 	}
 	t.Logf("%q", want)

@@ -15,6 +15,7 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/redistest"
 	"github.com/neardup/neardup/store"
+	"github.com/neardup/neardup/store/redisstore"
 	"github.com/neardup/neardup/store/storetest"
 )
 
@@ -23,16 +24,34 @@ import (
 // default) and in direct mode. start returns the address for openBackend of
 // the server or cluster the package's tests share (each store under its own
 // key prefix), started by the first test that needs it.
-var testBackends = []struct {
-	name   string
-	direct bool
-	start  func(t *testing.T) string
-}{
-	{"mem", false, func(*testing.T) string { return "" }},
-	{"redis", false, startRedis},
-	{"cluster", false, startCluster},
-	{"redis-direct", true, startRedis},
-	{"cluster-direct", true, startCluster},
+var testBackends = []testBackend{
+	{"mem", false, false, func(*testing.T) string { return "" }},
+	{"redis", false, false, startRedis},
+	{"cluster", false, false, startCluster},
+	{"redis-direct", true, false, startRedis},
+	{"cluster-direct", true, false, startCluster},
+	{"redis-stateless", false, true, startRedis},
+	{"cluster-stateless", false, true, startCluster},
+}
+
+// testBackend is a store the service tests run over: the embedded path,
+// or Redis through the replica store (server's RedisStore, in replica or
+// direct mode) or the stateless one (package redisstore, minhash only).
+type testBackend struct {
+	name              string
+	direct, stateless bool
+	start             func(t *testing.T) string
+}
+
+// methods returns the methods the backend decides under.
+func (b testBackend) methods() []string {
+	switch {
+	case b.stateless:
+		return []string{dedup.MethodMinHash}
+	case b.direct:
+		return []string{dedup.MethodSimHash} // direct mode reads fingerprint tables only
+	}
+	return []string{dedup.MethodSimHash, dedup.MethodMinHash}
 }
 
 func startRedis(t *testing.T) string { return "redis://" + redistest.Shared(t).Addr() + "/0" }
@@ -41,13 +60,34 @@ func startCluster(t *testing.T) string {
 	return "redis-cluster://" + strings.Join(redistest.SharedCluster(t).Addrs(), ",")
 }
 
-// openBackend opens an empty store on addr ("" for a MemStore) under a key
-// prefix no other store of the test uses.
-func openBackend(t testing.TB, addr string, direct bool, opt dedup.Options) store.Store {
+// openBackend opens an empty store of b on addr ("" for a MemStore) under
+// a key prefix no other store of the test uses.
+func openBackend(t testing.TB, b testBackend, addr string, opt dedup.Options) store.Store {
 	if addr == "" {
 		return store.NewMemStore()
 	}
-	return openTestRedis(t, addr, newPrefix(), RedisOptions{Dedup: opt, Direct: direct})
+	return openShared(t, b, addr, newPrefix(), opt)
+}
+
+// openShared opens a store of b on addr under prefix: stores opened on the
+// same prefix share one index.
+func openShared(t testing.TB, b testBackend, addr, prefix string, opt dedup.Options) store.Store {
+	if b.stateless {
+		return openStateless(t, addr, prefix, opt)
+	}
+	return openTestRedis(t, addr, prefix, RedisOptions{Dedup: opt, Direct: b.direct})
+}
+
+// openStateless opens a redisstore.Store on addr under prefix.
+func openStateless(t testing.TB, addr, prefix string, opt dedup.Options) *redisstore.Store {
+	t.Helper()
+	s, err := redisstore.Open(context.Background(), addr, redisstore.Options{Dedup: opt, Settings: Settings(opt),
+		Prefix: prefix, Capacity: 1 << 12, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("redisstore.Open(%s): %v", addr, err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 var prefixes atomic.Int64
@@ -169,7 +209,7 @@ func TestRedisSharedByTwoServers(t *testing.T) {
 			// Two stores on one prefix: the same shared index.
 			var hs [2]http.Handler
 			for i := range hs {
-				hs[i] = newTestServer(t, openTestRedis(t, addr, prefix, RedisOptions{Direct: backend.direct}), Options{}).Handler()
+				hs[i] = newTestServer(t, openShared(t, backend, addr, prefix, dedup.Options{}), Options{}).Handler()
 			}
 			text := "the quick brown fox jumps over the lazy dog and keeps running through the forest until night falls on the hills"
 			if code := call(t, hs[0], "POST", "/v1/documents", mustJSON(t, map[string]any{"id": "a", "text": text}), nil); code != http.StatusCreated {
@@ -299,5 +339,19 @@ func testRedisFault(t *testing.T, direct bool) {
 	}
 	if code := call(t, h, "GET", "/readyz", "", nil); code != http.StatusOK {
 		t.Errorf("/readyz after Redis came back: %d, want 200", code)
+	}
+}
+
+// TestStatelessSet runs the Set suite against the stateless Redis store
+// (package redisstore), on one Redis and on a cluster.
+func TestStatelessSet(t *testing.T) {
+	for _, b := range testBackends {
+		if !b.stateless {
+			continue
+		}
+		t.Run(b.name, func(t *testing.T) {
+			addr := b.start(t)
+			testSet(t, func(t *testing.T, opt dedup.Options) Set { return openStateless(t, addr, newPrefix(), opt) })
+		})
 	}
 }

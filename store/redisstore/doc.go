@@ -1,0 +1,20 @@
+// Package redisstore keeps the service's index and documents in Redis or a
+// Redis Cluster, shared by every 'neardup serve' that opens the same address
+// and key prefix, with nothing of the index held by the servers: a server
+// starts at once whatever the index size, and answers a match with two
+// pipelined reads (the candidate keys' entries, then the candidates'
+// records). The candidate keys are the batch's (keptset.Keys: the LSH band
+// keys of dedup's default method), and the decision is dedup.Rule's, in
+// priority order, so the verdicts are neardup dedup's.
+//
+// Writes take no global lock: an addition writes itself pending, reads the
+// buckets it wrote into, settles with the concurrent additions it finds
+// there, and commits with one HSETNX on its own state field. Of two
+// near-duplicates added at once through any servers, exactly one is
+// stored; unrelated documents never wait on each other, and on a cluster
+// the writes spread over the masters with the keys.
+//
+// REDIS.md, beside this file, owns the key layout (format
+// "neardup-redis 4"), the argument for atomicity, the memory per document
+// and the Redis settings to run with.
+package redisstore

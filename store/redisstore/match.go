@@ -1,0 +1,329 @@
+package redisstore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math/bits"
+	"slices"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/store"
+)
+
+// cand is a candidate found in a band bucket: its seq and where its entry
+// is (for the collector, should its record be gone).
+type cand struct {
+	seq           uint64
+	bucket, entry string
+}
+
+// rangeCmds queues, for each candidate key, the read of its entries.
+func (s *Store) rangeCmds(ctx context.Context, pipe redis.Pipeliner, keys []uint64) []*redis.StringSliceCmd {
+	out := make([]*redis.StringSliceCmd, len(keys))
+	for i, k := range keys {
+		lo, hi := s.entryRange(k)
+		out[i] = pipe.ZRangeByLex(ctx, s.bandKey(k), &redis.ZRangeBy{Min: lo, Max: hi})
+	}
+	return out
+}
+
+// candidatesOf returns the candidates the range reads found, by seq, without
+// self (the caller's own seq, or maxSeq+1 for none).
+func (s *Store) candidatesOf(keys []uint64, cmds []*redis.StringSliceCmd, self uint64) []cand {
+	var cs []cand
+	for i, c := range cmds {
+		for _, m := range c.Val() {
+			seq, ok := entrySeq(m)
+			if !ok || seq == self {
+				continue
+			}
+			cs = append(cs, cand{seq: seq, bucket: s.bandKey(keys[i]), entry: m})
+		}
+	}
+	slices.SortFunc(cs, func(a, b cand) int { return cmp.Compare(a.seq, b.seq) })
+	return slices.CompactFunc(cs, func(a, b cand) bool { return a.seq == b.seq })
+}
+
+// stored is a candidate's record as read: pending when it has a record and
+// no state yet.
+type stored struct {
+	rec   store.Record
+	at    time.Time // when it was written
+	state string    // "", stateCommitted or stateKilled
+	ok    bool      // the record exists
+}
+
+// readRecords reads the records and states of seqs in one pipeline.
+func (s *Store) readRecords(ctx context.Context, seqs []uint64) ([]stored, error) {
+	if len(seqs) == 0 {
+		return nil, nil
+	}
+	pipe := s.c.Pipeline()
+	cmds := make([]*redis.SliceCmd, len(seqs))
+	for i, seq := range seqs {
+		key, rf, sf := s.recordKey(seq)
+		cmds[i] = pipe.HMGet(ctx, key, rf, sf)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, unavailable(err)
+	}
+	out := make([]stored, len(seqs))
+	for i, c := range cmds {
+		vs := c.Val()
+		b, _ := vs[0].(string)
+		if b == "" {
+			continue
+		}
+		r, at, err := decodeRecord(seqs[i], b)
+		if err != nil {
+			return nil, err
+		}
+		st, _ := vs[1].(string)
+		out[i] = stored{rec: r, at: at, state: st, ok: true}
+	}
+	return out, nil
+}
+
+// Match returns the first stored document, in priority order, that f
+// duplicates.
+func (s *Store) Match(ctx context.Context, f *dedup.Features) (dedup.KeptMatch, bool, error) {
+	ms, err := s.MatchAll(ctx, f, 1)
+	if err != nil || len(ms) == 0 {
+		return dedup.KeptMatch{}, false, err
+	}
+	return ms[0], true, nil
+}
+
+// MatchAll returns the stored documents f duplicates, in priority order, at
+// most limit of them when limit > 0: one pipelined read of f's candidate
+// keys' entries, one of the candidates' records, decided by the rule as the
+// batch and the in-memory kept set decide. Only committed documents count.
+func (s *Store) MatchAll(ctx context.Context, f *dedup.Features, limit int) ([]dedup.KeptMatch, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	keys := s.keys(f)
+	pipe := s.c.Pipeline()
+	cmds := s.rangeCmds(ctx, pipe, keys)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, unavailable(err)
+	}
+	cs := s.candidatesOf(keys, cmds, maxSeq+1)
+	recs, err := s.readRecords(ctx, seqsOf(cs))
+	if err != nil {
+		return nil, err
+	}
+	var ms []dedup.KeptMatch
+	for i, c := range cs {
+		r := &recs[i]
+		if s.dead(c, r) || r.state != stateCommitted {
+			continue
+		}
+		if m, ok := s.verdict(r, f); ok {
+			ms = append(ms, m)
+			if limit > 0 && len(ms) >= limit {
+				break
+			}
+		}
+	}
+	return ms, nil
+}
+
+func seqsOf(cs []cand) []uint64 {
+	out := make([]uint64, len(cs))
+	for i, c := range cs {
+		out[i] = c.seq
+	}
+	return out
+}
+
+// dead reports whether candidate c is gone or cancelled, or pending for
+// longer than PendingTTL, and hands it to the collector.
+func (s *Store) dead(c cand, r *stored) bool {
+	switch {
+	case !r.ok:
+		s.gc.entry(c.bucket, c.entry)
+		return true
+	case r.state == stateKilled:
+		s.gc.record(c.seq)
+		return true
+	case r.state == "" && time.Since(r.at) > s.opt.PendingTTL:
+		s.gc.stale(c.seq)
+		return false // still pending until the collector cancels it
+	}
+	return false
+}
+
+// verdict decides on the pair (stored r, new f) as the batch does.
+func (s *Store) verdict(r *stored, f *dedup.Features) (dedup.KeptMatch, bool) {
+	g := &r.rec.Features
+	if !s.rule.Duplicates(g, f) {
+		return dedup.KeptMatch{}, false
+	}
+	verified := s.rule.Verified(g, f)
+	return dedup.KeptMatch{ID: r.rec.ID, Seq: r.rec.Seq, Distance: bits.OnesCount64(g.FP ^ f.FP),
+		Score: s.rule.Score(g, f), Exact: verified && g.Exact == f.Exact, Unverified: !verified}, true
+}
+
+// Get returns the record of id, or an error wrapping store.ErrNotFound.
+func (s *Store) Get(ctx context.Context, id string) (store.Record, error) {
+	if err := s.check(); err != nil {
+		return store.Record{}, err
+	}
+	seq, ok, err := s.seqOf(ctx, id)
+	if err != nil {
+		return store.Record{}, err
+	}
+	if ok {
+		rs, err := s.readRecords(ctx, []uint64{seq})
+		if err != nil {
+			return store.Record{}, err
+		}
+		if rs[0].ok && rs[0].state == stateCommitted && rs[0].rec.ID == id {
+			return rs[0].rec, nil
+		}
+	}
+	return store.Record{}, fmt.Errorf("%w: %q", store.ErrNotFound, id)
+}
+
+// seqOf returns the seq the id map gives id.
+func (s *Store) seqOf(ctx context.Context, id string) (uint64, bool, error) {
+	seq, err := s.c.HGet(ctx, s.idKey(id), id).Uint64()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return 0, false, nil
+	case err != nil:
+		return 0, false, unavailable(err)
+	}
+	return seq, true, nil
+}
+
+// GetSeq returns the committed record whose Seq is seq.
+func (s *Store) GetSeq(ctx context.Context, seq uint64) (store.Record, error) {
+	if err := s.check(); err != nil {
+		return store.Record{}, err
+	}
+	if seq <= maxSeq {
+		rs, err := s.readRecords(ctx, []uint64{seq})
+		if err != nil {
+			return store.Record{}, err
+		}
+		if rs[0].ok && rs[0].state == stateCommitted {
+			return rs[0].rec, nil
+		}
+	}
+	return store.Record{}, fmt.Errorf("%w: seq %d", store.ErrNotFound, seq)
+}
+
+// Len returns the number of stored documents (the count key: see REDIS.md
+// for what a crash can cost it).
+func (s *Store) Len(ctx context.Context) (int, error) {
+	if err := s.check(); err != nil {
+		return 0, err
+	}
+	n, err := s.c.Get(ctx, s.countKey).Int()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, unavailable(err)
+	}
+	return n, nil
+}
+
+// Load calls fn for every stored record in seq order.
+func (s *Store) Load(ctx context.Context, fn func(store.Record) error) error {
+	return s.LoadFrom(ctx, 0, fn)
+}
+
+// LoadFrom calls fn for every stored record whose Seq is seq or more, in
+// seq order, reading the record hashes in order, 256 to a round trip: a
+// tool's pass over the index, not the service's start-up (which reads
+// nothing).
+func (s *Store) LoadFrom(ctx context.Context, seq uint64, fn func(store.Record) error) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	hi, err := s.c.Get(ctx, s.seqKey).Uint64()
+	if errors.Is(err, redis.Nil) {
+		return nil
+	}
+	if err != nil {
+		return unavailable(err)
+	}
+	const batch = 256
+	for b := seq >> recordBits; b <= hi>>recordBits; b += batch {
+		pipe := s.c.Pipeline()
+		cmds := make([]*redis.MapStringStringCmd, 0, batch)
+		for i := b; i < b+batch && i <= hi>>recordBits; i++ {
+			key, _, _ := s.recordKey(i << recordBits)
+			cmds = append(cmds, pipe.HGetAll(ctx, key))
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return unavailable(err)
+		}
+		for i, c := range cmds {
+			base := (b + uint64(i)) << recordBits
+			m := c.Val()
+			var rs []store.Record
+			for n := range uint64(1 << recordBits) {
+				_, rf, sf := s.recordKey(base + n)
+				if m[sf] != stateCommitted || base+n < seq {
+					continue
+				}
+				r, _, err := decodeRecord(base+n, m[rf])
+				if err != nil {
+					return err
+				}
+				rs = append(rs, r)
+			}
+			for _, r := range rs {
+				if err := fn(r); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Ping reports whether every master answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	if cc, ok := s.c.(*redis.ClusterClient); ok {
+		return unavailable(cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return c.Ping(ctx).Err() }))
+	}
+	return unavailable(s.c.Ping(ctx).Err())
+}
+
+// Sync does nothing: the server keeps nothing of the index to bring up to
+// date. It checks that Redis answers and holds this index's format.
+func (s *Store) Sync(ctx context.Context) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	return s.checkMeta(ctx)
+}
+
+// QueryFingerprint is not offered: the Redis index keeps LSH band keys,
+// not SimHash fingerprint tables.
+func (s *Store) QueryFingerprint(context.Context, uint64, int, int) ([]index.Match, error) {
+	return nil, fmt.Errorf("%w: fingerprint search over the Redis index (it keeps band keys, not fingerprint tables)", errors.ErrUnsupported)
+}
+
+// Close releases the connections; later calls fail with store.ErrClosed.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.gc.close()
+	return s.c.Close()
+}

@@ -1,0 +1,372 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/bits"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/keptset"
+	"github.com/neardup/neardup/simhash"
+	"github.com/neardup/neardup/store"
+)
+
+// Format names the key layout (REDIS.md); another is refused.
+const Format = "neardup-redis 4"
+
+// Defaults of Options.
+const (
+	DefaultPrefix     = "nd:"
+	DefaultCapacity   = 1 << 24
+	DefaultTimeout    = time.Second
+	DefaultRetries    = 3
+	DefaultPendingTTL = 10 * time.Second
+	DefaultPoolSize   = 128
+)
+
+// Layout limits.
+const (
+	seqBytes   = 5 // a band entry's sequence number: 2^40 documents ever added
+	remBytes   = 2 // a band entry's tag: 16 more bits of its key
+	maxSeq     = 1<<(8*seqBytes) - 1
+	recordBits = 6 // 64 records to a record hash
+	seqBlock   = 64
+)
+
+// Options configures a Store. The zero value means the defaults, written on
+// each field.
+type Options struct {
+	// Dedup are the decision options (zero value: dedup's defaults). They
+	// must give a rule with LSH bands (MethodMinHash, the default).
+	Dedup dedup.Options
+	// Settings names the decision settings; every server on one index must
+	// give the same (the service passes server.Settings(Dedup)).
+	Settings string
+	// Prefix starts every key (default DefaultPrefix), so that several
+	// indexes can share one Redis.
+	Prefix string
+	// Capacity is the number of documents the band buckets are sized for
+	// when the index is created (default DefaultCapacity): about 48 entries
+	// to a bucket there. An index grown far past it stays correct, with
+	// larger buckets (REDIS.md, "Sizing"). Ignored for an existing index.
+	Capacity int
+	// Timeout bounds each dial, read and write (default DefaultTimeout).
+	Timeout time.Duration
+	// Retries is how often a command failing on the network is retried,
+	// with backoff from 8 ms to 512 ms (default DefaultRetries; -1: none).
+	Retries int
+	// PoolSize is the connections per Redis server (default DefaultPoolSize).
+	PoolSize int
+	// PendingTTL is how long an addition may stay undecided before other
+	// servers take it for dead (its server crashed or hung) and cancel it
+	// (default DefaultPendingTTL).
+	PendingTTL time.Duration
+	// Logger receives anomalies; nil means none.
+	Logger *slog.Logger
+}
+
+func (o *Options) ensureDefaults() {
+	o.Dedup.EnsureDefaults()
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	if o.Capacity <= 0 {
+		o.Capacity = DefaultCapacity
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Retries == 0 {
+		o.Retries = DefaultRetries
+	}
+	if o.PoolSize == 0 {
+		o.PoolSize = DefaultPoolSize
+	}
+	if o.PendingTTL == 0 {
+		o.PendingTTL = DefaultPendingTTL
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Store is the index and the documents in Redis or a Redis Cluster, shared
+// by every server that opens the same address and prefix, holding nothing
+// of the index itself (REDIS.md). It is safe for concurrent use.
+type Store struct {
+	c     redis.UniversalClient
+	rule  *dedup.Rule
+	nb    int // bands per document
+	opt   Options
+	log   *slog.Logger
+	p     string
+	bbits uint // band bucket bits
+	ibits uint // id bucket bits
+
+	seqKey, countKey string
+
+	seqMu          sync.Mutex
+	seqNext, seqHi uint64 // this server's block of sequence numbers: [seqNext, seqHi)
+
+	closed atomic.Bool
+	gc     *collector
+}
+
+// Open connects to addr: "redis://host:port/db" for one server (see
+// redis.ParseURL for its options), or "redis-cluster://host1:port,host2:port"
+// for a Redis Cluster. It checks that the index there, if any, was made with
+// the same format and settings, and records them (and the bucket sizes
+// chosen for opt.Capacity) when there is none.
+func Open(ctx context.Context, addr string, opt Options) (*Store, error) {
+	opt.ensureDefaults()
+	rule, err := dedup.NewRule(opt.Dedup)
+	if err != nil {
+		return nil, err
+	}
+	if rule.Bands() == 0 {
+		return nil, fmt.Errorf("%w: the Redis index keeps LSH band keys (method minhash); method %q has none", dedup.ErrOptions, opt.Dedup.Method)
+	}
+	c, err := dial(addr, opt)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{c: c, rule: rule, nb: rule.Bands(), opt: opt, log: opt.Logger, p: opt.Prefix}
+	slot := s.p + "{" + s.p + "}"
+	s.seqKey, s.countKey = slot+"seq", slot+"count"
+	if err := s.checkMeta(ctx); err != nil {
+		return nil, errors.Join(err, c.Close())
+	}
+	s.gc = newCollector(s)
+	return s, nil
+}
+
+func dial(addr string, opt Options) (redis.UniversalClient, error) {
+	retries := opt.Retries
+	if retries < 0 {
+		retries = -1 // go-redis: -1 disables retries
+	}
+	switch {
+	case strings.HasPrefix(addr, "redis-cluster://"):
+		u, err := url.Parse(addr)
+		if err != nil {
+			return nil, fmt.Errorf("redisstore: %q: %w", addr, err)
+		}
+		hosts := strings.Split(u.Host, ",")
+		if u.Host == "" || slices.Contains(hosts, "") {
+			return nil, fmt.Errorf("redisstore: %q names no cluster nodes", addr)
+		}
+		co := &redis.ClusterOptions{Addrs: hosts, DialTimeout: opt.Timeout, ReadTimeout: opt.Timeout,
+			WriteTimeout: opt.Timeout, MaxRetries: retries, MinRetryBackoff: 8 * time.Millisecond,
+			MaxRetryBackoff: 512 * time.Millisecond, PoolSize: opt.PoolSize}
+		if u.User != nil {
+			co.Username = u.User.Username()
+			co.Password, _ = u.User.Password()
+		}
+		return redis.NewClusterClient(co), nil
+	case strings.HasPrefix(addr, "redis://"), strings.HasPrefix(addr, "rediss://"):
+		ro, err := redis.ParseURL(addr)
+		if err != nil {
+			return nil, fmt.Errorf("redisstore: %q: %w", addr, err)
+		}
+		ro.DialTimeout, ro.ReadTimeout, ro.WriteTimeout = opt.Timeout, opt.Timeout, opt.Timeout
+		ro.MaxRetries, ro.MinRetryBackoff, ro.MaxRetryBackoff = retries, 8*time.Millisecond, 512*time.Millisecond
+		ro.PoolSize = opt.PoolSize
+		return redis.NewClient(ro), nil
+	}
+	return nil, fmt.Errorf("redisstore: store %q: want redis://host:port/db or redis-cluster://host:port,...", addr)
+}
+
+// bucketBits returns the bits of the band buckets' and the id buckets'
+// numbers for capacity documents of nb bands: about 48 band entries and 32
+// ids to a bucket at capacity, so that buckets stay in Redis's compact
+// encodings (listpack: zset-max-listpack-entries and
+// hash-max-listpack-entries are 128 by default).
+func bucketBits(capacity, nb int) (band, id uint) {
+	b := uint(bits.Len64(uint64(capacity*nb/48))) - 1
+	i := uint(bits.Len64(uint64(capacity/32))) - 1
+	return min(max(b, 4), 40), min(max(i, 4), 40)
+}
+
+// checkMeta records the format, settings and bucket bits in the meta hash,
+// or checks them against what is there; the bucket bits come from the
+// index, whatever this server's Capacity.
+func (s *Store) checkMeta(ctx context.Context) error {
+	b, i := bucketBits(s.opt.Capacity, s.nb)
+	key := s.p + "meta"
+	want := map[string]string{"format": Format, "settings": s.opt.Settings}
+	set := map[string]string{"format": Format, "settings": s.opt.Settings,
+		"bandbits": strconv.Itoa(int(b)), "idbits": strconv.Itoa(int(i))}
+	pipe := s.c.Pipeline()
+	for f, v := range set {
+		pipe.HSetNX(ctx, key, f, v)
+	}
+	all := pipe.HGetAll(ctx, key)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return unavailable(err)
+	}
+	got := all.Val()
+	for f, v := range want {
+		if got[f] != v {
+			return fmt.Errorf("%w: redis index %q has %s %q, this server uses %q", store.ErrStoreFormat, s.p, f, got[f], v)
+		}
+	}
+	bb, err1 := strconv.Atoi(got["bandbits"])
+	ib, err2 := strconv.Atoi(got["idbits"])
+	if err1 != nil || err2 != nil || bb < 1 || bb > 40 || ib < 1 || ib > 40 {
+		return fmt.Errorf("%w: redis index %q: bad bucket bits %q, %q", store.ErrStoreFormat, s.p, got["bandbits"], got["idbits"])
+	}
+	s.bbits, s.ibits = uint(bb), uint(ib)
+	return nil
+}
+
+// unavailable wraps a Redis error: the store could not be reached or
+// failed, so the request is answered 503.
+func unavailable(err error) error {
+	if err == nil || errors.Is(err, store.ErrUnavailable) {
+		return err
+	}
+	return fmt.Errorf("%w: redis: %w", store.ErrUnavailable, err)
+}
+
+func (s *Store) check() error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	return nil
+}
+
+// Keys and members (REDIS.md).
+
+// bandKey returns the bucket of candidate key k and k's entry for seq.
+func (s *Store) bandKey(k uint64) string {
+	return s.p + "b:" + strconv.FormatUint(k>>(64-s.bbits), 16)
+}
+
+// entry is a band bucket's member: 16 more bits of the key (below the
+// bucket's), then the seq, big-endian, so that a key's entries are one
+// lexicographic range.
+func (s *Store) entry(k, seq uint64) string {
+	var b [remBytes + seqBytes]byte
+	tag := k >> (64 - s.bbits - 8*remBytes)
+	binary.BigEndian.PutUint16(b[:], uint16(tag))
+	putSeq(b[remBytes:], seq)
+	return string(b[:])
+}
+
+// entryRange returns the lexicographic range of k's entries.
+func (s *Store) entryRange(k uint64) (lo, hi string) {
+	e := s.entry(k, 0)
+	return "[" + e[:remBytes], "(" + e[:remBytes] + "\xff\xff\xff\xff\xff\xff"
+}
+
+func putSeq(b []byte, seq uint64) {
+	for i := seqBytes - 1; i >= 0; i-- {
+		b[i] = byte(seq)
+		seq >>= 8
+	}
+}
+
+func entrySeq(m string) (uint64, bool) {
+	if len(m) != remBytes+seqBytes {
+		return 0, false
+	}
+	var seq uint64
+	for i := remBytes; i < len(m); i++ {
+		seq = seq<<8 | uint64(m[i])
+	}
+	return seq, true
+}
+
+// recordKey returns the hash of seq's record and its two fields: the
+// record and its state.
+func (s *Store) recordKey(seq uint64) (key, rec, state string) {
+	n := strconv.FormatUint(seq&(1<<recordBits-1), 10)
+	return s.p + "r:" + strconv.FormatUint(seq>>recordBits, 16), n, "s" + n
+}
+
+func (s *Store) idKey(id string) string {
+	h := simhash.HashString64(id)
+	return s.p + "i:" + strconv.FormatUint(h>>(64-s.ibits), 16)
+}
+
+// keys returns f's candidate keys: the batch's and the in-memory kept
+// set's (keptset.Keys).
+func (s *Store) keys(f *dedup.Features) []uint64 {
+	return keptset.Keys(make([]uint64, 0, s.nb), f, s.nb)
+}
+
+// States of a record (the state field): absent while it is pending,
+// committed, or cancelled (killed). A deleted record has no fields left.
+const (
+	stateCommitted = "c"
+	stateKilled    = "k"
+)
+
+// Record encoding: a version byte, the time it was written (Unix ms,
+// uvarint), the id and the metadata (uvarint lengths), then the features
+// (dedup.Features.AppendBinary).
+const recordVersion = 1
+
+func encodeRecord(r *store.Record, now time.Time) ([]byte, error) {
+	b := make([]byte, 0, 64+len(r.ID)+len(r.Meta)+4*len(r.Features.Bands)+8*len(r.Features.Bands))
+	b = append(b, recordVersion)
+	b = binary.AppendUvarint(b, uint64(now.UnixMilli()))
+	b = binary.AppendUvarint(b, uint64(len(r.ID)))
+	b = append(b, r.ID...)
+	b = binary.AppendUvarint(b, uint64(len(r.Meta)))
+	b = append(b, r.Meta...)
+	return r.Features.AppendBinary(b)
+}
+
+// decodeRecord decodes b, the record of seq, and returns when it was written.
+func decodeRecord(seq uint64, b string) (store.Record, time.Time, error) {
+	bad := func(what string) (store.Record, time.Time, error) {
+		return store.Record{}, time.Time{}, fmt.Errorf("%w: redis record %d: %s", store.ErrStoreFormat, seq, what)
+	}
+	if len(b) == 0 || b[0] != recordVersion {
+		return bad("unknown version")
+	}
+	p := []byte(b[1:])
+	ms, n := binary.Uvarint(p)
+	if n <= 0 {
+		return bad("time")
+	}
+	p = p[n:]
+	field := func() ([]byte, bool) {
+		l, n := binary.Uvarint(p)
+		if n <= 0 || uint64(len(p)-n) < l {
+			return nil, false
+		}
+		v := p[n : n+int(l)]
+		p = p[n+int(l):]
+		return v, true
+	}
+	id, ok := field()
+	if !ok {
+		return bad("id")
+	}
+	meta, ok := field()
+	if !ok {
+		return bad("metadata")
+	}
+	r := store.Record{Seq: seq, ID: string(id)}
+	if len(meta) > 0 {
+		r.Meta = slices.Clone(meta)
+	}
+	if err := r.Features.UnmarshalBinary(p); err != nil {
+		return bad(err.Error())
+	}
+	return r, time.UnixMilli(int64(ms)), nil
+}

@@ -1,0 +1,84 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/redistest"
+	"github.com/neardup/neardup/store"
+	"github.com/neardup/neardup/store/storetest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	redistest.StopShared()
+	os.Exit(code)
+}
+
+var prefixes atomic.Int64
+
+// newPrefix returns a key prefix no other test uses, so that tests share
+// one Redis and one cluster.
+func newPrefix() string { return fmt.Sprintf("t%d:", prefixes.Add(1)) }
+
+func single(t testing.TB) string { return "redis://" + redistest.Shared(t).Addr() + "/0" }
+
+func cluster(t testing.TB) string {
+	return "redis-cluster://" + strings.Join(redistest.SharedCluster(t).Addrs(), ",")
+}
+
+// open opens a store on addr under prefix with opt's other fields.
+func open(t testing.TB, addr, prefix string, opt Options) *Store {
+	t.Helper()
+	opt.Prefix = prefix
+	if opt.Settings == "" {
+		opt.Settings = "test"
+	}
+	if opt.Capacity == 0 {
+		opt.Capacity = 1 << 12
+	}
+	s, err := Open(context.Background(), addr, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func backends(t *testing.T, fn func(t *testing.T, addr string)) {
+	t.Run("redis", func(t *testing.T) { fn(t, single(t)) })
+	t.Run("cluster", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("cluster under -short")
+		}
+		fn(t, cluster(t))
+	})
+}
+
+func TestStore(t *testing.T) {
+	backends(t, func(t *testing.T, addr string) {
+		storetest.Run(t, func(t *testing.T) store.Store { return open(t, addr, newPrefix(), Options{}) },
+			func(t *testing.T, s store.Store) store.Store {
+				p := s.(*Store).p
+				s.Close()
+				return open(t, addr, p, Options{})
+			})
+	})
+}
+
+func TestOtherSettingsRefused(t *testing.T) {
+	addr := single(t)
+	p := newPrefix()
+	open(t, addr, p, Options{Settings: "a"})
+	if _, err := Open(context.Background(), addr, Options{Prefix: p, Settings: "b"}); err == nil || !strings.Contains(err.Error(), "settings") {
+		t.Fatalf("Open with other settings: %v, want a settings mismatch", err)
+	}
+	if _, err := Open(context.Background(), addr, Options{Prefix: newPrefix(), Dedup: dedup.Options{Method: dedup.MethodSimHash}}); err == nil {
+		t.Fatal("Open with method simhash: no error, want one (no band keys)")
+	}
+}

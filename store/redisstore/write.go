@@ -1,0 +1,444 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/store"
+)
+
+// The write path (REDIS.md, "Adding a document"). An addition is written
+// pending (its record, then its band entries), then decided against the
+// candidates its entries' buckets hold, then committed or cancelled by
+// setting its state field once (HSETNX): of two near-duplicates added at
+// once, the one that wrote its entry into a shared bucket second sees the
+// other, and settles the pair: it waits for a pending one that comes first
+// in priority, and cancels one that comes after it. Cancelling and
+// committing are the same HSETNX on one field, so exactly one of them
+// happens.
+
+// Scripts (one key each, so legal on a cluster).
+var (
+	// raiseSeq sets KEYS[1] to ARGV[1] if that is larger.
+	raiseSeq = redis.NewScript(`
+local v = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tonumber(ARGV[1]) > v then redis.call('SET', KEYS[1], ARGV[1]) end
+return 0`)
+	// swapID sets id ARGV[1] of hash KEYS[1] to ARGV[3] if it is ARGV[2].
+	swapID = redis.NewScript(`
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+  return 1
+end
+return 0`)
+	// dropID deletes id ARGV[1] of hash KEYS[1] if it is ARGV[2].
+	dropID = redis.NewScript(`
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+  return redis.call('HDEL', KEYS[1], ARGV[1])
+end
+return 0`)
+	// settleState sets the state field ARGV[2] of record ARGV[1] (hash
+	// KEYS[1]) to ARGV[3] unless it has one, and returns the state it
+	// has then: '' when the record is gone (cancelled and cleared).
+	settleState = redis.NewScript(`
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return '' end
+redis.call('HSETNX', KEYS[1], ARGV[2], ARGV[3])
+return redis.call('HGET', KEYS[1], ARGV[2])`)
+	// takeCommitted deletes a committed record (fields ARGV[1], ARGV[2]
+	// of KEYS[1]) and returns it; nil when it is not committed.
+	takeCommitted = redis.NewScript(`
+if redis.call('HGET', KEYS[1], ARGV[2]) ~= 'c' then return false end
+local b = redis.call('HGET', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[1], ARGV[1], ARGV[2])
+return b`)
+)
+
+// errKilled is returned by an addition cancelled by another server's: it
+// is tried again.
+var errKilled = errors.New("redisstore: addition cancelled by a concurrent one")
+
+// maxAttempts bounds the retries of an addition cancelled by concurrent ones.
+const maxAttempts = 8
+
+// nextSeq returns a new sequence number from this server's block, taking a
+// new block of seqBlock when it is used up.
+func (s *Store) nextSeq(ctx context.Context) (uint64, error) {
+	s.seqMu.Lock()
+	defer s.seqMu.Unlock()
+	if s.seqNext == s.seqHi {
+		hi, err := s.c.IncrBy(ctx, s.seqKey, seqBlock).Uint64()
+		if err != nil {
+			return 0, unavailable(err)
+		}
+		if hi > maxSeq {
+			return 0, fmt.Errorf("%w: redis index %q has used all %d sequence numbers", store.ErrStore, s.p, uint64(maxSeq))
+		}
+		s.seqNext, s.seqHi = hi-seqBlock, hi
+	}
+	seq := s.seqNext
+	s.seqNext++
+	return seq, nil
+}
+
+// AddIfNew adds r, last in priority, unless it duplicates a stored
+// document, atomically across servers; it returns the match that kept r
+// out. An id already stored is an error wrapping store.ErrExists.
+func (s *Store) AddIfNew(ctx context.Context, r store.Record) (dedup.KeptMatch, bool, error) {
+	return s.add(ctx, r, true)
+}
+
+// Add adds r, last in priority, without deciding on it.
+func (s *Store) Add(ctx context.Context, r store.Record) error {
+	_, _, err := s.add(ctx, r, false)
+	return err
+}
+
+func (s *Store) add(ctx context.Context, r store.Record, ifNew bool) (dedup.KeptMatch, bool, error) {
+	if err := s.check(); err != nil {
+		return dedup.KeptMatch{}, false, err
+	}
+	for attempt := 1; ; attempt++ {
+		seq, err := s.nextSeq(ctx)
+		if err != nil {
+			return dedup.KeptMatch{}, false, err
+		}
+		r.Seq = seq
+		m, dup, err := s.tryAdd(ctx, &r, ifNew)
+		if !errors.Is(err, errKilled) || attempt == maxAttempts {
+			return m, dup, err
+		}
+		s.log.Debug("redis addition cancelled by a concurrent one: retrying", "id", r.ID, "attempt", attempt)
+	}
+}
+
+// tryAdd is one attempt at adding r under r.Seq.
+func (s *Store) tryAdd(ctx context.Context, r *store.Record, ifNew bool) (dedup.KeptMatch, bool, error) {
+	enc, err := encodeRecord(r, time.Now())
+	if err != nil {
+		return dedup.KeptMatch{}, false, err
+	}
+	keys := s.keys(&r.Features)
+	// Ends an addition that will not be committed; runs without the
+	// request's context, which may be what ended it.
+	cancel := func(err error) (dedup.KeptMatch, bool, error) {
+		s.gc.cancel(r.Seq, r.ID, keys)
+		return dedup.KeptMatch{}, false, err
+	}
+	// 1. The id and the record, pending.
+	if err := s.claim(ctx, r, enc); err != nil {
+		if errors.Is(err, store.ErrExists) {
+			rk, rf, _ := s.recordKey(r.Seq)
+			_ = s.c.HDel(context.WithoutCancel(ctx), rk, rf).Err()
+			return dedup.KeptMatch{}, false, err
+		}
+		return cancel(err)
+	}
+	// 2. The band entries, and what the buckets held.
+	pipe := s.c.Pipeline()
+	for _, k := range keys {
+		pipe.ZAdd(ctx, s.bandKey(k), redis.Z{Member: s.entry(k, r.Seq)})
+	}
+	var rcmds []*redis.StringSliceCmd
+	if ifNew {
+		rcmds = s.rangeCmds(ctx, pipe, keys)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return cancel(unavailable(err))
+	}
+	// 3. The decision.
+	if ifNew {
+		m, dup, err := s.settle(ctx, &r.Features, r.Seq, s.candidatesOf(keys, rcmds, r.Seq))
+		if err != nil || dup {
+			_, _, _ = cancel(nil)
+			return m, dup, err
+		}
+	}
+	// 4. The commit, unless a concurrent addition cancelled this one.
+	st, err := s.setState(ctx, r.Seq, stateCommitted)
+	if err != nil {
+		// Unknown outcome: a later read of the state decides; the
+		// collector cancels it if it stays pending.
+		return dedup.KeptMatch{}, false, err
+	}
+	if st != stateCommitted {
+		return cancel(errKilled)
+	}
+	if err := s.c.Incr(context.WithoutCancel(ctx), s.countKey).Err(); err != nil {
+		s.log.Warn("redis document count not raised", "id", r.ID, "err", err)
+	}
+	return dedup.KeptMatch{}, false, nil
+}
+
+// claim writes r's id into the id map, unless another stored (or pending,
+// and not stale) document has it, and r's record, pending.
+func (s *Store) claim(ctx context.Context, r *store.Record, enc []byte) error {
+	ik := s.idKey(r.ID)
+	seqS := strconv.FormatUint(r.Seq, 10)
+	rk, rf, _ := s.recordKey(r.Seq)
+	pipe := s.c.Pipeline()
+	idSet := pipe.HSetNX(ctx, ik, r.ID, seqS)
+	pipe.HSet(ctx, rk, rf, enc)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return unavailable(err)
+	}
+	for range maxAttempts {
+		if idSet.Val() {
+			return nil
+		}
+		old, ok, err := s.seqOf(ctx, r.ID)
+		if err != nil {
+			return err
+		}
+		if ok {
+			rs, err := s.readRecords(ctx, []uint64{old})
+			if err != nil {
+				return err
+			}
+			o := rs[0]
+			if o.ok && o.rec.ID == r.ID && (o.state == stateCommitted || o.state == "" && time.Since(o.at) <= s.opt.PendingTTL) {
+				return fmt.Errorf("%w: %q", store.ErrExists, r.ID)
+			}
+			// The id's holder is gone, cancelled or stale: take the id.
+			n, err := swapID.Run(ctx, s.c, []string{ik}, r.ID, strconv.FormatUint(old, 10), seqS).Int()
+			if err != nil {
+				return unavailable(err)
+			}
+			if n == 1 {
+				return nil
+			}
+		}
+		set, err := s.c.HSetNX(ctx, ik, r.ID, seqS).Result()
+		if err != nil {
+			return unavailable(err)
+		}
+		idSet = redis.NewBoolResult(set, nil)
+	}
+	return fmt.Errorf("%w: %q is being added concurrently", store.ErrExists, r.ID)
+}
+
+// settle decides on the addition self (features f) against its candidates
+// cs, in priority order: it returns the first committed one f duplicates,
+// waiting for a pending duplicate before self in priority and cancelling
+// one after it. errKilled means that a concurrent addition cancelled self.
+func (s *Store) settle(ctx context.Context, f *dedup.Features, self uint64, cs []cand) (dedup.KeptMatch, bool, error) {
+	recs, err := s.readRecords(ctx, seqsOf(cs))
+	if err != nil {
+		return dedup.KeptMatch{}, false, err
+	}
+	for i, c := range cs {
+		r := &recs[i]
+		if !r.ok {
+			s.gc.entry(c.bucket, c.entry)
+			continue
+		}
+		if r.state == stateKilled {
+			s.gc.record(c.seq)
+			continue
+		}
+		m, dup := s.verdict(r, f)
+		if !dup {
+			continue
+		}
+		if r.state == "" {
+			st, err := s.resolve(ctx, c.seq, self, r.at)
+			if err != nil {
+				return dedup.KeptMatch{}, false, err
+			}
+			r.state = st
+		}
+		if r.state == stateCommitted {
+			return m, true, nil
+		}
+	}
+	return dedup.KeptMatch{}, false, nil
+}
+
+// resolve settles the pending duplicate seq of the addition self: it waits
+// for one before self (it never waits for self, since it waits only for
+// additions before it, so no cycle forms) until PendingTTL after it was
+// written, and cancels one after self (or a stale one). It returns the
+// candidate's final state.
+func (s *Store) resolve(ctx context.Context, seq, self uint64, at time.Time) (string, error) {
+	rk, rf, sf := s.recordKey(seq)
+	if seq < self {
+		wait := 200 * time.Microsecond
+		for time.Since(at) <= s.opt.PendingTTL {
+			select {
+			case <-ctx.Done():
+				return "", unavailable(ctx.Err())
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, 10*time.Millisecond)
+			pipe := s.c.Pipeline()
+			st := pipe.HGet(ctx, rk, sf)
+			there := pipe.HExists(ctx, rk, rf)
+			if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+				return "", unavailable(err)
+			}
+			switch {
+			case st.Err() == nil:
+				return st.Val(), nil
+			case !there.Val():
+				return stateKilled, nil // cancelled and cleared already
+			}
+		}
+	}
+	st, err := s.setState(ctx, seq, stateKilled)
+	if err != nil {
+		return "", err
+	}
+	if st == stateKilled {
+		s.gc.record(seq)
+	}
+	return st, nil
+}
+
+// setState gives the record seq the state st unless it has one, and
+// returns the state it has then ("" when it is gone).
+func (s *Store) setState(ctx context.Context, seq uint64, st string) (string, error) {
+	rk, rf, sf := s.recordKey(seq)
+	got, err := settleState.Run(ctx, s.c, []string{rk}, rf, sf, st).Text()
+	if err != nil {
+		return "", unavailable(err)
+	}
+	return got, nil
+}
+
+// Remove removes id and reports whether it was stored.
+func (s *Store) Remove(ctx context.Context, id string) (bool, error) {
+	if err := s.check(); err != nil {
+		return false, err
+	}
+	seq, ok, err := s.seqOf(ctx, id)
+	if err != nil || !ok {
+		return false, err
+	}
+	rk, rf, sf := s.recordKey(seq)
+	b, err := takeCommitted.Run(ctx, s.c, []string{rk}, rf, sf).Text()
+	if errors.Is(err, redis.Nil) {
+		return false, nil
+	}
+	if err != nil {
+		return false, unavailable(err)
+	}
+	r, _, err := decodeRecord(seq, b)
+	if err != nil {
+		return false, err
+	}
+	// The record is gone: whatever follows is clean-up, which a reader
+	// that finds an entry without a record would also do.
+	pipe := s.c.Pipeline()
+	s.dropEntries(ctx, pipe, seq, s.keys(&r.Features))
+	dropID.Eval(ctx, pipe, []string{s.idKey(id)}, id, strconv.FormatUint(seq, 10))
+	pipe.Decr(ctx, s.countKey)
+	if _, err := pipe.Exec(context.WithoutCancel(ctx)); err != nil {
+		s.log.Warn("redis clean-up after a delete failed: the collector finishes it", "id", id, "err", err)
+	}
+	return true, nil
+}
+
+// Delete removes id; an error wraps store.ErrNotFound when it is absent.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	ok, err := s.Remove(ctx, id)
+	if err == nil && !ok {
+		err = fmt.Errorf("%w: %q", store.ErrNotFound, id)
+	}
+	return err
+}
+
+func (s *Store) dropEntries(ctx context.Context, pipe redis.Pipeliner, seq uint64, keys []uint64) {
+	for _, k := range keys {
+		pipe.ZRem(ctx, s.bandKey(k), s.entry(k, seq))
+	}
+}
+
+// Put stores r under its own Seq, committed at once, without deciding on
+// it (an import's kept documents, a tool's copy); its id must be new.
+func (s *Store) Put(ctx context.Context, r store.Record) error {
+	_, errs, err := s.PutBatch(ctx, []store.Record{r})
+	if err != nil {
+		return err
+	}
+	return errs[0]
+}
+
+// PutBatch stores rs as Put does, in three round trips for the batch:
+// ids and records, entries, commits. errs[i] is rs[i]'s own error (an id
+// already stored); err a failure of the batch, of which any part may have
+// been written, none committed.
+func (s *Store) PutBatch(ctx context.Context, rs []store.Record) ([]bool, []error, error) {
+	if err := s.check(); err != nil {
+		return nil, nil, err
+	}
+	errs := make([]error, len(rs))
+	ok := make([]bool, len(rs))
+	encs := make([][]byte, len(rs))
+	var top uint64
+	for i := range rs {
+		if rs[i].Seq > maxSeq {
+			return nil, nil, fmt.Errorf("%w: seq %d past the layout's %d", store.ErrStore, rs[i].Seq, uint64(maxSeq))
+		}
+		var err error
+		if encs[i], err = encodeRecord(&rs[i], time.Now()); err != nil {
+			return nil, nil, err
+		}
+		top = max(top, rs[i].Seq+1)
+	}
+	pipe := s.c.Pipeline()
+	idSet := make([]*redis.BoolCmd, len(rs))
+	for i := range rs {
+		idSet[i] = pipe.HSetNX(ctx, s.idKey(rs[i].ID), rs[i].ID, strconv.FormatUint(rs[i].Seq, 10))
+		rk, rf, _ := s.recordKey(rs[i].Seq)
+		pipe.HSet(ctx, rk, rf, encs[i])
+	}
+	raiseSeq.Eval(ctx, pipe, []string{s.seqKey}, top)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, nil, unavailable(err)
+	}
+	pipe = s.c.Pipeline()
+	for i := range rs {
+		if !idSet[i].Val() {
+			// Taken: by a live document, or by a dead one's leftovers.
+			if err := s.claim(ctx, &rs[i], encs[i]); err != nil {
+				errs[i] = err
+				rk, rf, _ := s.recordKey(rs[i].Seq)
+				pipe.HDel(ctx, rk, rf)
+				continue
+			}
+		}
+		ok[i] = true
+		for _, k := range s.keys(&rs[i].Features) {
+			pipe.ZAdd(ctx, s.bandKey(k), redis.Z{Member: s.entry(k, rs[i].Seq)})
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, nil, unavailable(err)
+	}
+	pipe = s.c.Pipeline()
+	n := 0
+	for i := range rs {
+		if ok[i] {
+			rk, _, sf := s.recordKey(rs[i].Seq)
+			pipe.HSet(ctx, rk, sf, stateCommitted)
+			n++
+		}
+	}
+	pipe.IncrBy(ctx, s.countKey, int64(n))
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, nil, unavailable(err)
+	}
+	// A Put under a seq this server's block holds would collide with its
+	// own additions: take a new block.
+	s.seqMu.Lock()
+	if s.seqHi > 0 && top > s.seqNext {
+		s.seqNext, s.seqHi = 0, 0
+	}
+	s.seqMu.Unlock()
+	return ok, errs, nil
+}
