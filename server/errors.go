@@ -53,6 +53,8 @@ func httpStatus(err error) (int, string) {
 		return http.StatusServiceUnavailable, "unavailable"
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable, "cancelled"
+	case errors.Is(err, errors.ErrUnsupported):
+		return http.StatusNotImplemented, "not_implemented"
 	}
 	return http.StatusInternalServerError, "internal"
 }

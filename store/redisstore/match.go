@@ -327,3 +327,59 @@ func (s *Store) Close() error {
 	s.gc.close()
 	return s.c.Close()
 }
+
+// Empty reports whether the index has never been written to (no sequence
+// number given): what an import loads into.
+func (s *Store) Empty(ctx context.Context) (bool, error) {
+	if err := s.check(); err != nil {
+		return false, err
+	}
+	n, err := s.c.Exists(ctx, s.seqKey).Result()
+	if err != nil {
+		return false, unavailable(err)
+	}
+	return n == 0, nil
+}
+
+// Drop deletes every key of the index (its prefix), on every master: a
+// failed import's clean-up.
+func (s *Store) Drop(ctx context.Context) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	drop := func(ctx context.Context, c redis.Cmdable) error {
+		var batch []string
+		flush := func() error {
+			if len(batch) == 0 {
+				return nil
+			}
+			pipe := c.Pipeline()
+			for _, k := range batch {
+				pipe.Unlink(ctx, k)
+			}
+			_, err := pipe.Exec(ctx)
+			batch = batch[:0]
+			return err
+		}
+		// The key families of the layout, not the bare prefix, which
+		// another index's prefix may extend.
+		for _, pat := range []string{s.p + "b:*", s.p + "r:*", s.p + "i:*", s.p + "meta", s.p + "{" + s.p + "}*"} {
+			it := c.Scan(ctx, 0, pat, 1000).Iterator()
+			for it.Next(ctx) {
+				if batch = append(batch, it.Val()); len(batch) == 1000 {
+					if err := flush(); err != nil {
+						return err
+					}
+				}
+			}
+			if err := errors.Join(it.Err(), flush()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if cc, ok := s.c.(*redis.ClusterClient); ok {
+		return unavailable(cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return drop(ctx, c) }))
+	}
+	return unavailable(drop(ctx, s.c))
+}

@@ -442,3 +442,13 @@ func (s *Store) PutBatch(ctx context.Context, rs []store.Record) ([]bool, []erro
 	s.seqMu.Unlock()
 	return ok, errs, nil
 }
+
+// PutBulk stores rs as Put does, in three round trips (an import's
+// batches): the first record's error, if any, is returned.
+func (s *Store) PutBulk(ctx context.Context, rs []store.Record) error {
+	_, errs, err := s.PutBatch(ctx, rs)
+	if err != nil {
+		return err
+	}
+	return errors.Join(errs...)
+}

@@ -15,11 +15,14 @@ import (
 	"github.com/neardup/neardup/keptset"
 	"github.com/neardup/neardup/server"
 	"github.com/neardup/neardup/store"
+	"github.com/neardup/neardup/store/redisstore"
 )
 
 type importCmd struct {
 	dedupCmd
-	data, engine string
+	data, engine, store string
+	redis               redisFlags
+	dataWasAbsent       bool
 }
 
 func newImportCommand() *cobra.Command {
@@ -33,7 +36,9 @@ keep-first in input order) are stored in the order they were read, as if
 posted one by one with mode add_if_new, and the service's kept set
 (DATA/keptset) is written beside them, so that 'neardup serve --data DIR'
 starts in seconds on them. The removed documents are not stored;
---duplicates names them as in 'neardup dedup'.
+--duplicates names them as in 'neardup dedup'. With --store redis://... (or
+redis-cluster://...) the documents go into a new shared Redis index instead,
+the one 'neardup serve --store' opens (store/redisstore/REDIS.md).
 
 The directory must be new or empty; a failed import removes what it wrote
 there. The decision flags must be
@@ -41,7 +46,9 @@ the ones 'neardup serve' will run with (the store records them and refuses
 others). --engine pebble (default) writes a thousand documents to a WAL sync;
 bbolt one transaction each group.`,
 		Example: `  neardup import --data ./neardup-data crawl.jsonl.zst
-  neardup serve --data ./neardup-data`,
+  neardup serve --data ./neardup-data
+  neardup import --store redis://127.0.0.1:6379/0 crawl.jsonl.zst
+  neardup serve --store redis://127.0.0.1:6379/0`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error { return f.run(c, args) },
 	}
@@ -49,6 +56,9 @@ bbolt one transaction each group.`,
 	fs := c.Flags()
 	fs.StringVar(&f.data, "data", "./neardup-data", "new data directory of 'neardup serve' to load")
 	fs.StringVar(&f.engine, "engine", store.DefaultEngine, "embedded store: pebble or bbolt")
+	fs.StringVar(&f.store, "store", "", "load a new shared Redis index instead of --data: redis://host:port/db or redis-cluster://host:port,... (its key prefix must hold no index yet)")
+	fs.StringVar(&f.redis.prefix, "redis-prefix", redisstore.DefaultPrefix, "prefix of every key of the index, so that several indexes share one Redis")
+	fs.IntVar(&f.redis.capacity, "redis-capacity", redisstore.DefaultCapacity, "documents the new Redis index's buckets are sized for (store/redisstore/REDIS.md, \"Sizing\")")
 	return c
 }
 
@@ -80,51 +90,46 @@ func (f *importCmd) run(c *cobra.Command, args []string) (err error) {
 		return usagef("%v", err)
 	}
 
-	if ents, err := os.ReadDir(f.data); err == nil && len(ents) > 0 {
-		return fmt.Errorf("--data %s is not empty: import loads a new data directory (post further documents to 'neardup serve')", f.data)
-	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("--data: %w", err)
-	}
-	// A failed import leaves the directory as it found it: absent or empty.
-	_, statErr := os.Stat(f.data)
-	defer func() {
-		if err == nil {
-			return
+	var (
+		st    store.Store
+		w     *keptset.Writer
+		where string
+		drop  func() error // a failed import's clean-up of a Redis index
+	)
+	if f.store != "" {
+		if !f.redis.stateless(sopt.Dedup) {
+			return usagef("--store: import loads the Redis index of the default method (minhash), which keeps band keys")
 		}
-		if errors.Is(statErr, os.ErrNotExist) {
-			os.RemoveAll(f.data)
-			return
+		rs, err := redisstore.Open(ctx, f.store, redisstore.Options{Dedup: sopt.Dedup, Settings: settings, Capacity: f.redis.capacity, Prefix: f.redis.prefix})
+		if err != nil {
+			return fmt.Errorf("--store %s: %w", redactURL(f.store), err)
 		}
-		ents, _ := os.ReadDir(f.data)
-		for _, e := range ents {
-			os.RemoveAll(filepath.Join(f.data, e.Name()))
+		if empty, err := rs.Empty(ctx); err != nil || !empty {
+			return errors.Join(err, rs.Close(), fmt.Errorf("--store %s: the index is not empty: import loads a new index (post further documents to 'neardup serve')", redactURL(f.store)))
 		}
-	}()
-
-	var st store.Store
-	switch f.engine {
-	case store.EnginePebble:
-		st, err = store.OpenPebble(f.data, store.PebbleOptions{Settings: settings})
-	case store.EngineBolt:
-		st, err = store.OpenBolt(f.data, store.BoltOptions{Settings: settings})
-	default:
-		return usagef("--engine %q: want %s or %s", f.engine, store.EnginePebble, store.EngineBolt)
-	}
-	if err != nil {
-		return fmt.Errorf("--data %s: %w", f.data, err)
+		// A failed import leaves the index as it found it: absent.
+		drop = func() error { return rs.Drop(context.WithoutCancel(ctx)) }
+		st, where = rs, redactURL(f.store)
+	} else {
+		if st, w, err = f.openData(settings, rule); err != nil {
+			return err
+		}
+		where = f.data + " (" + f.engine + ")"
 	}
 	closed := false
 	defer func() {
+		if err != nil && drop != nil {
+			err = errors.Join(err, drop())
+		}
 		if !closed {
 			err = errors.Join(err, st.Close())
 		}
-	}()
-	var w *keptset.Writer
-	if rule.Bands() > 0 {
-		if w, err = keptset.NewWriter(rule, keptset.Options{Dir: filepath.Join(f.data, "keptset"), Settings: settings}); err != nil {
-			return err
+		if err != nil && f.store == "" {
+			// A failed import leaves the directory as it found it:
+			// absent or empty.
+			f.clearData()
 		}
-	}
+	}()
 
 	// Records go to the store in batches, written by one goroutine while
 	// the next batch is made.
@@ -196,10 +201,59 @@ func (f *importCmd) run(c *cobra.Command, args []string) (err error) {
 		return err
 	}
 	if !f.quiet && !f.jsonSummary {
-		fmt.Fprintf(c.ErrOrStderr(), "neardup import: %d documents stored in %s (%s); start the service with: neardup serve --data %s\n",
-			seq, f.data, f.engine, f.data)
+		serve := "--data " + f.data
+		if f.store != "" {
+			serve = "--store " + where
+		}
+		fmt.Fprintf(c.ErrOrStderr(), "neardup import: %d documents stored in %s; start the service with: neardup serve %s\n",
+			seq, where, serve)
 	}
 	return nil
+}
+
+// openData opens the new data directory's store and kept-set writer; the
+// directory must be absent or empty.
+func (f *importCmd) openData(settings string, rule *dedup.Rule) (st store.Store, w *keptset.Writer, err error) {
+	if ents, err := os.ReadDir(f.data); err == nil && len(ents) > 0 {
+		return nil, nil, fmt.Errorf("--data %s is not empty: import loads a new data directory (post further documents to 'neardup serve')", f.data)
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, nil, fmt.Errorf("--data: %w", err)
+	}
+	_, statErr := os.Stat(f.data)
+	f.dataWasAbsent = errors.Is(statErr, os.ErrNotExist)
+	switch f.engine {
+	case store.EnginePebble:
+		st, err = store.OpenPebble(f.data, store.PebbleOptions{Settings: settings})
+	case store.EngineBolt:
+		st, err = store.OpenBolt(f.data, store.BoltOptions{Settings: settings})
+	default:
+		return nil, nil, usagef("--engine %q: want %s or %s", f.engine, store.EnginePebble, store.EngineBolt)
+	}
+	if err != nil {
+		f.clearData()
+		return nil, nil, fmt.Errorf("--data %s: %w", f.data, err)
+	}
+	if rule.Bands() > 0 {
+		if w, err = keptset.NewWriter(rule, keptset.Options{Dir: filepath.Join(f.data, "keptset"), Settings: settings}); err != nil {
+			err = errors.Join(err, st.Close())
+			f.clearData()
+			return nil, nil, err
+		}
+	}
+	return st, w, nil
+}
+
+// clearData leaves the data directory as the import found it: absent or
+// empty.
+func (f *importCmd) clearData() {
+	if f.dataWasAbsent {
+		os.RemoveAll(f.data)
+		return
+	}
+	ents, _ := os.ReadDir(f.data)
+	for _, e := range ents {
+		os.RemoveAll(filepath.Join(f.data, e.Name()))
+	}
 }
 
 // putBatch writes recs: one write where the store takes bulk writes

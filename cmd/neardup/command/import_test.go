@@ -11,8 +11,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/redistest"
 	"github.com/neardup/neardup/internal/testcorpora"
+	"github.com/neardup/neardup/server"
 	"github.com/neardup/neardup/store"
+	"github.com/neardup/neardup/store/redisstore"
 )
 
 // TestImportMatchesDedup: 'neardup import' stores exactly the documents
@@ -136,4 +140,76 @@ func searchFirst(t *testing.T, base, text string) string {
 		return ""
 	}
 	return r.Results[0].ID
+}
+
+// TestImportRedis loads a corpus into a new Redis index with 'neardup
+// import --store' and checks it as TestImportMatchesDedup checks a data
+// directory: the kept ids in order, and the first match 'neardup serve
+// --store' gives every removed document. An index that is not empty is
+// refused, and a failed import leaves no key behind.
+func TestImportRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	addr := "redis://" + srv.Addr() + "/0"
+	corpus := testcorpora.Path(t, "en_spdx")
+	dir := t.TempDir()
+	dups := filepath.Join(dir, "dups.jsonl")
+	if code, _, stderr := run(t, "", "import", "--store", addr, "--redis-prefix", "imp:", "--duplicates", dups, "-q", corpus); code != 0 {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	kept := filepath.Join(dir, "kept.jsonl")
+	if code, _, stderr := run(t, "", "dedup", "--output", kept, "-q", corpus); code != 0 {
+		t.Fatalf("dedup: exit %d: %s", code, stderr)
+	}
+	var want []string
+	eachJSON(t, kept, func(d struct{ ID string }) { want = append(want, d.ID) })
+	st, err := redisstore.Open(context.Background(), addr, redisstore.Options{Prefix: "imp:", Settings: server.Settings(dedup.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	if err := st.Load(context.Background(), func(r store.Record) error {
+		got = append(got, r.ID)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := st.Len(context.Background()); err != nil || n != len(want) {
+		t.Errorf("Len = %d, %v; want %d", n, err, len(want))
+	}
+	st.Close()
+	if !slices.Equal(got, want) {
+		t.Fatalf("import stored %d documents, dedup kept %d: not the same ids in the same order", len(got), len(want))
+	}
+
+	texts := map[string]string{}
+	for _, d := range testcorpora.Docs(t, "en_spdx") {
+		texts[d.ID] = d.Text
+	}
+	c := startServe(t, t.TempDir(), "--store", addr, "--redis-prefix", "imp:")
+	removed := 0
+	eachJSON(t, dups, func(d struct {
+		DupID  string `json:"dup_id"`
+		KeptID string `json:"kept_id"`
+	}) {
+		removed++
+		if first := searchFirst(t, c.base, texts[d.DupID]); first != d.KeptID {
+			t.Errorf("removed %s: the service's first match is %q, dedup kept it for %q", d.DupID, first, d.KeptID)
+		}
+	})
+	if removed == 0 {
+		t.Fatal("no document removed: the test tests little")
+	}
+
+	code, _, stderr := run(t, "", "import", "--store", addr, "--redis-prefix", "imp:", "-q", corpus)
+	if code == 0 || !strings.Contains(stderr, "not empty") {
+		t.Fatalf("import into an index that is not empty: exit %d: %s", code, stderr)
+	}
+	before := srv.CLI("DBSIZE")
+	code, _, stderr = run(t, "", "import", "--store", addr, "--redis-prefix", "other:", "-q", filepath.Join(dir, "missing.jsonl"))
+	if code == 0 {
+		t.Fatalf("import of a missing file succeeded: %s", stderr)
+	}
+	if after := srv.CLI("DBSIZE"); after != before {
+		t.Fatalf("a failed import left keys behind: DBSIZE %s, was %s", after, before)
+	}
 }

@@ -29,9 +29,10 @@ import (
 
 type serveCmd struct {
 	addr, data, engine, store       string
-	redisLayout, snapshot           string
+	snapshot                        string
 	token                           string
-	tokenReads, redisDirect         bool
+	tokenReads                      bool
+	redis                           redisFlags
 	forceRecover                    bool
 	opt                             dedup.Options
 	decision                        decisionFlags
@@ -55,10 +56,13 @@ in --data when the mode says so (--engine: pebble for a new directory, or
 bbolt; an existing directory keeps the engine that made it). With --store
 redis://host:port/db or redis-cluster://host1:port,host2:port,... the index
 lives in Redis (or a Redis Cluster) instead, shared by every 'neardup serve'
-on it: each keeps a replica of the index that it brings up to the change log
-in Redis before every request (or, with --redis-direct, reads Redis for every
-match), so what one stores the others find (server/REDIS.md; run Redis with
-appendonly yes). The API is described in
+on it, so what one stores the others find. Under the default method the
+servers hold nothing of the index: every request reads the Redis keys it
+needs, a server starts at once, and writes settle per bucket with no global
+lock (store/redisstore/REDIS.md; run Redis with the settings there, AOF
+included). Under --method simhash, or with --redis-replica, each server keeps
+a replica of the index that follows a change log in Redis (or, with
+--redis-direct, reads its fingerprint tables for every match: server/REDIS.md). The API is described in
 server/openapi.yaml and the README; a web page at / compares two texts and
 searches the stored documents. /healthz, /readyz and /metrics (Prometheus)
 are served beside it.
@@ -110,8 +114,7 @@ full, writes answer 503 and /readyz fails; both recover once there is room.`,
 	fs.BoolVar(&f.forceRecover, "force-recover", false, "start on a --data store that lost acknowledged writes (a damaged or cut WAL), keeping what is readable and logging how many documents were dropped")
 	fs.StringVar(&f.store, "store", "", "shared store instead of --data: redis://host:port/db or redis-cluster://host:port,host:port,...")
 	fs.StringVar(&f.snapshot, "snapshot", "", "index snapshot ('neardup index build --out') whose fingerprints are loaded first, as fingerprint-only documents (matches unverified)")
-	fs.BoolVar(&f.redisDirect, "redis-direct", false, "match by reading Redis on every request instead of a local replica that follows the change log (server/REDIS.md)")
-	fs.StringVar(&f.redisLayout, "redis-layout", "", "table layout of a new shared index (blocks:K:B; default: planned for 1M documents); every server on one index must agree")
+	f.redis.register(fs)
 	fs.StringVar(&f.token, "token", "", "bearer token required for writes and deletes")
 	fs.BoolVar(&f.tokenReads, "token-reads", false, "require --token for reads too")
 	o := &f.opt
@@ -160,7 +163,7 @@ func (f *serveCmd) run(c *cobra.Command) error {
 
 	o := f.opt
 	f.decision.apply(&o)
-	if (f.snapshot != "" || f.redisDirect) && !c.Flags().Changed("method") {
+	if (f.snapshot != "" || f.redis.direct) && !c.Flags().Changed("method") {
 		// A snapshot holds SimHash fingerprints, which only the simhash
 		// method matches on; --redis-direct matches through the fingerprint
 		// tables in Redis.
@@ -206,8 +209,7 @@ func (f *serveCmd) run(c *cobra.Command) error {
 		where = f.engine + " " + f.data
 		opt.KeptDir = filepath.Join(f.data, "keptset")
 	case strings.HasPrefix(f.store, "redis://"), strings.HasPrefix(f.store, "rediss://"), strings.HasPrefix(f.store, "redis-cluster://"):
-		if st, err = server.OpenRedis(ctx, f.store, server.RedisOptions{Dedup: opt.Dedup, Layout: f.redisLayout,
-			Direct: f.redisDirect, Logger: log}); err != nil {
+		if st, err = f.redis.open(ctx, f.store, opt.Dedup, log); err != nil {
 			return err
 		}
 		where = redactURL(f.store)

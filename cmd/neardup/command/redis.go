@@ -1,0 +1,52 @@
+package command
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/spf13/pflag"
+
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/server"
+	"github.com/neardup/neardup/store"
+	"github.com/neardup/neardup/store/redisstore"
+)
+
+// redisFlags choose and size a shared Redis index (serve, import).
+type redisFlags struct {
+	direct, replica bool
+	layout, prefix  string
+	capacity        int
+}
+
+func (r *redisFlags) register(fs *pflag.FlagSet) {
+	fs.BoolVar(&r.replica, "redis-replica", false, "keep a replica of the Redis index in this server that follows a change log (the older layout; the default under --method simhash) instead of reading Redis per request (store/redisstore/REDIS.md)")
+	fs.BoolVar(&r.direct, "redis-direct", false, "with --method simhash: match by reading the fingerprint tables in Redis on every request instead of a local replica (server/REDIS.md)")
+	fs.StringVar(&r.layout, "redis-layout", "", "with --redis-replica or --redis-direct: table layout of a new shared index (blocks:K:B; default: planned for 1M documents); every server on one index must agree")
+	fs.StringVar(&r.prefix, "redis-prefix", redisstore.DefaultPrefix, "prefix of every key of the index, so that several indexes share one Redis")
+	fs.IntVar(&r.capacity, "redis-capacity", redisstore.DefaultCapacity, "documents a new Redis index's buckets are sized for (store/redisstore/REDIS.md, \"Sizing\"); an existing index keeps its own")
+}
+
+// stateless reports whether the index is redisstore's: the default, for
+// every method with band keys (minhash).
+func (r *redisFlags) stateless(o dedup.Options) bool {
+	rule, err := dedup.NewRule(o)
+	return err == nil && rule.Bands() > 0 && !r.direct && !r.replica
+}
+
+// openRedis opens the shared index at addr that the flags choose.
+func (r *redisFlags) open(ctx context.Context, addr string, o dedup.Options, log *slog.Logger) (store.Store, error) {
+	if r.stateless(o) {
+		s, err := redisstore.Open(ctx, addr, redisstore.Options{Dedup: o, Settings: server.Settings(o),
+			Capacity: r.capacity, Prefix: r.prefix, Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	s, err := server.OpenRedis(ctx, addr, server.RedisOptions{Dedup: o, Layout: r.layout, Direct: r.direct, Prefix: r.prefix, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
