@@ -24,9 +24,9 @@ type collector struct {
 }
 
 type gcJob struct {
-	kind          byte // 'e' entry, 'r' record, 's' stale, 'c' own cancel
-	seq           uint64
-	bucket, entry string
+	kind        byte // 'e' entry, 'r' record, 's' stale, 'c' own cancel
+	seq         uint64
+	bucket, tag string
 	id            string
 	keys          []uint64
 }
@@ -46,8 +46,8 @@ func (c *collector) put(j gcJob) {
 	}
 }
 
-func (c *collector) entry(bucket, entry string) {
-	c.put(gcJob{kind: 'e', bucket: bucket, entry: entry})
+func (c *collector) entry(bucket, tag string, seq uint64) {
+	c.put(gcJob{kind: 'e', bucket: bucket, tag: tag, seq: seq})
 }
 func (c *collector) record(seq uint64) { c.put(gcJob{kind: 'r', seq: seq}) }
 func (c *collector) stale(seq uint64)  { c.put(gcJob{kind: 's', seq: seq}) }
@@ -101,7 +101,7 @@ func (c *collector) do(ctx context.Context, j gcJob) error {
 	s := c.s
 	switch j.kind {
 	case 'e':
-		return s.c.ZRem(ctx, j.bucket, j.entry).Err()
+		return dropSeq.Run(ctx, s.c, []string{j.bucket}, j.tag, seqString(j.seq)).Err()
 	case 'c':
 		return s.clear(ctx, j.seq, j.id, j.keys)
 	}

@@ -19,35 +19,46 @@ import (
 // cand is a candidate found in a band bucket: its seq and where its entry
 // is (for the collector, should its record be gone).
 type cand struct {
-	seq           uint64
-	bucket, entry string
+	seq         uint64
+	bucket, tag string
 }
 
-// rangeCmds queues, for each candidate key, the read of its entries.
-func (s *Store) rangeCmds(ctx context.Context, pipe redis.Pipeliner, keys []uint64) []*redis.StringSliceCmd {
-	out := make([]*redis.StringSliceCmd, len(keys))
+// readCmds queues, for each candidate key, the read of its field.
+func (s *Store) readCmds(ctx context.Context, pipe redis.Pipeliner, keys []uint64) []*redis.StringCmd {
+	out := make([]*redis.StringCmd, len(keys))
 	for i, k := range keys {
-		lo, hi := s.entryRange(k)
-		out[i] = pipe.ZRangeByLex(ctx, s.bandKey(k), &redis.ZRangeBy{Min: lo, Max: hi})
+		b, tag := s.bandKey(k)
+		out[i] = pipe.HGet(ctx, b, tag)
 	}
 	return out
 }
 
-// candidatesOf returns the candidates the range reads found, by seq, without
-// self (the caller's own seq, or maxSeq+1 for none).
-func (s *Store) candidatesOf(keys []uint64, cmds []*redis.StringSliceCmd, self uint64) []cand {
+// candidatesOf returns the candidates in the fields' values vals (one per
+// key), by seq, without self (the caller's own seq, or maxSeq+1 for none).
+func (s *Store) candidatesOf(keys []uint64, vals []string, self uint64) []cand {
 	var cs []cand
-	for i, c := range cmds {
-		for _, m := range c.Val() {
-			seq, ok := entrySeq(m)
-			if !ok || seq == self {
+	var seqs []uint64
+	for i, v := range vals {
+		seqs = seqsOfValue(seqs[:0], v)
+		for _, seq := range seqs {
+			if seq == self {
 				continue
 			}
-			cs = append(cs, cand{seq: seq, bucket: s.bandKey(keys[i]), entry: m})
+			b, tag := s.bandKey(keys[i])
+			cs = append(cs, cand{seq: seq, bucket: b, tag: tag})
 		}
 	}
 	slices.SortFunc(cs, func(a, b cand) int { return cmp.Compare(a.seq, b.seq) })
 	return slices.CompactFunc(cs, func(a, b cand) bool { return a.seq == b.seq })
+}
+
+// values returns the values the reads found ("" for none).
+func values(cmds []*redis.StringCmd) []string {
+	out := make([]string, len(cmds))
+	for i, c := range cmds {
+		out[i] = c.Val()
+	}
+	return out
 }
 
 // stored is a candidate's record as read: pending when it has a record and
@@ -110,11 +121,11 @@ func (s *Store) MatchAll(ctx context.Context, f *dedup.Features, limit int) ([]d
 	}
 	keys := s.keys(f)
 	pipe := s.c.Pipeline()
-	cmds := s.rangeCmds(ctx, pipe, keys)
-	if _, err := pipe.Exec(ctx); err != nil {
+	cmds := s.readCmds(ctx, pipe, keys)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, unavailable(err)
 	}
-	cs := s.candidatesOf(keys, cmds, maxSeq+1)
+	cs := s.candidatesOf(keys, values(cmds), maxSeq+1)
 	recs, err := s.readRecords(ctx, seqsOf(cs))
 	if err != nil {
 		return nil, err
@@ -148,7 +159,7 @@ func seqsOf(cs []cand) []uint64 {
 func (s *Store) dead(c cand, r *stored) bool {
 	switch {
 	case !r.ok:
-		s.gc.entry(c.bucket, c.entry)
+		s.gc.entry(c.bucket, c.tag, c.seq)
 		return true
 	case r.state == stateKilled:
 		s.gc.record(c.seq)

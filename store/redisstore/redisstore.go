@@ -41,7 +41,7 @@ const (
 	seqBytes   = 5 // a band entry's sequence number: 2^40 documents ever added
 	remBytes   = 2 // a band entry's tag: 16 more bits of its key
 	maxSeq     = 1<<(8*seqBytes) - 1
-	recordBits = 6 // 64 records to a record hash
+	recordBits = 4 // 16 records to a record hash
 	seqBlock   = 64
 )
 
@@ -121,6 +121,7 @@ type Store struct {
 	seqNext, seqHi uint64 // this server's block of sequence numbers: [seqNext, seqHi)
 
 	closed atomic.Bool
+	metaOK atomic.Bool // the meta hash was seen since the last failure (ensureMeta)
 	gc     *collector
 }
 
@@ -189,13 +190,13 @@ func dial(addr string, opt Options) (redis.UniversalClient, error) {
 }
 
 // bucketBits returns the bits of the band buckets' and the id buckets'
-// numbers for capacity documents of nb bands: about 48 band entries and 32
-// ids to a bucket at capacity, so that buckets stay in Redis's compact
-// encodings (listpack: zset-max-listpack-entries and
-// hash-max-listpack-entries are 128 by default).
+// numbers for capacity documents of nb bands: 24 to 48 band entries and
+// 16 to 32 ids to a bucket at capacity, so that buckets stay in Redis's
+// compact encoding (listpack, up to hash-max-listpack-entries: 128 by
+// default) with room to grow, and a lookup scans few entries.
 func bucketBits(capacity, nb int) (band, id uint) {
-	b := uint(bits.Len64(uint64(capacity*nb/48))) - 1
-	i := uint(bits.Len64(uint64(capacity/32))) - 1
+	b := uint(bits.Len64(uint64(capacity*nb/48)))
+	i := uint(bits.Len64(uint64(capacity / 32)))
 	return min(max(b, 4), 40), min(max(i, 4), 40)
 }
 
@@ -204,6 +205,9 @@ func bucketBits(capacity, nb int) (band, id uint) {
 // index, whatever this server's Capacity.
 func (s *Store) checkMeta(ctx context.Context) error {
 	b, i := bucketBits(s.opt.Capacity, s.nb)
+	if s.bbits != 0 {
+		b, i = s.bbits, s.ibits // the index's own, recorded again after a loss
+	}
 	key := s.p + "meta"
 	want := map[string]string{"format": Format, "settings": s.opt.Settings}
 	set := map[string]string{"format": Format, "settings": s.opt.Settings,
@@ -227,8 +231,32 @@ func (s *Store) checkMeta(ctx context.Context) error {
 	if err1 != nil || err2 != nil || bb < 1 || bb > 40 || ib < 1 || ib > 40 {
 		return fmt.Errorf("%w: redis index %q: bad bucket bits %q, %q", store.ErrStoreFormat, s.p, got["bandbits"], got["idbits"])
 	}
+	if s.bbits != 0 && (uint(bb) != s.bbits || uint(ib) != s.ibits) {
+		return fmt.Errorf("%w: redis index %q: bucket bits changed under this server (%d, %d; it uses %d, %d)", store.ErrStoreFormat, s.p, bb, ib, s.bbits, s.ibits)
+	}
 	s.bbits, s.ibits = uint(bb), uint(ib)
+	s.metaOK.Store(true)
 	return nil
+}
+
+// ensureMeta checks the meta hash again before a write that follows a
+// failure: a Redis that came back empty (no persistence) gets this index's
+// layout recorded again before anything is written, so that a server
+// started later cannot record another.
+func (s *Store) ensureMeta(ctx context.Context) error {
+	if s.metaOK.Load() {
+		return nil
+	}
+	return s.checkMeta(ctx)
+}
+
+// failed notes err: after an unavailable store, the next write checks the
+// meta hash first.
+func (s *Store) failed(err error) error {
+	if errors.Is(err, store.ErrUnavailable) {
+		s.metaOK.Store(false)
+	}
+	return err
 }
 
 // unavailable wraps a Redis error: the store could not be reached or
@@ -249,26 +277,20 @@ func (s *Store) check() error {
 
 // Keys and members (REDIS.md).
 
-// bandKey returns the bucket of candidate key k and k's entry for seq.
-func (s *Store) bandKey(k uint64) string {
-	return s.p + "b:" + strconv.FormatUint(k>>(64-s.bbits), 16)
+// bandKey returns the bucket (a hash) of candidate key k, and k's field
+// in it: 16 more bits of the key (below the bucket's), the tag. The
+// field's value is the sequence numbers of the documents with a key of
+// that bucket and tag, seqBytes each, big-endian.
+func (s *Store) bandKey(k uint64) (bucket, tag string) {
+	var b [remBytes]byte
+	binary.BigEndian.PutUint16(b[:], uint16(k>>(64-s.bbits-8*remBytes)))
+	return s.p + "b:" + strconv.FormatUint(k>>(64-s.bbits), 16), string(b[:])
 }
 
-// entry is a band bucket's member: 16 more bits of the key (below the
-// bucket's), then the seq, big-endian, so that a key's entries are one
-// lexicographic range.
-func (s *Store) entry(k, seq uint64) string {
-	var b [remBytes + seqBytes]byte
-	tag := k >> (64 - s.bbits - 8*remBytes)
-	binary.BigEndian.PutUint16(b[:], uint16(tag))
-	putSeq(b[remBytes:], seq)
+func seqString(seq uint64) string {
+	var b [seqBytes]byte
+	putSeq(b[:], seq)
 	return string(b[:])
-}
-
-// entryRange returns the lexicographic range of k's entries.
-func (s *Store) entryRange(k uint64) (lo, hi string) {
-	e := s.entry(k, 0)
-	return "[" + e[:remBytes], "(" + e[:remBytes] + "\xff\xff\xff\xff\xff\xff"
 }
 
 func putSeq(b []byte, seq uint64) {
@@ -278,15 +300,16 @@ func putSeq(b []byte, seq uint64) {
 	}
 }
 
-func entrySeq(m string) (uint64, bool) {
-	if len(m) != remBytes+seqBytes {
-		return 0, false
+// seqsOfValue appends the sequence numbers of a bucket field's value.
+func seqsOfValue(dst []uint64, v string) []uint64 {
+	for ; len(v) >= seqBytes; v = v[seqBytes:] {
+		var seq uint64
+		for i := range seqBytes {
+			seq = seq<<8 | uint64(v[i])
+		}
+		dst = append(dst, seq)
 	}
-	var seq uint64
-	for i := remBytes; i < len(m); i++ {
-		seq = seq<<8 | uint64(m[i])
-	}
-	return seq, true
+	return dst
 }
 
 // recordKey returns the hash of seq's record and its two fields: the

@@ -50,6 +50,32 @@ return 0`)
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return '' end
 redis.call('HSETNX', KEYS[1], ARGV[2], ARGV[3])
 return redis.call('HGET', KEYS[1], ARGV[2])`)
+	// addSeq appends the seq ARGV[2] to field ARGV[1] of bucket KEYS[1]
+	// (unless it is there: a retried call) and returns what the field
+	// held before.
+	addSeq = redis.NewScript(`
+local v = redis.call('HGET', KEYS[1], ARGV[1]) or ''
+for i = 1, #v, 5 do
+  if string.sub(v, i, i + 4) == ARGV[2] then return v end
+end
+redis.call('HSET', KEYS[1], ARGV[1], v .. ARGV[2])
+return v`)
+	// dropSeq removes the seq ARGV[2] from field ARGV[1] of bucket
+	// KEYS[1], and the field when it is left empty.
+	dropSeq = redis.NewScript(`
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+if not v then return 0 end
+local out = {}
+for i = 1, #v, 5 do
+  local s = string.sub(v, i, i + 4)
+  if s ~= ARGV[2] then out[#out + 1] = s end
+end
+if #out == 0 then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+else
+  redis.call('HSET', KEYS[1], ARGV[1], table.concat(out))
+end
+return 1`)
 	// takeCommitted deletes a committed record (fields ARGV[1], ARGV[2]
 	// of KEYS[1]) and returns it; nil when it is not committed.
 	takeCommitted = redis.NewScript(`
@@ -103,6 +129,9 @@ func (s *Store) add(ctx context.Context, r store.Record, ifNew bool) (dedup.Kept
 	if err := s.check(); err != nil {
 		return dedup.KeptMatch{}, false, err
 	}
+	if err := s.ensureMeta(ctx); err != nil {
+		return dedup.KeptMatch{}, false, s.failed(err)
+	}
 	for attempt := 1; ; attempt++ {
 		seq, err := s.nextSeq(ctx)
 		if err != nil {
@@ -111,7 +140,7 @@ func (s *Store) add(ctx context.Context, r store.Record, ifNew bool) (dedup.Kept
 		r.Seq = seq
 		m, dup, err := s.tryAdd(ctx, &r, ifNew)
 		if !errors.Is(err, errKilled) || attempt == maxAttempts {
-			return m, dup, err
+			return m, dup, s.failed(err)
 		}
 		s.log.Debug("redis addition cancelled by a concurrent one: retrying", "id", r.ID, "attempt", attempt)
 	}
@@ -140,20 +169,13 @@ func (s *Store) tryAdd(ctx context.Context, r *store.Record, ifNew bool) (dedup.
 		return cancel(err)
 	}
 	// 2. The band entries, and what the buckets held.
-	pipe := s.c.Pipeline()
-	for _, k := range keys {
-		pipe.ZAdd(ctx, s.bandKey(k), redis.Z{Member: s.entry(k, r.Seq)})
-	}
-	var rcmds []*redis.StringSliceCmd
-	if ifNew {
-		rcmds = s.rangeCmds(ctx, pipe, keys)
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return cancel(unavailable(err))
+	held, err := s.addEntries(ctx, r.Seq, keys)
+	if err != nil {
+		return cancel(err)
 	}
 	// 3. The decision.
 	if ifNew {
-		m, dup, err := s.settle(ctx, &r.Features, r.Seq, s.candidatesOf(keys, rcmds, r.Seq))
+		m, dup, err := s.settle(ctx, &r.Features, r.Seq, s.candidatesOf(keys, held, r.Seq))
 		if err != nil || dup {
 			_, _, _ = cancel(nil)
 			return m, dup, err
@@ -234,7 +256,7 @@ func (s *Store) settle(ctx context.Context, f *dedup.Features, self uint64, cs [
 	for i, c := range cs {
 		r := &recs[i]
 		if !r.ok {
-			s.gc.entry(c.bucket, c.entry)
+			s.gc.entry(c.bucket, c.tag, c.seq)
 			continue
 		}
 		if r.state == stateKilled {
@@ -353,9 +375,53 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 }
 
 func (s *Store) dropEntries(ctx context.Context, pipe redis.Pipeliner, seq uint64, keys []uint64) {
+	v := seqString(seq)
 	for _, k := range keys {
-		pipe.ZRem(ctx, s.bandKey(k), s.entry(k, seq))
+		b, tag := s.bandKey(k)
+		dropSeq.Eval(ctx, pipe, []string{b}, tag, v)
 	}
+}
+
+// addEntries writes seq's entries under keys and returns what each field
+// held before (""): one HSETNX each, which creates a field that is free
+// (nothing was under that key: the common case), then an addSeq for the
+// fields that were taken, which appends to them and returns what they
+// held. Either is atomic on its field, so of two additions under one key
+// the second sees the first.
+func (s *Store) addEntries(ctx context.Context, seq uint64, keys []uint64) ([]string, error) {
+	v := seqString(seq)
+	pipe := s.c.Pipeline()
+	set := make([]*redis.BoolCmd, len(keys))
+	for i, k := range keys {
+		b, tag := s.bandKey(k)
+		set[i] = pipe.HSetNX(ctx, b, tag, v)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, unavailable(err)
+	}
+	held := make([]string, len(keys))
+	var taken []int
+	for i, c := range set {
+		if !c.Val() {
+			taken = append(taken, i)
+		}
+	}
+	if len(taken) == 0 {
+		return held, nil
+	}
+	pipe = s.c.Pipeline()
+	cmds := make([]*redis.Cmd, len(taken))
+	for j, i := range taken {
+		b, tag := s.bandKey(keys[i])
+		cmds[j] = addSeq.Eval(ctx, pipe, []string{b}, tag, v)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, unavailable(err)
+	}
+	for j, i := range taken {
+		held[i], _ = cmds[j].Text()
+	}
+	return held, nil
 }
 
 // Put stores r under its own Seq, committed at once, without deciding on
@@ -376,6 +442,14 @@ func (s *Store) PutBatch(ctx context.Context, rs []store.Record) ([]bool, []erro
 	if err := s.check(); err != nil {
 		return nil, nil, err
 	}
+	if err := s.ensureMeta(ctx); err != nil {
+		return nil, nil, s.failed(err)
+	}
+	ok, errs, err := s.putBatch(ctx, rs)
+	return ok, errs, s.failed(err)
+}
+
+func (s *Store) putBatch(ctx context.Context, rs []store.Record) ([]bool, []error, error) {
 	errs := make([]error, len(rs))
 	ok := make([]bool, len(rs))
 	encs := make([][]byte, len(rs))
@@ -413,8 +487,34 @@ func (s *Store) PutBatch(ctx context.Context, rs []store.Record) ([]bool, []erro
 			}
 		}
 		ok[i] = true
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, nil, unavailable(err)
+	}
+	// The entries: an HSETNX each, then addSeq for the fields taken.
+	type ent struct {
+		b, tag, v string
+		set       *redis.BoolCmd
+	}
+	var ents []ent
+	pipe = s.c.Pipeline()
+	for i := range rs {
+		if !ok[i] {
+			continue
+		}
+		v := seqString(rs[i].Seq)
 		for _, k := range s.keys(&rs[i].Features) {
-			pipe.ZAdd(ctx, s.bandKey(k), redis.Z{Member: s.entry(k, rs[i].Seq)})
+			b, tag := s.bandKey(k)
+			ents = append(ents, ent{b, tag, v, pipe.HSetNX(ctx, b, tag, v)})
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, nil, unavailable(err)
+	}
+	pipe = s.c.Pipeline()
+	for _, e := range ents {
+		if !e.set.Val() {
+			addSeq.Eval(ctx, pipe, []string{e.b}, e.tag, e.v)
 		}
 	}
 	if _, err := pipe.Exec(ctx); err != nil {

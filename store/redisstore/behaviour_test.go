@@ -1,0 +1,310 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/redistest"
+	"github.com/neardup/neardup/store"
+)
+
+// text returns n words drawn with seed from a vocabulary large enough that
+// texts of different seeds share few shingles.
+func text(seed uint64, n int) string {
+	r := rand.New(rand.NewPCG(seed, 3))
+	w := make([]string, n)
+	for i := range w {
+		w[i] = fmt.Sprintf("w%c%c%c", 'a'+r.IntN(26), 'a'+r.IntN(26), 'a'+r.IntN(26))
+	}
+	return strings.Join(w, " ")
+}
+
+func extractor(t testing.TB) func(id, text string) store.Record {
+	ex, err := dedup.NewExtractor(dedup.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	return func(id, text string) store.Record {
+		mu.Lock()
+		defer mu.Unlock()
+		return store.Record{ID: id, Features: ex.Extract(text)}
+	}
+}
+
+// layout counts the index's keys and hash fields by family (b, r, i), on
+// every master.
+func layout(t testing.TB, s *Store) map[string]int64 {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]int64{}
+	var mu sync.Mutex
+	count := func(ctx context.Context, c redis.Cmdable) error {
+		for _, fam := range []string{"b", "r", "i"} {
+			it := c.Scan(ctx, 0, s.p+fam+":*", 1000).Iterator()
+			for it.Next(ctx) {
+				n, err := c.HLen(ctx, it.Val()).Result()
+				if err != nil {
+					return err
+				}
+				mu.Lock()
+				out[fam+" keys"]++
+				out[fam+" fields"] += n
+				mu.Unlock()
+			}
+			if err := it.Err(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var err error
+	if cc, ok := s.c.(*redis.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return count(ctx, c) })
+	} else {
+		err = count(ctx, s.c)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// settled waits until the collector has nothing queued and the layout
+// stops changing, and returns it.
+func settled(t testing.TB, s *Store) map[string]int64 {
+	t.Helper()
+	prev := layout(t, s)
+	for range 100 {
+		time.Sleep(20 * time.Millisecond)
+		cur := layout(t, s)
+		if fmt.Sprint(cur) == fmt.Sprint(prev) && len(s.gc.jobs) == 0 {
+			return cur
+		}
+		prev = cur
+	}
+	t.Fatalf("the index did not settle: %v", prev)
+	return nil
+}
+
+// TestChurn adds and deletes the same documents 100 times (with
+// near-duplicates declined by add_if_new on every round): every round
+// leaves the index with exactly the keys and fields it had before, so
+// Redis memory stays flat (nothing like a log grows).
+func TestChurn(t *testing.T) {
+	backends(t, func(t *testing.T, addr string) {
+		ctx := context.Background()
+		rec := extractor(t)
+		s := open(t, addr, newPrefix(), Options{})
+		keep := rec("keep", text(999, 60)) // one document that stays
+		if err := s.Add(ctx, keep); err != nil {
+			t.Fatal(err)
+		}
+		const docs = 20
+		base := make([]store.Record, docs)
+		near := make([]store.Record, docs)
+		for i := range base {
+			tx := text(uint64(i), 60)
+			base[i] = rec(fmt.Sprint("d", i), tx)
+			near[i] = rec(fmt.Sprint("n", i), tx+" plus a few more words")
+		}
+		before := settled(t, s)
+		rounds := 100
+		if testing.Short() {
+			rounds = 10
+		}
+		for round := range rounds {
+			for i := range base {
+				if _, dup, err := s.AddIfNew(ctx, base[i]); err != nil || dup {
+					t.Fatalf("round %d: AddIfNew(%s) = dup %v, %v", round, base[i].ID, dup, err)
+				}
+				if m, dup, err := s.AddIfNew(ctx, near[i]); err != nil || !dup || m.ID != base[i].ID {
+					t.Fatalf("round %d: AddIfNew(%s) = %+v, %v, %v; want declined for %s", round, near[i].ID, m, dup, err, base[i].ID)
+				}
+			}
+			for i := range base {
+				if ok, err := s.Remove(ctx, base[i].ID); err != nil || !ok {
+					t.Fatalf("round %d: Remove(%s) = %v, %v", round, base[i].ID, ok, err)
+				}
+			}
+			if round == 0 || round == rounds-1 {
+				if after := settled(t, s); fmt.Sprint(after) != fmt.Sprint(before) {
+					t.Fatalf("after round %d the index holds %v, before it %v", round, after, before)
+				}
+			}
+		}
+		if n, err := s.Len(ctx); err != nil || n != 1 {
+			t.Errorf("Len = %d, %v; want 1", n, err)
+		}
+		if m, ok, err := s.Match(ctx, &keep.Features); err != nil || !ok || m.ID != "keep" {
+			t.Errorf("Match(keep) = %+v, %v, %v", m, ok, err)
+		}
+	})
+}
+
+// TestStalePending leaves an addition pending, as a server that died
+// between writing it and deciding would: a near-duplicate added later
+// waits for it for PendingTTL, then cancels it and is stored, and the
+// collector clears what the dead one wrote.
+func TestStalePending(t *testing.T) {
+	ctx := context.Background()
+	rec := extractor(t)
+	addr := single(t)
+	p := newPrefix()
+	dead := open(t, addr, p, Options{})
+	tx := text(7, 60)
+	r := rec("dead", tx)
+	seq, err := dead.nextSeq(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Seq = seq
+	enc, err := encodeRecord(&r, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dead.claim(ctx, &r, enc); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dead.addEntries(ctx, seq, dead.keys(&r.Features)); err != nil {
+		t.Fatal(err)
+	}
+	dead.Close() // and never decides
+
+	const ttl = 300 * time.Millisecond
+	s := open(t, addr, p, Options{PendingTTL: ttl})
+	f := rec("x", tx).Features
+	if _, ok, err := s.Match(ctx, &f); err != nil || ok {
+		t.Fatalf("Match against a pending addition = %v, %v; want nothing (only committed documents count)", ok, err)
+	}
+	if _, err := s.Get(ctx, "dead"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("Get(pending) error = %v, want ErrNotFound", err)
+	}
+	t0 := time.Now()
+	if _, dup, err := s.AddIfNew(ctx, rec("live", tx+" and more")); err != nil || dup {
+		t.Fatalf("AddIfNew(live) = dup %v, %v; want stored once the pending one is taken for dead", dup, err)
+	}
+	if waited := time.Since(t0); waited < ttl/2 {
+		t.Errorf("AddIfNew(live) returned after %v: it did not wait for the pending duplicate before it", waited)
+	}
+	// The dead addition's id is free again.
+	if _, dup, err := s.AddIfNew(ctx, rec("dead", text(8, 60))); err != nil || dup {
+		t.Fatalf("AddIfNew(dead, other text) = dup %v, %v; want stored: the id was never committed", dup, err)
+	}
+	got := settled(t, s)
+	if got["r fields"] != 4 { // two records, a state each
+		t.Errorf("record fields after the collector ran: %d, want 4 (%v)", got["r fields"], got)
+	}
+}
+
+// TestConcurrentServers adds groups of near-duplicates through three
+// stores (three servers) and eight writers at once: exactly one document
+// of each group is stored, whatever the interleaving, and nothing is left
+// pending.
+func TestConcurrentServers(t *testing.T) {
+	backends(t, func(t *testing.T, addr string) {
+		ctx := context.Background()
+		rec := extractor(t)
+		p := newPrefix()
+		stores := []*Store{open(t, addr, p, Options{}), open(t, addr, p, Options{}), open(t, addr, p, Options{})}
+		groups := 60
+		if testing.Short() {
+			groups = 15
+		}
+		const writers = 8
+		var wg sync.WaitGroup
+		stored := make([][]string, groups)
+		var mu sync.Mutex
+		errs := make(chan error, groups*writers)
+		for g := range groups {
+			base := text(uint64(1000+g), 50)
+			for w := range writers {
+				r := rec(fmt.Sprintf("g%d-%d", g, w), base+strings.Repeat(" extra", w%3)+" "+strconv.Itoa(w))
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_, dup, err := stores[(g+w)%len(stores)].AddIfNew(ctx, r)
+					if err != nil {
+						errs <- err
+						return
+					}
+					if !dup {
+						mu.Lock()
+						stored[g] = append(stored[g], r.ID)
+						mu.Unlock()
+					}
+				}()
+			}
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		for g, ids := range stored {
+			if len(ids) != 1 {
+				t.Errorf("group %d: stored %v, want exactly one", g, ids)
+			}
+		}
+		if n, err := stores[0].Len(ctx); err != nil || n != groups {
+			t.Errorf("Len = %d, %v; want %d", n, err, groups)
+		}
+		got := settled(t, stores[0])
+		if got["r fields"] != int64(2*groups) || got["i fields"] != int64(groups) {
+			t.Errorf("after the collector: %v; want %d records with their states and %d ids", got, groups, groups)
+		}
+	})
+}
+
+// TestRedisRestart kills Redis under a store: requests fail with
+// store.ErrUnavailable (503) while it is down, and the same store serves
+// again once it is back, without a restart of its own; an index that came
+// back empty (no persistence) gets its layout recorded again.
+func TestRedisRestart(t *testing.T) {
+	ctx := context.Background()
+	rec := extractor(t)
+	srv := redistest.Start(t)
+	addr := "redis://" + srv.Addr() + "/0"
+	s := open(t, addr, newPrefix(), Options{Timeout: 200 * time.Millisecond, Retries: -1})
+	a := rec("a", text(1, 50))
+	if err := s.Add(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	srv.Kill(t)
+	if _, _, err := s.AddIfNew(ctx, rec("b", text(2, 50))); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("AddIfNew with Redis down: %v, want ErrUnavailable", err)
+	}
+	if _, _, err := s.Match(ctx, &a.Features); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Match with Redis down: %v, want ErrUnavailable", err)
+	}
+	if err := s.Ping(ctx); err == nil {
+		t.Fatal("Ping with Redis down: no error")
+	}
+	srv.Restart(t)
+	var err error
+	for range 50 { // the pool reconnects
+		if err = s.Ping(ctx); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("Ping after the restart: %v", err)
+	}
+	if _, dup, err := s.AddIfNew(ctx, rec("b", text(2, 50))); err != nil || dup {
+		t.Fatalf("AddIfNew after the restart = dup %v, %v", dup, err)
+	}
+	if got := srv.CLI("HGET", s.p+"meta", "bandbits"); got != strconv.Itoa(int(s.bbits)) {
+		t.Errorf("meta after an empty restart: bandbits %q, want %d recorded again", got, s.bbits)
+	}
+}
