@@ -243,7 +243,8 @@ func waitFor(ok func() bool) error {
 	return nil
 }
 
-// Cluster is a Redis Cluster of three masters and no replicas.
+// Cluster is a Redis Cluster: three masters, with or without a replica
+// each.
 type Cluster struct {
 	nodes []*Server
 }
@@ -263,16 +264,66 @@ func StartCluster(t testing.TB) *Cluster {
 	return c
 }
 
+// StartReplicated starts a Redis Cluster of three masters with a replica
+// each, persisting every write before it answers (appendonly yes,
+// appendfsync always: the settings under which nothing acknowledged is
+// lost), with a node timeout of 1 s so that a killed master's replica takes
+// over within seconds. Addrs lists all six nodes; Masters the current
+// masters.
+func StartReplicated(t testing.TB) *Cluster {
+	t.Helper()
+	need(t, "redis-server", "redis-cli")
+	c, err := startClusterOf(t, func(t testing.TB) string { return t.TempDir() }, 6, 1, "1000",
+		"--appendonly", "yes", "--appendfsync", "always", "--cluster-replica-validity-factor", "0")
+	for _, s := range c.nodes {
+		t.Cleanup(s.stop)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Masters returns the nodes that are masters now (and not failed), as
+// the first live node's CLUSTER NODES reports them.
+func (c *Cluster) Masters() []*Server {
+	for _, s := range c.nodes {
+		if s.cmd == nil {
+			continue
+		}
+		var out []*Server
+		for _, line := range strings.Split(s.cli("CLUSTER", "NODES"), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 3 || !strings.Contains(f[2], "master") || strings.Contains(f[2], "fail") {
+				continue
+			}
+			for _, n := range c.nodes {
+				if strings.HasPrefix(f[1], n.Addr()+"@") {
+					out = append(out, n)
+				}
+			}
+		}
+		return out
+	}
+	return nil
+}
+
 // startCluster starts the three servers in directories from dir and forms
 // the cluster. The servers it started are in the Cluster it returns, also
 // with an error, so that the caller stops them.
 func startCluster(t testing.TB, dir func(testing.TB) string) (*Cluster, error) {
+	return startClusterOf(t, dir, 3, 0, "5000")
+}
+
+// startClusterOf starts n servers (with extra arguments) and forms a
+// cluster with the given replicas per master.
+func startClusterOf(t testing.TB, dir func(testing.TB) string, n, replicas int, nodeTimeout string, extra ...string) (*Cluster, error) {
 	t.Helper()
 	c := &Cluster{}
-	for range 3 {
+	for range n {
 		s := &Server{port: freePort(t), dir: dir(t)}
-		s.extra = []string{"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(s.dir, "nodes.conf"),
-			"--cluster-node-timeout", "5000"}
+		s.extra = append([]string{"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(s.dir, "nodes.conf"),
+			"--cluster-node-timeout", nodeTimeout}, extra...)
 		if err := s.tryStart(); err != nil {
 			return c, err
 		}
@@ -280,7 +331,7 @@ func startCluster(t testing.TB, dir func(testing.TB) string) (*Cluster, error) {
 	}
 	args := []string{"--cluster", "create"}
 	args = append(args, c.Addrs()...)
-	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
 	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
 		return c, fmt.Errorf("redis-cli --cluster create: %v\n%s", err, out)
 	}

@@ -374,7 +374,7 @@ func (s *Store) Drop(ctx context.Context) error {
 		}
 		// The key families of the layout, not the bare prefix, which
 		// another index's prefix may extend.
-		for _, pat := range []string{s.p + "b:*", s.p + "r:*", s.p + "i:*", s.p + "meta", s.p + "{" + s.p + "}*"} {
+		for _, pat := range []string{s.p + "b:*", s.p + "r:*", s.p + "i:*", s.p + "meta", s.p + "{" + s.p + "}*", s.p + "fence*"} {
 			it := c.Scan(ctx, 0, pat, 1000).Iterator()
 			for it.Next(ctx) {
 				if batch = append(batch, it.Val()); len(batch) == 1000 {

@@ -73,6 +73,12 @@ type Options struct {
 	// servers take it for dead (its server crashed or hung) and cancel it
 	// (default DefaultPendingTTL).
 	PendingTTL time.Duration
+	// WaitReplicas, when positive, makes every write wait until that many
+	// replicas of each master hold it (Redis's WAIT, bounded by Timeout)
+	// before it is acknowledged, so that a failover loses nothing
+	// acknowledged; a write they do not acknowledge in time answers
+	// store.ErrUnavailable. Zero (the default): no wait.
+	WaitReplicas int
 	// Logger receives anomalies; nil means none.
 	Logger *slog.Logger
 }
@@ -120,6 +126,7 @@ type Store struct {
 	seqMu          sync.Mutex
 	seqNext, seqHi uint64 // this server's block of sequence numbers: [seqNext, seqHi)
 
+	fence  fences
 	closed atomic.Bool
 	metaOK atomic.Bool // the meta hash was seen since the last failure (ensureMeta)
 	gc     *collector

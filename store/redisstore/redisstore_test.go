@@ -8,13 +8,22 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/redistest"
 	"github.com/neardup/neardup/store"
 	"github.com/neardup/neardup/store/storetest"
 )
 
+// quiet drops go-redis's own log lines (a dial failing while a test has
+// killed Redis on purpose).
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
 func TestMain(m *testing.M) {
+	redis.SetLogger(quiet{})
 	code := m.Run()
 	redistest.StopShared()
 	os.Exit(code)

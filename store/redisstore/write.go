@@ -191,6 +191,9 @@ func (s *Store) tryAdd(ctx context.Context, r *store.Record, ifNew bool) (dedup.
 	if st != stateCommitted {
 		return cancel(errKilled)
 	}
+	if err := s.replicate(ctx); err != nil {
+		return dedup.KeptMatch{}, false, err
+	}
 	if err := s.c.Incr(context.WithoutCancel(ctx), s.countKey).Err(); err != nil {
 		s.log.Warn("redis document count not raised", "id", r.ID, "err", err)
 	}
@@ -362,6 +365,9 @@ func (s *Store) Remove(ctx context.Context, id string) (bool, error) {
 	if _, err := pipe.Exec(context.WithoutCancel(ctx)); err != nil {
 		s.log.Warn("redis clean-up after a delete failed: the collector finishes it", "id", id, "err", err)
 	}
+	if err := s.replicate(ctx); err != nil {
+		return true, err
+	}
 	return true, nil
 }
 
@@ -532,6 +538,9 @@ func (s *Store) putBatch(ctx context.Context, rs []store.Record) ([]bool, []erro
 	pipe.IncrBy(ctx, s.countKey, int64(n))
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, nil, unavailable(err)
+	}
+	if err := s.replicate(ctx); err != nil {
+		return nil, nil, err
 	}
 	// A Put under a seq this server's block holds would collide with its
 	// own additions: take a new block.
