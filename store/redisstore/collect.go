@@ -59,7 +59,7 @@ func (c *collector) cancel(seq uint64, id string, keys []uint64) {
 	s := c.s
 	ctx, stop := context.WithTimeout(context.Background(), s.opt.Timeout)
 	defer stop()
-	if _, err := s.setState(ctx, seq, stateKilled); err != nil {
+	if _, err := s.setState(ctx, seq, stateKilled, false); err != nil {
 		s.log.Warn("redis: cancelling an addition failed; it goes stale", "seq", seq, "err", err)
 		return
 	}
@@ -110,7 +110,7 @@ func (c *collector) do(ctx context.Context, j gcJob) error {
 		if err != nil || !rs[0].ok || rs[0].state != "" || time.Since(rs[0].at) <= s.opt.PendingTTL {
 			return err
 		}
-		if _, err := s.setState(ctx, j.seq, stateKilled); err != nil {
+		if _, err := s.setState(ctx, j.seq, stateKilled, false); err != nil {
 			return err
 		}
 		s.log.Info("redis: cancelled an addition pending past its time to live (its server stopped)", "seq", j.seq, "id", rs[0].rec.ID)

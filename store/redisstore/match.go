@@ -75,14 +75,18 @@ func (s *Store) readRecords(ctx context.Context, seqs []uint64) ([]stored, error
 	if len(seqs) == 0 {
 		return nil, nil
 	}
-	pipe := s.c.Pipeline()
 	cmds := make([]*redis.SliceCmd, len(seqs))
-	for i, seq := range seqs {
-		key, rf, sf := s.recordKey(seq)
-		cmds[i] = pipe.HMGet(ctx, key, rf, sf)
-	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+	err := s.g.do(ctx, func(pipe redis.Pipeliner) {
+		for i, seq := range seqs {
+			key, rf, sf := s.recordKey(seq)
+			cmds[i] = pipe.HMGet(ctx, key, rf, sf)
+		}
+	})
+	if err != nil {
 		return nil, unavailable(err)
+	}
+	if err := errOf(cmds...); err != nil {
+		return nil, err
 	}
 	out := make([]stored, len(seqs))
 	for i, c := range cmds {
@@ -120,10 +124,12 @@ func (s *Store) MatchAll(ctx context.Context, f *dedup.Features, limit int) ([]d
 		return nil, err
 	}
 	keys := s.keys(f)
-	pipe := s.c.Pipeline()
-	cmds := s.readCmds(ctx, pipe, keys)
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+	var cmds []*redis.StringCmd
+	if err := s.g.do(ctx, func(pipe redis.Pipeliner) { cmds = s.readCmds(ctx, pipe, keys) }); err != nil {
 		return nil, unavailable(err)
+	}
+	if err := errOf(cmds...); err != nil {
+		return nil, err
 	}
 	cs := s.candidatesOf(keys, values(cmds), maxSeq+1)
 	recs, err := s.readRecords(ctx, seqsOf(cs))

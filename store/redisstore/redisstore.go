@@ -126,6 +126,7 @@ type Store struct {
 	seqMu          sync.Mutex
 	seqNext, seqHi uint64 // this server's block of sequence numbers: [seqNext, seqHi)
 
+	g      *group // the pipelines of the requests' round trips
 	fence  fences
 	closed atomic.Bool
 	metaOK atomic.Bool // the meta hash was seen since the last failure (ensureMeta)
@@ -150,7 +151,8 @@ func Open(ctx context.Context, addr string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{c: c, rule: rule, nb: rule.Bands(), opt: opt, log: opt.Logger, p: opt.Prefix}
+	s := &Store{c: c, rule: rule, nb: rule.Bands(), opt: opt, log: opt.Logger, p: opt.Prefix,
+		g: &group{c: c, timeout: opt.Timeout}}
 	slot := s.p + "{" + s.p + "}"
 	s.seqKey, s.countKey = slot+"seq", slot+"count"
 	if err := s.checkMeta(ctx); err != nil {

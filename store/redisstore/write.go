@@ -181,21 +181,22 @@ func (s *Store) tryAdd(ctx context.Context, r *store.Record, ifNew bool) (dedup.
 			return m, dup, err
 		}
 	}
-	// 4. The commit, unless a concurrent addition cancelled this one.
-	st, err := s.setState(ctx, r.Seq, stateCommitted)
+	// 4. The commit, unless a concurrent addition cancelled this one; the
+	// count is raised in the same round trip, and lowered again if not.
+	st, err := s.setState(ctx, r.Seq, stateCommitted, true)
 	if err != nil {
 		// Unknown outcome: a later read of the state decides; the
 		// collector cancels it if it stays pending.
 		return dedup.KeptMatch{}, false, err
 	}
 	if st != stateCommitted {
+		if err := s.c.Decr(context.WithoutCancel(ctx), s.countKey).Err(); err != nil {
+			s.log.Warn("redis document count not lowered after a cancelled commit", "id", r.ID, "err", err)
+		}
 		return cancel(errKilled)
 	}
 	if err := s.replicate(ctx); err != nil {
 		return dedup.KeptMatch{}, false, err
-	}
-	if err := s.c.Incr(context.WithoutCancel(ctx), s.countKey).Err(); err != nil {
-		s.log.Warn("redis document count not raised", "id", r.ID, "err", err)
 	}
 	return dedup.KeptMatch{}, false, nil
 }
@@ -206,11 +207,17 @@ func (s *Store) claim(ctx context.Context, r *store.Record, enc []byte) error {
 	ik := s.idKey(r.ID)
 	seqS := strconv.FormatUint(r.Seq, 10)
 	rk, rf, _ := s.recordKey(r.Seq)
-	pipe := s.c.Pipeline()
-	idSet := pipe.HSetNX(ctx, ik, r.ID, seqS)
-	pipe.HSet(ctx, rk, rf, enc)
-	if _, err := pipe.Exec(ctx); err != nil {
+	var idSet *redis.BoolCmd
+	var put *redis.IntCmd
+	err := s.g.do(ctx, func(pipe redis.Pipeliner) {
+		idSet = pipe.HSetNX(ctx, ik, r.ID, seqS)
+		put = pipe.HSet(ctx, rk, rf, enc)
+	})
+	if err != nil {
 		return unavailable(err)
+	}
+	if err := errOf[redis.Cmder](idSet, put); err != nil {
+		return err
 	}
 	for range maxAttempts {
 		if idSet.Val() {
@@ -314,7 +321,7 @@ func (s *Store) resolve(ctx context.Context, seq, self uint64, at time.Time) (st
 			}
 		}
 	}
-	st, err := s.setState(ctx, seq, stateKilled)
+	st, err := s.setState(ctx, seq, stateKilled, false)
 	if err != nil {
 		return "", err
 	}
@@ -326,12 +333,32 @@ func (s *Store) resolve(ctx context.Context, seq, self uint64, at time.Time) (st
 
 // setState gives the record seq the state st unless it has one, and
 // returns the state it has then ("" when it is gone).
-func (s *Store) setState(ctx context.Context, seq uint64, st string) (string, error) {
+func (s *Store) setState(ctx context.Context, seq uint64, st string, count bool) (string, error) {
 	rk, rf, sf := s.recordKey(seq)
-	got, err := settleState.Run(ctx, s.c, []string{rk}, rf, sf, st).Text()
+	var cmd *redis.Cmd
+	run := func(sha bool) error {
+		return s.g.do(ctx, func(pipe redis.Pipeliner) {
+			if sha {
+				cmd = settleState.EvalSha(ctx, pipe, []string{rk}, rf, sf, st)
+			} else {
+				cmd = settleState.Eval(ctx, pipe, []string{rk}, rf, sf, st)
+			}
+			if count && sha {
+				pipe.Incr(ctx, s.countKey)
+			}
+		})
+	}
+	err := run(true)
+	if err == nil && cmd.Err() != nil && redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+		err = run(false) // a Redis that restarted, or a master new since
+	}
+	if err == nil {
+		err = errOf(cmd)
+	}
 	if err != nil {
 		return "", unavailable(err)
 	}
+	got, _ := cmd.Text()
 	return got, nil
 }
 
@@ -396,14 +423,18 @@ func (s *Store) dropEntries(ctx context.Context, pipe redis.Pipeliner, seq uint6
 // the second sees the first.
 func (s *Store) addEntries(ctx context.Context, seq uint64, keys []uint64) ([]string, error) {
 	v := seqString(seq)
-	pipe := s.c.Pipeline()
 	set := make([]*redis.BoolCmd, len(keys))
-	for i, k := range keys {
-		b, tag := s.bandKey(k)
-		set[i] = pipe.HSetNX(ctx, b, tag, v)
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
+	err := s.g.do(ctx, func(pipe redis.Pipeliner) {
+		for i, k := range keys {
+			b, tag := s.bandKey(k)
+			set[i] = pipe.HSetNX(ctx, b, tag, v)
+		}
+	})
+	if err != nil {
 		return nil, unavailable(err)
+	}
+	if err := errOf(set...); err != nil {
+		return nil, err
 	}
 	held := make([]string, len(keys))
 	var taken []int
@@ -415,14 +446,18 @@ func (s *Store) addEntries(ctx context.Context, seq uint64, keys []uint64) ([]st
 	if len(taken) == 0 {
 		return held, nil
 	}
-	pipe = s.c.Pipeline()
 	cmds := make([]*redis.Cmd, len(taken))
-	for j, i := range taken {
-		b, tag := s.bandKey(keys[i])
-		cmds[j] = addSeq.Eval(ctx, pipe, []string{b}, tag, v)
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
+	err = s.g.do(ctx, func(pipe redis.Pipeliner) {
+		for j, i := range taken {
+			b, tag := s.bandKey(keys[i])
+			cmds[j] = addSeq.Eval(ctx, pipe, []string{b}, tag, v)
+		}
+	})
+	if err != nil {
 		return nil, unavailable(err)
+	}
+	if err := errOf(cmds...); err != nil {
+		return nil, err
 	}
 	for j, i := range taken {
 		held[i], _ = cmds[j].Text()
