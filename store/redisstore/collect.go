@@ -27,8 +27,8 @@ type gcJob struct {
 	kind        byte // 'e' entry, 'r' record, 's' stale, 'c' own cancel
 	seq         uint64
 	bucket, tag string
-	id            string
-	keys          []uint64
+	id          string
+	keys        []uint64
 }
 
 func newCollector(s *Store) *collector {

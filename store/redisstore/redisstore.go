@@ -204,7 +204,7 @@ func dial(addr string, opt Options) (redis.UniversalClient, error) {
 // compact encoding (listpack, up to hash-max-listpack-entries: 128 by
 // default) with room to grow, and a lookup scans few entries.
 func bucketBits(capacity, nb int) (band, id uint) {
-	b := uint(bits.Len64(uint64(capacity*nb/48)))
+	b := uint(bits.Len64(uint64(capacity * nb / 48)))
 	i := uint(bits.Len64(uint64(capacity / 32)))
 	return min(max(b, 4), 40), min(max(i, 4), 40)
 }
