@@ -78,7 +78,10 @@
 //
 // # Shared store: Redis
 //
-// OpenRedis returns a SharedStore: Redis (or a Redis Cluster) is both the
+// Under the default method (minhash) the shared Redis index is package
+// redisstore's, which holds nothing of the index in the server and
+// satisfies SharedStore. For --method simhash (and --redis-replica),
+// OpenRedis returns this package's SharedStore: Redis (or a Redis Cluster) is both the
 // store and the Set matched against, shared by every server on it. The
 // Server keeps no Kept in front of it; the store keeps its own, a replica
 // that follows a change log in Redis and is brought to the log's head before
