@@ -2,12 +2,9 @@ package redisstore
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // collector removes what cancelled and deleted additions leave behind: the
@@ -125,10 +122,8 @@ func (c *collector) do(ctx context.Context, j gcJob) error {
 // clear removes the cancelled addition seq: its entries, its id (if still
 // its own) and then its record.
 func (s *Store) clear(ctx context.Context, seq uint64, id string, keys []uint64) error {
-	pipe := s.c.Pipeline()
-	s.dropEntries(ctx, pipe, seq, keys)
-	dropID.Eval(ctx, pipe, []string{s.idKey(id)}, id, strconv.FormatUint(seq, 10))
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+	calls := append(s.dropCalls(seq, keys), call{sc: dropID, keys: []string{s.idKey(id)}, args: []any{id, strconv.FormatUint(seq, 10)}})
+	if err := s.scripts(ctx, calls); err != nil {
 		return err
 	}
 	rk, rf, sf := s.recordKey(seq)

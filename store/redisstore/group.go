@@ -88,3 +88,47 @@ func errOf[C redis.Cmder](cmds ...C) error {
 	}
 	return nil
 }
+
+// call is one script call of scripts.
+type call struct {
+	sc   *redis.Script
+	keys []string
+	args []any
+	cmd  *redis.Cmd
+}
+
+// scripts runs calls in one round trip by their SHA (Redis keeps scripts
+// compiled), and those Redis no longer knows (NOSCRIPT: it restarted, or a
+// master is new) again in full. It returns the first error.
+func (s *Store) scripts(ctx context.Context, calls []call) error {
+	run := func(full bool) error {
+		return s.g.do(ctx, func(p redis.Pipeliner) {
+			for i := range calls {
+				c := &calls[i]
+				switch {
+				case !full:
+					c.cmd = c.sc.EvalSha(ctx, p, c.keys, c.args...)
+				case redis.HasErrorPrefix(c.cmd.Err(), "NOSCRIPT"):
+					c.cmd = c.sc.Eval(ctx, p, c.keys, c.args...)
+				}
+			}
+		})
+	}
+	if err := run(false); err != nil {
+		return unavailable(err)
+	}
+	for i := range calls {
+		if redis.HasErrorPrefix(calls[i].cmd.Err(), "NOSCRIPT") {
+			if err := run(true); err != nil {
+				return unavailable(err)
+			}
+			break
+		}
+	}
+	for i := range calls {
+		if err := errOf(calls[i].cmd); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -385,11 +385,9 @@ func (s *Store) Remove(ctx context.Context, id string) (bool, error) {
 	}
 	// The record is gone: whatever follows is clean-up, which a reader
 	// that finds an entry without a record would also do.
-	pipe := s.c.Pipeline()
-	s.dropEntries(ctx, pipe, seq, s.keys(&r.Features))
-	dropID.Eval(ctx, pipe, []string{s.idKey(id)}, id, strconv.FormatUint(seq, 10))
-	pipe.Decr(ctx, s.countKey)
-	if _, err := pipe.Exec(context.WithoutCancel(ctx)); err != nil {
+	calls := append(s.dropCalls(seq, s.keys(&r.Features)), call{sc: dropID, keys: []string{s.idKey(id)}, args: []any{id, strconv.FormatUint(seq, 10)}})
+	err = errors.Join(s.scripts(context.WithoutCancel(ctx), calls), s.c.Decr(context.WithoutCancel(ctx), s.countKey).Err())
+	if err != nil {
 		s.log.Warn("redis clean-up after a delete failed: the collector finishes it", "id", id, "err", err)
 	}
 	if err := s.replicate(ctx); err != nil {
@@ -407,12 +405,15 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	return err
 }
 
-func (s *Store) dropEntries(ctx context.Context, pipe redis.Pipeliner, seq uint64, keys []uint64) {
+// dropCalls returns the calls that remove seq's entries under keys.
+func (s *Store) dropCalls(seq uint64, keys []uint64) []call {
 	v := seqString(seq)
+	calls := make([]call, 0, len(keys)+1)
 	for _, k := range keys {
 		b, tag := s.bandKey(k)
-		dropSeq.Eval(ctx, pipe, []string{b}, tag, v)
+		calls = append(calls, call{sc: dropSeq, keys: []string{b}, args: []any{tag, v}})
 	}
+	return calls
 }
 
 // addEntries writes seq's entries under keys and returns what each field
