@@ -260,10 +260,15 @@ func (s *Store) ensureMeta(ctx context.Context) error {
 }
 
 // failed notes err: after an unavailable store, the next write checks the
-// meta hash first.
+// meta hash first and takes a new block of sequence numbers (a Redis that
+// came back empty starts its counter again: the old block could collide
+// with another server's new ones).
 func (s *Store) failed(err error) error {
 	if errors.Is(err, store.ErrUnavailable) {
 		s.metaOK.Store(false)
+		s.seqMu.Lock()
+		s.seqNext, s.seqHi = 0, 0
+		s.seqMu.Unlock()
 	}
 	return err
 }
