@@ -308,3 +308,56 @@ func TestRedisRestart(t *testing.T) {
 		t.Errorf("meta after an empty restart: bandbits %q, want %d recorded again", got, s.bbits)
 	}
 }
+
+// TestAddIfNewBatch decides a batch with near-duplicates inside it and of
+// stored documents, and checks every verdict (stored, or declined for the
+// same document) against AddIfNew called on each in turn on another index.
+func TestAddIfNewBatch(t *testing.T) {
+	backends(t, func(t *testing.T, addr string) {
+		ctx := context.Background()
+		rec := extractor(t)
+		var stored, batch []store.Record
+		for i := range 10 {
+			stored = append(stored, rec(fmt.Sprint("s", i), text(uint64(500+i), 50)))
+		}
+		for i := range 40 {
+			var tx string
+			switch i % 4 {
+			case 0: // new
+				tx = text(uint64(600+i), 50)
+			case 1: // a near-copy of the document before it in the batch
+				tx = text(uint64(600+i-1), 50) + " and then some"
+			case 2: // a near-copy of a stored document
+				tx = text(uint64(500+i%10), 50) + " once more"
+			case 3: // an exact copy of the first of its group
+				tx = text(uint64(600+i-3), 50)
+			}
+			batch = append(batch, rec(fmt.Sprint("b", i), tx))
+		}
+		one, seq := open(t, addr, newPrefix(), Options{}), open(t, addr, newPrefix(), Options{})
+		for _, s := range []*Store{one, seq} {
+			for _, r := range stored {
+				if err := s.Add(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		ms, dups, errs := one.AddIfNewBatch(ctx, batch)
+		declined := 0
+		for i, r := range batch {
+			m, dup, err := seq.AddIfNew(ctx, r)
+			if err != nil || errs[i] != nil {
+				t.Fatalf("%s: one at a time %v, in the batch %v", r.ID, err, errs[i])
+			}
+			if dup != dups[i] || m.ID != ms[i].ID {
+				t.Errorf("%s: one at a time dup %v (%s), in the batch dup %v (%s)", r.ID, dup, m.ID, dups[i], ms[i].ID)
+			}
+			if dup {
+				declined++
+			}
+		}
+		if declined < 20 {
+			t.Errorf("%d of 40 declined: the batch tests little", declined)
+		}
+	})
+}

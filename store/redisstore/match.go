@@ -52,13 +52,21 @@ func (s *Store) candidatesOf(keys []uint64, vals []string, self uint64) []cand {
 	return slices.CompactFunc(cs, func(a, b cand) bool { return a.seq == b.seq })
 }
 
-// values returns the values the reads found ("" for none).
-func values(cmds []*redis.StringCmd) []string {
+// readFields returns the values of keys' fields ("" for none), in one
+// round trip.
+func (s *Store) readFields(ctx context.Context, keys []uint64) ([]string, error) {
+	var cmds []*redis.StringCmd
+	if err := s.g.do(ctx, func(pipe redis.Pipeliner) { cmds = s.readCmds(ctx, pipe, keys) }); err != nil {
+		return nil, unavailable(err)
+	}
+	if err := errOf(cmds...); err != nil {
+		return nil, err
+	}
 	out := make([]string, len(cmds))
 	for i, c := range cmds {
 		out[i] = c.Val()
 	}
-	return out
+	return out, nil
 }
 
 // stored is a candidate's record as read: pending when it has a record and
@@ -124,14 +132,11 @@ func (s *Store) MatchAll(ctx context.Context, f *dedup.Features, limit int) ([]d
 		return nil, err
 	}
 	keys := s.keys(f)
-	var cmds []*redis.StringCmd
-	if err := s.g.do(ctx, func(pipe redis.Pipeliner) { cmds = s.readCmds(ctx, pipe, keys) }); err != nil {
-		return nil, unavailable(err)
-	}
-	if err := errOf(cmds...); err != nil {
+	vals, err := s.readFields(ctx, keys)
+	if err != nil {
 		return nil, err
 	}
-	cs := s.candidatesOf(keys, values(cmds), maxSeq+1)
+	cs := s.candidatesOf(keys, vals, maxSeq+1)
 	recs, err := s.readRecords(ctx, seqsOf(cs))
 	if err != nil {
 		return nil, err

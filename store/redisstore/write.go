@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -148,36 +149,60 @@ func (s *Store) add(ctx context.Context, r store.Record, ifNew bool) (dedup.Kept
 
 // tryAdd is one attempt at adding r under r.Seq.
 func (s *Store) tryAdd(ctx context.Context, r *store.Record, ifNew bool) (dedup.KeptMatch, bool, error) {
-	enc, err := encodeRecord(r, time.Now())
+	p, err := s.pend(ctx, r)
 	if err != nil {
 		return dedup.KeptMatch{}, false, err
 	}
-	keys := s.keys(&r.Features)
-	// Ends an addition that will not be committed; runs without the
-	// request's context, which may be what ended it.
-	cancel := func(err error) (dedup.KeptMatch, bool, error) {
-		s.gc.cancel(r.Seq, r.ID, keys)
-		return dedup.KeptMatch{}, false, err
+	return s.decide(ctx, p, ifNew)
+}
+
+// pending is an addition written pending: its record, its candidate keys
+// and what their fields held when it wrote into them.
+type pending struct {
+	r    *store.Record
+	keys []uint64
+	held []string
+}
+
+// cancel ends an addition that will not be committed; it runs without the
+// request's context, which may be what ended it.
+func (s *Store) cancel(p *pending, err error) error {
+	s.gc.cancel(p.r.Seq, p.r.ID, p.keys)
+	return err
+}
+
+// pend writes r pending (steps 1 and 2 of REDIS.md, "Adding a document").
+func (s *Store) pend(ctx context.Context, r *store.Record) (*pending, error) {
+	enc, err := encodeRecord(r, time.Now())
+	if err != nil {
+		return nil, err
 	}
+	p := &pending{r: r, keys: s.keys(&r.Features)}
 	// 1. The id and the record, pending.
 	if err := s.claim(ctx, r, enc); err != nil {
 		if errors.Is(err, store.ErrExists) {
 			rk, rf, _ := s.recordKey(r.Seq)
 			_ = s.c.HDel(context.WithoutCancel(ctx), rk, rf).Err()
-			return dedup.KeptMatch{}, false, err
+			return nil, err
 		}
-		return cancel(err)
+		return nil, s.cancel(p, err)
 	}
 	// 2. The band entries, and what the buckets held.
-	held, err := s.addEntries(ctx, r.Seq, keys)
-	if err != nil {
-		return cancel(err)
+	if p.held, err = s.addEntries(ctx, r.Seq, p.keys); err != nil {
+		return nil, s.cancel(p, err)
 	}
+	return p, nil
+}
+
+// decide settles the pending addition p against its candidates (with
+// ifNew) and commits it (steps 3 to 5).
+func (s *Store) decide(ctx context.Context, p *pending, ifNew bool) (dedup.KeptMatch, bool, error) {
+	r := p.r
 	// 3. The decision.
 	if ifNew {
-		m, dup, err := s.settle(ctx, &r.Features, r.Seq, s.candidatesOf(keys, held, r.Seq))
+		m, dup, err := s.settle(ctx, &r.Features, r.Seq, s.candidatesOf(p.keys, p.held, r.Seq))
 		if err != nil || dup {
-			_, _, _ = cancel(nil)
+			s.cancel(p, nil)
 			return m, dup, err
 		}
 	}
@@ -193,12 +218,81 @@ func (s *Store) tryAdd(ctx context.Context, r *store.Record, ifNew bool) (dedup.
 		if err := s.c.Decr(context.WithoutCancel(ctx), s.countKey).Err(); err != nil {
 			s.log.Warn("redis document count not lowered after a cancelled commit", "id", r.ID, "err", err)
 		}
-		return cancel(errKilled)
+		return dedup.KeptMatch{}, false, s.cancel(p, errKilled)
 	}
 	if err := s.replicate(ctx); err != nil {
 		return dedup.KeptMatch{}, false, err
 	}
 	return dedup.KeptMatch{}, false, nil
+}
+
+// AddIfNewBatch decides on rs in order, as AddIfNew called on each in turn
+// would: each is matched against the stored documents and the ones before
+// it in rs. Their round trips are shared: the batch gets its sequence
+// numbers in order, every document is written pending, and only then is
+// each decided, all at once. A pair of near-duplicates in rs then settles
+// as any two concurrent additions do, in favour of the one with the lower
+// sequence number, the earlier in rs (REDIS.md, "Adding a document").
+func (s *Store) AddIfNewBatch(ctx context.Context, rs []store.Record) ([]dedup.KeptMatch, []bool, []error) {
+	ms := make([]dedup.KeptMatch, len(rs))
+	dups := make([]bool, len(rs))
+	errs := make([]error, len(rs))
+	fail := func(err error) ([]dedup.KeptMatch, []bool, []error) {
+		for i := range errs {
+			errs[i] = err
+		}
+		return ms, dups, errs
+	}
+	if err := s.check(); err != nil {
+		return fail(err)
+	}
+	if err := s.ensureMeta(ctx); err != nil {
+		return fail(s.failed(err))
+	}
+	recs := make([]store.Record, len(rs))
+	copy(recs, rs)
+	for i := range recs {
+		seq, err := s.nextSeq(ctx)
+		if err != nil {
+			return fail(s.failed(err))
+		}
+		recs[i].Seq = seq
+	}
+	ps := make([]*pending, len(recs))
+	each := func(fn func(i int)) {
+		var wg sync.WaitGroup
+		for i := range recs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				fn(i)
+			}()
+		}
+		wg.Wait()
+	}
+	each(func(i int) { ps[i], errs[i] = s.pend(ctx, &recs[i]) })
+	each(func(i int) {
+		if errs[i] != nil {
+			return
+		}
+		// Every document of the batch is pending now: read the fields
+		// again, so that each sees the ones before it in rs even where it
+		// wrote first (it then waits for them, or they cancel it).
+		held, err := s.readFields(ctx, ps[i].keys)
+		if err != nil {
+			errs[i] = s.failed(s.cancel(ps[i], err))
+			return
+		}
+		ps[i].held = held
+		ms[i], dups[i], errs[i] = s.decide(ctx, ps[i], true)
+		if errors.Is(errs[i], errKilled) {
+			// Cancelled by a concurrent addition from elsewhere: try
+			// again on its own, as AddIfNew does.
+			ms[i], dups[i], errs[i] = s.add(ctx, rs[i], true)
+		}
+		errs[i] = s.failed(errs[i])
+	})
+	return ms, dups, errs
 }
 
 // claim writes r's id into the id map, unless another stored (or pending,
