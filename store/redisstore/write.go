@@ -330,6 +330,17 @@ func (s *Store) claim(ctx context.Context, r *store.Record, enc []byte) error {
 			if o.ok && o.rec.ID == r.ID && (o.state == stateCommitted || o.state == "" && time.Since(o.at) <= s.opt.PendingTTL) {
 				return fmt.Errorf("%w: %q", store.ErrExists, r.ID)
 			}
+			if o.ok && o.state == "" {
+				// Stale: cancel it first, so that a server that was only
+				// paused cannot commit it under the id after all.
+				st, err := s.setState(ctx, old, stateKilled, false)
+				if err != nil {
+					return err
+				}
+				if st == stateCommitted {
+					return fmt.Errorf("%w: %q", store.ErrExists, r.ID)
+				}
+			}
 			// The id's holder is gone, cancelled or stale: take the id.
 			n, err := swapID.Run(ctx, s.c, []string{ik}, r.ID, strconv.FormatUint(old, 10), seqS).Int()
 			if err != nil {
