@@ -17,13 +17,13 @@ test: test-tools
 	$(MAKE) --no-print-directory -j3 --output-sync=target test-plain test-race test-beam
 
 test-plain:
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 30m ./...
 
 test-race:
-	$(GO) test -race -short -count=1 ./index ./dedup ./corpus ./features ./keptset ./store ./store/redisstore ./server ./cmd/neardup/command
+	$(GO) test -race -short -count=1 -timeout 30m ./index ./dedup ./corpus ./features ./keptset ./store ./store/redisstore ./server ./cmd/neardup/command
 
 test-beam:
-	cd beam && $(GO) test -count=1 ./...
+	cd beam && $(GO) test -count=1 -timeout 30m ./...
 
 # The tests that need these tools skip without them (CI fails instead); say
 # so here, where the skip would otherwise pass unnoticed.
