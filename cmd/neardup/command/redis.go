@@ -9,6 +9,7 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/server"
 	"github.com/neardup/neardup/store"
+	"github.com/neardup/neardup/store/redisreplica"
 	"github.com/neardup/neardup/store/redisstore"
 )
 
@@ -45,7 +46,8 @@ func (r *redisFlags) open(ctx context.Context, addr string, o dedup.Options, log
 		}
 		return s, nil
 	}
-	s, err := server.OpenRedis(ctx, addr, server.RedisOptions{Dedup: o, Layout: r.layout, Direct: r.direct, Prefix: r.prefix, Logger: log})
+	s, err := redisreplica.OpenRedis(ctx, addr, redisreplica.RedisOptions{Dedup: o, Settings: server.Settings,
+		Layout: r.layout, Direct: r.direct, Prefix: r.prefix, Logger: log})
 	if err != nil {
 		return nil, err
 	}

@@ -1,11 +1,10 @@
-package server
+package redisreplica
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -25,7 +24,7 @@ import (
 // to another store sees, deletes included. Under MethodMinHash, which direct
 // mode cannot read, two replicas share the index.
 func TestRedisReplicasAgree(t *testing.T) {
-	for _, backend := range testBackends[1:3] {
+	for _, backend := range testBackends {
 		t.Run(backend.name, func(t *testing.T) {
 			addr := backend.start(t)
 			for _, method := range []string{dedup.MethodSimHash, dedup.MethodMinHash} {
@@ -59,7 +58,6 @@ func testRedisReplicasAgree(t *testing.T, addr, method string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := keptSet{kept}
 	ex, err := dedup.NewExtractor(opt)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +78,7 @@ func testRedisReplicasAgree(t *testing.T, addr, method string) {
 			counts["add_if_new"]++
 			rec := store.Record{ID: fmt.Sprint("d", step), Features: ex.Extract(text(r))}
 			gm, gdup, gerr := s.AddIfNew(ctx, rec)
-			wm, wdup, werr := ref.AddIfNew(ctx, rec)
+			wm, wdup, werr := kept.AddIfNew(rec.ID, rec.Features)
 			if gerr != nil || werr != nil || gdup != wdup || gm.ID != wm.ID {
 				t.Fatalf("%s: AddIfNew(%s) = %q %v %v, want %q %v %v", who, rec.ID, gm.ID, gdup, gerr, wm.ID, wdup, werr)
 			}
@@ -96,7 +94,7 @@ func testRedisReplicasAgree(t *testing.T, addr, method string) {
 				stored = slices.Delete(stored, j, j+1)
 			}
 			got, gerr := s.Remove(ctx, id)
-			want, _ := ref.Remove(ctx, id)
+			want := kept.Remove(id)
 			if gerr != nil || got != want {
 				t.Fatalf("%s: Remove(%s) = %v %v, want %v", who, id, got, gerr, want)
 			}
@@ -104,7 +102,7 @@ func testRedisReplicasAgree(t *testing.T, addr, method string) {
 			counts["search"]++
 			f := ex.Extract(text(r))
 			got, gerr := s.MatchAll(ctx, &f, 0)
-			want, _ := ref.MatchAll(ctx, &f, 0)
+			want, _ := kept.MatchAll(&f, 0)
 			if gerr != nil || !slices.Equal(matchIDs(got), matchIDs(want)) {
 				t.Fatalf("%s: MatchAll = %v %v, want %v", who, matchIDs(got), gerr, matchIDs(want))
 			}
@@ -231,54 +229,4 @@ func TestRedisFailedCommit(t *testing.T) {
 	if r, err := b.Get(ctx, "y"); err != nil || string(r.Meta) != `{"n":1}` {
 		t.Errorf("b.Get(y) = %+v %v", r, err)
 	}
-}
-
-// TestRedisBatch posts one batch mixing add_if_new runs (which a RedisStore
-// decides together), a check and an add in the middle, and a repeated id,
-// and expects per document what the embedded service answers.
-func TestRedisBatch(t *testing.T) {
-	a, b := randomText(21, 50), randomText(22, 50)
-	docs := []map[string]any{
-		{"id": "a", "text": a, "mode": "add_if_new"},
-		{"id": "a2", "text": a + " more", "mode": "add_if_new"},
-		{"id": "b", "text": b, "mode": "add_if_new"},
-		{"id": "q", "text": b + " more", "mode": "check"},
-		{"id": "b2", "text": b + " more more", "mode": "add"},
-		{"id": "b3", "text": b + " more", "mode": "add_if_new"},
-		{"id": "a", "text": randomText(23, 50), "mode": "add_if_new"},
-		{"id": "c", "text": randomText(24, 50), "mode": "add_if_new"},
-	}
-	body := mustJSON(t, map[string]any{"documents": docs})
-	type item struct {
-		Status     int       `json:"status"`
-		Stored     bool      `json:"stored"`
-		Duplicates []dupJSON `json:"duplicates"`
-	}
-	run := func(t *testing.T, store store.Store) []string {
-		var out struct{ Results []item }
-		h := newTestServer(t, store, Options{}).Handler()
-		if code := call(t, h, "POST", "/v1/documents:batch", body, &out); code != http.StatusOK {
-			t.Fatalf("batch: %d", code)
-		}
-		var got []string
-		for _, it := range out.Results {
-			s := fmt.Sprint(it.Status, it.Stored)
-			for _, d := range it.Duplicates {
-				s += " " + d.ID
-			}
-			got = append(got, s)
-		}
-		return got
-	}
-	want := run(t, store.NewMemStore())
-	addr := startRedis(t)
-	for _, b := range testBackends {
-		if b.start == nil || b.name == "mem" || strings.HasPrefix(b.name, "cluster") {
-			continue
-		}
-		if got := run(t, openBackend(t, b, addr, dedup.Options{})); !slices.Equal(got, want) {
-			t.Errorf("%s: %q, want the embedded service's %q", b.name, got, want)
-		}
-	}
-	t.Logf("%q", want)
 }

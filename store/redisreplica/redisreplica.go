@@ -1,4 +1,4 @@
-package server
+package redisreplica
 
 import (
 	"cmp"
@@ -40,6 +40,12 @@ type RedisOptions struct {
 	// Dedup are the decision options (zero value: dedup's defaults); they
 	// must be the Server's.
 	Dedup dedup.Options
+	// Settings names the decision settings stored features depend on, given
+	// the options as normalised by EnsureDefaults (direct mode's method
+	// included); every server on one index must name the same, and
+	// OpenRedis refuses another. Required: the service passes
+	// server.Settings.
+	Settings func(dedup.Options) string
 	// Plan is the table layout of the shared index; every server on one
 	// Redis must use the same, and OpenRedis refuses another. Nil means
 	// Layout, or when that is empty too the planner's choice for ExpectedDocs
@@ -131,14 +137,15 @@ type RedisStore struct {
 	lockKey, logKey, seqKey, doneKey, countKey string
 }
 
-var _ SharedStore = (*RedisStore)(nil)
-
 // OpenRedis connects to addr: "redis://host:port/db" for one server (see
 // redis.ParseURL for its options), or "redis-cluster://host1:port,host2:port"
 // for a Redis Cluster. It checks that the index there, if any, was made with
 // the same settings and plan, and records them when there is none.
 func OpenRedis(ctx context.Context, addr string, opt RedisOptions) (*RedisStore, error) {
 	opt.EnsureDefaults()
+	if opt.Settings == nil {
+		return nil, fmt.Errorf("%w: RedisOptions.Settings is required", dedup.ErrOptions)
+	}
 	rule, err := dedup.NewRule(opt.Dedup)
 	if err != nil {
 		return nil, err
@@ -240,7 +247,7 @@ func (s *RedisStore) Plan() index.Plan { return s.plan }
 // checkMeta records the format, settings and plan in the meta hash, or
 // checks them against what is there.
 func (s *RedisStore) checkMeta(ctx context.Context) error {
-	want := map[string]string{"format": redisFormat, "settings": Settings(s.opt.Dedup), "plan": s.plan.String()}
+	want := map[string]string{"format": redisFormat, "settings": s.opt.Settings(s.opt.Dedup), "plan": s.plan.String()}
 	key := s.p + "meta"
 	for f, v := range want {
 		if err := s.c.HSetNX(ctx, key, f, v).Err(); err != nil {
@@ -257,6 +264,15 @@ func (s *RedisStore) checkMeta(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// existsError adds store.ErrExists to Kept's error for an id already
+// present.
+func existsError(err error) error {
+	if errors.Is(err, index.ErrDuplicateID) {
+		return fmt.Errorf("%w: %w", store.ErrExists, err)
+	}
+	return err
 }
 
 // unavailable wraps a Redis error: the store could not be reached or
