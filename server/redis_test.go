@@ -22,7 +22,7 @@ import (
 
 // Both Redis stores are SharedStores.
 var (
-	_ SharedStore = (*redisreplica.RedisStore)(nil)
+	_ SharedStore = (*redisreplica.Store)(nil)
 	_ SharedStore = (*redisstore.Store)(nil)
 )
 
@@ -82,7 +82,7 @@ func openShared(t testing.TB, b testBackend, addr, prefix string, opt dedup.Opti
 	if b.stateless {
 		return openStateless(t, addr, prefix, opt)
 	}
-	return openTestRedis(t, addr, prefix, redisreplica.RedisOptions{Dedup: opt, Direct: b.direct})
+	return openTestRedis(t, addr, prefix, redisreplica.Options{Dedup: opt, Direct: b.direct})
 }
 
 // openStateless opens a redisstore.Store on addr under prefix.
@@ -103,9 +103,9 @@ var prefixes atomic.Int64
 // that the stores of one test share a Redis without seeing each other.
 func newPrefix() string { return fmt.Sprintf("t%d:", prefixes.Add(1)) }
 
-// openTestRedis opens a redisreplica.RedisStore on addr under prefix, with
+// openTestRedis opens a redisreplica.Store on addr under prefix, with
 // the service's settings and opt's other fields.
-func openTestRedis(t testing.TB, addr, prefix string, opt redisreplica.RedisOptions) *redisreplica.RedisStore {
+func openTestRedis(t testing.TB, addr, prefix string, opt redisreplica.Options) *redisreplica.Store {
 	t.Helper()
 	opt.Prefix, opt.Settings = prefix, Settings
 	// The race detector on a loaded 2-core machine makes a round trip take
@@ -123,9 +123,9 @@ func openTestRedis(t testing.TB, addr, prefix string, opt redisreplica.RedisOpti
 	if opt.ExpectedDocs == 0 {
 		opt.ExpectedDocs = 1 << 12
 	}
-	s, err := redisreplica.OpenRedis(context.Background(), addr, opt)
+	s, err := redisreplica.Open(context.Background(), addr, opt)
 	if err != nil {
-		t.Fatalf("redisreplica.OpenRedis(%s): %v", addr, err)
+		t.Fatalf("redisreplica.Open(%s): %v", addr, err)
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
@@ -142,7 +142,7 @@ func TestRedisSet(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			addr := b.start(t)
 			testSet(t, func(t *testing.T, opt dedup.Options) Set {
-				return openTestRedis(t, addr, newPrefix(), redisreplica.RedisOptions{Dedup: opt, Direct: b.direct})
+				return openTestRedis(t, addr, newPrefix(), redisreplica.Options{Dedup: opt, Direct: b.direct})
 			})
 		})
 	}
@@ -246,8 +246,8 @@ func TestRedisFault(t *testing.T) {
 
 func testRedisFault(t *testing.T, direct bool) {
 	srv := redistest.Start(t)
-	st, err := redisreplica.OpenRedis(context.Background(), "redis://"+srv.Addr()+"/0",
-		redisreplica.RedisOptions{Prefix: newPrefix(), Settings: Settings, Timeout: 200 * time.Millisecond, Retries: 1, Direct: direct})
+	st, err := redisreplica.Open(context.Background(), "redis://"+srv.Addr()+"/0",
+		redisreplica.Options{Prefix: newPrefix(), Settings: Settings, Timeout: 200 * time.Millisecond, Retries: 1, Direct: direct})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,9 +308,10 @@ func TestStatelessSet(t *testing.T) {
 	}
 }
 
-// TestRedisBatch posts one batch mixing add_if_new runs (which a RedisStore
-// decides together), a check and an add in the middle, and a repeated id,
-// and expects per document what the embedded service answers.
+// TestRedisBatch posts one batch mixing add_if_new runs (which a
+// redisreplica.Store decides together), a check and an add in the middle,
+// and a repeated id, and expects per document what the embedded service
+// answers.
 func TestRedisBatch(t *testing.T) {
 	a, b := randomText(21, 50), randomText(22, 50)
 	docs := []map[string]any{

@@ -53,7 +53,7 @@ func testSettings(o dedup.Options) string {
 	return fmt.Sprintf("method=%s profile=%s verify=%s shingle=%d", o.Method, o.Profile, o.Verify, o.Shingle)
 }
 
-func openTestRedis(t testing.TB, addr, prefix string, opt RedisOptions) *RedisStore {
+func openStore(t testing.TB, addr, prefix string, opt Options) *Store {
 	t.Helper()
 	opt.Prefix = prefix
 	if opt.Settings == nil {
@@ -74,30 +74,30 @@ func openTestRedis(t testing.TB, addr, prefix string, opt RedisOptions) *RedisSt
 	if opt.ExpectedDocs == 0 {
 		opt.ExpectedDocs = 1 << 12
 	}
-	s, err := OpenRedis(context.Background(), addr, opt)
+	s, err := Open(context.Background(), addr, opt)
 	if err != nil {
-		t.Fatalf("OpenRedis(%s): %v", addr, err)
+		t.Fatalf("Open(%s): %v", addr, err)
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
 }
 
-// testRedisStore runs the Store suite against stores on addr, in replica
+// testStore runs the Store suite against stores on addr, in replica
 // mode and in direct mode. The Set suite, declared with the Set interface in
 // package server, runs there (server.TestRedisSet).
-func testRedisStore(t *testing.T, addr string) {
+func testStore(t *testing.T, addr string) {
 	for _, direct := range []bool{false, true} {
 		t.Run(map[bool]string{false: "replica", true: "direct"}[direct], func(t *testing.T) {
-			testRedisStoreMode(t, addr, direct)
+			testStoreMode(t, addr, direct)
 		})
 	}
 }
 
-func testRedisStoreMode(t *testing.T, addr string, direct bool) {
+func testStoreMode(t *testing.T, addr string, direct bool) {
 	prefixOf := map[store.Store]string{}
 	open := func(t *testing.T) store.Store {
 		p := newPrefix()
-		s := openTestRedis(t, addr, p, RedisOptions{Direct: direct})
+		s := openStore(t, addr, p, Options{Direct: direct})
 		prefixOf[s] = p
 		return s
 	}
@@ -105,51 +105,51 @@ func testRedisStoreMode(t *testing.T, addr string, direct bool) {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
-		return openTestRedis(t, addr, prefixOf[s], RedisOptions{Direct: direct})
+		return openStore(t, addr, prefixOf[s], Options{Direct: direct})
 	}
 	t.Run("Store", func(t *testing.T) { storetest.Run(t, open, reopen) })
 	t.Run("OtherSettingsRefused", func(t *testing.T) {
 		p := newPrefix()
-		openTestRedis(t, addr, p, RedisOptions{Direct: direct})
-		_, err := OpenRedis(context.Background(), addr, RedisOptions{Prefix: p, Settings: testSettings, Dedup: dedup.Options{Shingle: 3}})
+		openStore(t, addr, p, Options{Direct: direct})
+		_, err := Open(context.Background(), addr, Options{Prefix: p, Settings: testSettings, Dedup: dedup.Options{Shingle: 3}})
 		if !errors.Is(err, store.ErrStoreFormat) {
-			t.Errorf("OpenRedis with another shingle width: error %v, want ErrStoreFormat", err)
+			t.Errorf("Open with another shingle width: error %v, want ErrStoreFormat", err)
 		}
-		_, err = OpenRedis(context.Background(), addr, RedisOptions{Prefix: p, Settings: testSettings, Layout: "blocks:12:14"})
+		_, err = Open(context.Background(), addr, Options{Prefix: p, Settings: testSettings, Layout: "blocks:12:14"})
 		if !errors.Is(err, store.ErrStoreFormat) {
-			t.Errorf("OpenRedis with another plan: error %v, want ErrStoreFormat", err)
+			t.Errorf("Open with another plan: error %v, want ErrStoreFormat", err)
 		}
-		_, err = OpenRedis(context.Background(), addr, RedisOptions{Prefix: newPrefix(), Settings: testSettings, Direct: direct,
+		_, err = Open(context.Background(), addr, Options{Prefix: newPrefix(), Settings: testSettings, Direct: direct,
 			Dedup: dedup.Options{Method: dedup.MethodMinHash}})
 		if direct && !errors.Is(err, dedup.ErrOptions) {
-			t.Errorf("OpenRedis direct with method minhash: error %v, want ErrOptions", err)
+			t.Errorf("Open direct with method minhash: error %v, want ErrOptions", err)
 		}
 		if !direct && err != nil {
-			t.Errorf("OpenRedis replica with method minhash: %v", err)
+			t.Errorf("Open replica with method minhash: %v", err)
 		}
 	})
 	t.Run("OldFormatRefused", func(t *testing.T) {
 		// An index of format 2 holds sorted sets where this one writes
 		// plain sets: Redis would answer its SADDs with WRONGTYPE.
 		p := newPrefix()
-		s := openTestRedis(t, addr, p, RedisOptions{Direct: direct})
+		s := openStore(t, addr, p, Options{Direct: direct})
 		if err := s.c.HSet(context.Background(), p+"meta", "format", "neardup-redis 2").Err(); err != nil {
 			t.Fatal(err)
 		}
 		s.Close()
-		_, err := OpenRedis(context.Background(), addr, RedisOptions{Prefix: p, Settings: testSettings, Direct: direct})
+		_, err := Open(context.Background(), addr, Options{Prefix: p, Settings: testSettings, Direct: direct})
 		if !errors.Is(err, store.ErrStoreFormat) || !strings.Contains(err.Error(), `"neardup-redis 2"`) {
-			t.Errorf("OpenRedis on a format 2 index: error %v, want ErrStoreFormat naming it", err)
+			t.Errorf("Open on a format 2 index: error %v, want ErrStoreFormat naming it", err)
 		}
 	})
 }
 
-func TestRedisStore(t *testing.T) {
-	testRedisStore(t, startRedis(t))
+func TestStore(t *testing.T) {
+	testStore(t, startRedis(t))
 }
 
-func TestRedisClusterStore(t *testing.T) {
-	testRedisStore(t, startCluster(t))
+func TestClusterStore(t *testing.T) {
+	testStore(t, startCluster(t))
 }
 
 // randomText returns n words drawn from a fixed vocabulary with seed: texts
@@ -161,4 +161,13 @@ func randomText(seed uint64, n int) string {
 		words[i] = fmt.Sprintf("w%c%c%c", 'a'+r.IntN(26), 'a'+r.IntN(26), 'a'+r.IntN(26))
 	}
 	return strings.Join(words, " ")
+}
+
+// TestSettingsRequired: Open refuses options without Settings, before it
+// dials, rather than record an index whose settings no server could check.
+func TestSettingsRequired(t *testing.T) {
+	_, err := Open(context.Background(), "redis://127.0.0.1:1/0", Options{})
+	if !errors.Is(err, dedup.ErrOptions) {
+		t.Errorf("Open without Settings: error %v, want ErrOptions", err)
+	}
 }

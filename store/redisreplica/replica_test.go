@@ -15,7 +15,7 @@ import (
 	"github.com/neardup/neardup/store"
 )
 
-// TestRedisReplicasAgree proves the replicas correct under other servers'
+// TestReplicasAgree proves the replicas correct under other servers'
 // writes and deletes: two replica-mode stores and one direct-mode store
 // share one index (one Redis, then a cluster), each loaded before anything
 // is written, and take turns at random with add_if_new, delete and search.
@@ -23,27 +23,27 @@ import (
 // requests in the same order: what one store acknowledged, the next request
 // to another store sees, deletes included. Under MethodMinHash, which direct
 // mode cannot read, two replicas share the index.
-func TestRedisReplicasAgree(t *testing.T) {
+func TestReplicasAgree(t *testing.T) {
 	for _, backend := range testBackends {
 		t.Run(backend.name, func(t *testing.T) {
 			addr := backend.start(t)
 			for _, method := range []string{dedup.MethodSimHash, dedup.MethodMinHash} {
-				t.Run(method, func(t *testing.T) { testRedisReplicasAgree(t, addr, method) })
+				t.Run(method, func(t *testing.T) { testReplicasAgree(t, addr, method) })
 			}
 		})
 	}
 }
 
-func testRedisReplicasAgree(t *testing.T, addr, method string) {
+func testReplicasAgree(t *testing.T, addr, method string) {
 	ctx := context.Background()
 	opt := dedup.Options{Method: method}
 	prefix := newPrefix()
-	stores := []*RedisStore{
-		openTestRedis(t, addr, prefix, RedisOptions{Dedup: opt}),
-		openTestRedis(t, addr, prefix, RedisOptions{Dedup: opt}),
+	stores := []*Store{
+		openStore(t, addr, prefix, Options{Dedup: opt}),
+		openStore(t, addr, prefix, Options{Dedup: opt}),
 	}
 	if method == dedup.MethodSimHash {
-		stores = append(stores, openTestRedis(t, addr, prefix, RedisOptions{Dedup: opt, Direct: true}))
+		stores = append(stores, openStore(t, addr, prefix, Options{Dedup: opt, Direct: true}))
 	}
 	for _, s := range stores {
 		if err := s.Sync(ctx); err != nil {
@@ -124,14 +124,14 @@ func matchIDs(ms []dedup.KeptMatch) []string {
 	return out
 }
 
-// TestRedisReplicaLogReset empties Redis (FLUSHALL) under a loaded replica:
+// TestReplicaLogReset empties Redis (FLUSHALL) under a loaded replica:
 // its next request does not answer from the old state but rebuilds from what
 // the log holds now, also when another server has written to it since.
-func TestRedisReplicaLogReset(t *testing.T) {
+func TestReplicaLogReset(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t)
 	addr, prefix := "redis://"+srv.Addr()+"/0", newPrefix()
-	a := openTestRedis(t, addr, prefix, RedisOptions{})
+	a := openStore(t, addr, prefix, Options{})
 	ex, err := dedup.NewExtractor(dedup.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +152,7 @@ func TestRedisReplicaLogReset(t *testing.T) {
 		t.Fatalf("Match(old) after FLUSHALL = %v %v, want no match", ok, err)
 	}
 	// The log regrows through another server, past a's last entry.
-	b := openTestRedis(t, addr, prefix, RedisOptions{})
+	b := openStore(t, addr, prefix, Options{})
 	if _, dup, err := b.AddIfNew(ctx, store.Record{ID: "new", Features: later}); err != nil || dup {
 		t.Fatalf("b.AddIfNew(new): %v %v", dup, err)
 	}
@@ -174,23 +174,23 @@ func TestRedisReplicaLogReset(t *testing.T) {
 	}
 }
 
-// TestRedisFailedCommit loses the write lock just before a commit (as when
+// TestFailedCommit loses the write lock just before a commit (as when
 // it expires under a paused holder): the log append refuses (fencing), the
 // writes of the batch and the declines in favour of them are answered with
 // 503's error, and neither this replica nor another server's sees them; the
 // same documents are stored on the next try.
-func TestRedisFailedCommit(t *testing.T) {
+func TestFailedCommit(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t)
 	addr, prefix := "redis://"+srv.Addr()+"/0", newPrefix()
 	var lose atomic.Bool
-	var a *RedisStore
-	a = openTestRedis(t, addr, prefix, RedisOptions{testBeforeCommit: func() {
+	var a *Store
+	a = openStore(t, addr, prefix, Options{testBeforeCommit: func() {
 		if lose.Load() {
 			a.c.Del(context.Background(), a.lockKey)
 		}
 	}})
-	b := openTestRedis(t, addr, prefix, RedisOptions{})
+	b := openStore(t, addr, prefix, Options{})
 	ex, err := dedup.NewExtractor(dedup.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -207,7 +207,7 @@ func TestRedisFailedCommit(t *testing.T) {
 			t.Errorf("%s with the lock lost: error %v, want ErrUnavailable (lock lost)", recs[i].ID, err)
 		}
 	}
-	for name, s := range map[string]*RedisStore{"a": a, "b": b} {
+	for name, s := range map[string]*Store{"a": a, "b": b} {
 		if n, err := s.Len(ctx); err != nil || n != 0 {
 			t.Errorf("%s.Len after the failed commit = %d %v, want 0", name, n, err)
 		}

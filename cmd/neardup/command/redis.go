@@ -46,7 +46,7 @@ func (r *redisFlags) open(ctx context.Context, addr string, o dedup.Options, log
 		}
 		return s, nil
 	}
-	s, err := redisreplica.OpenRedis(ctx, addr, redisreplica.RedisOptions{Dedup: o, Settings: server.Settings,
+	s, err := redisreplica.Open(ctx, addr, redisreplica.Options{Dedup: o, Settings: server.Settings,
 		Layout: r.layout, Direct: r.direct, Prefix: r.prefix, Logger: log})
 	if err != nil {
 		return nil, err
