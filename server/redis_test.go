@@ -148,6 +148,20 @@ func TestRedisSet(t *testing.T) {
 	}
 }
 
+// TestRedisOtherSettingsRefused: with the settings the service records
+// (Settings), a replica store opened under another shingle width than the
+// index's is refused; redisreplica's own tests check the refusal with
+// settings of their own.
+func TestRedisOtherSettingsRefused(t *testing.T) {
+	addr, p := startRedis(t), newPrefix()
+	openTestRedis(t, addr, p, redisreplica.Options{})
+	_, err := redisreplica.Open(context.Background(), addr, redisreplica.Options{Prefix: p, Settings: Settings,
+		Dedup: dedup.Options{Shingle: 3}})
+	if !errors.Is(err, store.ErrStoreFormat) {
+		t.Errorf("redisreplica.Open with another shingle width: error %v, want ErrStoreFormat", err)
+	}
+}
+
 // TestRedisSharedByTwoServers runs two services, each with its own Redis
 // client, on one Redis (and on one cluster), in replica and in direct mode:
 // what one acknowledges the other finds on its next request, what one
