@@ -51,7 +51,7 @@
 // The documents are kept by a store.Store: the embedded engines of package
 // store (bbolt or pebble in a data directory, or in memory), whose doc.go
 // has their on-disk formats, how they commit and how start-up finds damage;
-// or the shared RedisStore below. The Server queues each write to an
+// or a shared Redis store (below). The Server queues each write to an
 // embedded engine under its lock (store.Op; queuer), so the store receives
 // writes in sequence order, and waits for it outside the lock. Its puts skip
 // the engine's id check: the Server has found the id absent from its Kept
@@ -78,14 +78,25 @@
 //
 // # Shared store: Redis
 //
-// Under the default method (minhash) the shared Redis index is package
-// redisstore's, which holds nothing of the index in the server and
-// satisfies SharedStore. For --method simhash (and --redis-replica),
-// OpenRedis returns this package's SharedStore: Redis (or a Redis Cluster) is both the
-// store and the Set matched against, shared by every server on it. The
-// Server keeps no Kept in front of it; the store keeps its own, a replica
-// that follows a change log in Redis and is brought to the log's head before
-// every request that reads it (or, in direct mode, reads Redis for every
-// match). The layout, the write lock that makes add_if_new atomic across
-// servers, the replica, and why they are safe are in REDIS.md.
+// A SharedStore is both the store and the Set matched against, shared by
+// every server on it: Redis or a Redis Cluster. The Server keeps no Kept in
+// front of it. This package imports nothing Redis; two packages beside the
+// embedded engines satisfy SharedStore, and cmd/neardup/command chooses
+// between them:
+//
+//   - store/redisstore (format "neardup-redis 4"), under the default method
+//     (minhash): the stateless index, which holds nothing of the index in
+//     the server. Its layout and atomicity argument are in
+//     store/redisstore/REDIS.md.
+//   - store/redisreplica (format "neardup-redis 3"), for --method simhash,
+//     --redis-replica and --redis-direct: the store keeps its own Kept, a
+//     replica that follows a change log in Redis and is brought to the log's
+//     head before every request that reads it (or, in direct mode, reads
+//     Redis for every match). The layout, the write lock that makes
+//     add_if_new atomic across servers, the replica, and why they are safe
+//     are in store/redisreplica/REDIS.md.
+//
+// Each refuses an index of the other's format. The stores take the decision
+// settings they record from this package (Settings), passed in by the
+// caller, so that imports flow one way.
 package server

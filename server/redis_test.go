@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,8 +16,14 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/redistest"
 	"github.com/neardup/neardup/store"
+	"github.com/neardup/neardup/store/redisreplica"
 	"github.com/neardup/neardup/store/redisstore"
-	"github.com/neardup/neardup/store/storetest"
+)
+
+// Both Redis stores are SharedStores.
+var (
+	_ SharedStore = (*redisreplica.Store)(nil)
+	_ SharedStore = (*redisstore.Store)(nil)
 )
 
 // testBackends are the stores the service tests run over: the embedded path
@@ -35,7 +42,7 @@ var testBackends = []testBackend{
 }
 
 // testBackend is a store the service tests run over: the embedded path,
-// or Redis through the replica store (server's RedisStore, in replica or
+// or Redis through the replica store (package redisreplica, in replica or
 // direct mode) or the stateless one (package redisstore, minhash only).
 type testBackend struct {
 	name              string
@@ -75,7 +82,7 @@ func openShared(t testing.TB, b testBackend, addr, prefix string, opt dedup.Opti
 	if b.stateless {
 		return openStateless(t, addr, prefix, opt)
 	}
-	return openTestRedis(t, addr, prefix, RedisOptions{Dedup: opt, Direct: b.direct})
+	return openTestRedis(t, addr, prefix, redisreplica.Options{Dedup: opt, Direct: b.direct})
 }
 
 // openStateless opens a redisstore.Store on addr under prefix.
@@ -96,9 +103,11 @@ var prefixes atomic.Int64
 // that the stores of one test share a Redis without seeing each other.
 func newPrefix() string { return fmt.Sprintf("t%d:", prefixes.Add(1)) }
 
-func openTestRedis(t testing.TB, addr, prefix string, opt RedisOptions) *RedisStore {
+// openTestRedis opens a redisreplica.Store on addr under prefix, with
+// the service's settings and opt's other fields.
+func openTestRedis(t testing.TB, addr, prefix string, opt redisreplica.Options) *redisreplica.Store {
 	t.Helper()
-	opt.Prefix = prefix
+	opt.Prefix, opt.Settings = prefix, Settings
 	// The race detector on a loaded 2-core machine makes a round trip take
 	// seconds now and then: the defaults (1 s, 10 s for the lock) would
 	// report Redis unavailable when it is only slow.
@@ -114,86 +123,43 @@ func openTestRedis(t testing.TB, addr, prefix string, opt RedisOptions) *RedisSt
 	if opt.ExpectedDocs == 0 {
 		opt.ExpectedDocs = 1 << 12
 	}
-	s, err := OpenRedis(context.Background(), addr, opt)
+	s, err := redisreplica.Open(context.Background(), addr, opt)
 	if err != nil {
-		t.Fatalf("OpenRedis(%s): %v", addr, err)
+		t.Fatalf("redisreplica.Open(%s): %v", addr, err)
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
 }
 
-// testRedisStore runs the Store and Set suites against stores on addr, in
-// replica mode and in direct mode.
-func testRedisStore(t *testing.T, addr string) {
-	for _, direct := range []bool{false, true} {
-		t.Run(map[bool]string{false: "replica", true: "direct"}[direct], func(t *testing.T) {
-			testRedisStoreMode(t, addr, direct)
+// TestRedisSet runs the Set suite against the replica Redis store, in
+// replica mode and in direct mode, on one Redis and on a cluster. Its Store
+// suite runs in package redisreplica.
+func TestRedisSet(t *testing.T) {
+	for _, b := range testBackends {
+		if b.name == "mem" || b.stateless {
+			continue
+		}
+		t.Run(b.name, func(t *testing.T) {
+			addr := b.start(t)
+			testSet(t, func(t *testing.T, opt dedup.Options) Set {
+				return openTestRedis(t, addr, newPrefix(), redisreplica.Options{Dedup: opt, Direct: b.direct})
+			})
 		})
 	}
 }
 
-func testRedisStoreMode(t *testing.T, addr string, direct bool) {
-	prefixOf := map[store.Store]string{}
-	open := func(t *testing.T) store.Store {
-		p := newPrefix()
-		s := openTestRedis(t, addr, p, RedisOptions{Direct: direct})
-		prefixOf[s] = p
-		return s
+// TestRedisOtherSettingsRefused: with the settings the service records
+// (Settings), a replica store opened under another shingle width than the
+// index's is refused; redisreplica's own tests check the refusal with
+// settings of their own.
+func TestRedisOtherSettingsRefused(t *testing.T) {
+	addr, p := startRedis(t), newPrefix()
+	openTestRedis(t, addr, p, redisreplica.Options{})
+	_, err := redisreplica.Open(context.Background(), addr, redisreplica.Options{Prefix: p, Settings: Settings,
+		Dedup: dedup.Options{Shingle: 3}})
+	if !errors.Is(err, store.ErrStoreFormat) {
+		t.Errorf("redisreplica.Open with another shingle width: error %v, want ErrStoreFormat", err)
 	}
-	reopen := func(t *testing.T, s store.Store) store.Store {
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-		return openTestRedis(t, addr, prefixOf[s], RedisOptions{Direct: direct})
-	}
-	t.Run("Store", func(t *testing.T) { storetest.Run(t, open, reopen) })
-	t.Run("Set", func(t *testing.T) {
-		testSet(t, func(t *testing.T, opt dedup.Options) Set {
-			return openTestRedis(t, addr, newPrefix(), RedisOptions{Dedup: opt, Direct: direct})
-		})
-	})
-	t.Run("OtherSettingsRefused", func(t *testing.T) {
-		p := newPrefix()
-		openTestRedis(t, addr, p, RedisOptions{Direct: direct})
-		_, err := OpenRedis(context.Background(), addr, RedisOptions{Prefix: p, Dedup: dedup.Options{Shingle: 3}})
-		if !errors.Is(err, store.ErrStoreFormat) {
-			t.Errorf("OpenRedis with another shingle width: error %v, want ErrStoreFormat", err)
-		}
-		_, err = OpenRedis(context.Background(), addr, RedisOptions{Prefix: p, Layout: "blocks:12:14"})
-		if !errors.Is(err, store.ErrStoreFormat) {
-			t.Errorf("OpenRedis with another plan: error %v, want ErrStoreFormat", err)
-		}
-		_, err = OpenRedis(context.Background(), addr, RedisOptions{Prefix: newPrefix(), Direct: direct,
-			Dedup: dedup.Options{Method: dedup.MethodMinHash}})
-		if direct && !errors.Is(err, dedup.ErrOptions) {
-			t.Errorf("OpenRedis direct with method minhash: error %v, want ErrOptions", err)
-		}
-		if !direct && err != nil {
-			t.Errorf("OpenRedis replica with method minhash: %v", err)
-		}
-	})
-	t.Run("OldFormatRefused", func(t *testing.T) {
-		// An index of format 2 holds sorted sets where this one writes
-		// plain sets: Redis would answer its SADDs with WRONGTYPE.
-		p := newPrefix()
-		s := openTestRedis(t, addr, p, RedisOptions{Direct: direct})
-		if err := s.c.HSet(context.Background(), p+"meta", "format", "neardup-redis 2").Err(); err != nil {
-			t.Fatal(err)
-		}
-		s.Close()
-		_, err := OpenRedis(context.Background(), addr, RedisOptions{Prefix: p, Direct: direct})
-		if !errors.Is(err, store.ErrStoreFormat) || !strings.Contains(err.Error(), `"neardup-redis 2"`) {
-			t.Errorf("OpenRedis on a format 2 index: error %v, want ErrStoreFormat naming it", err)
-		}
-	})
-}
-
-func TestRedisStore(t *testing.T) {
-	testRedisStore(t, startRedis(t))
-}
-
-func TestRedisClusterStore(t *testing.T) {
-	testRedisStore(t, startCluster(t))
 }
 
 // TestRedisSharedByTwoServers runs two services, each with its own Redis
@@ -294,8 +260,8 @@ func TestRedisFault(t *testing.T) {
 
 func testRedisFault(t *testing.T, direct bool) {
 	srv := redistest.Start(t)
-	st, err := OpenRedis(context.Background(), "redis://"+srv.Addr()+"/0",
-		RedisOptions{Prefix: newPrefix(), Timeout: 200 * time.Millisecond, Retries: 1, Direct: direct})
+	st, err := redisreplica.Open(context.Background(), "redis://"+srv.Addr()+"/0",
+		redisreplica.Options{Prefix: newPrefix(), Settings: Settings, Timeout: 200 * time.Millisecond, Retries: 1, Direct: direct})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,4 +320,55 @@ func TestStatelessSet(t *testing.T) {
 			testSet(t, func(t *testing.T, opt dedup.Options) Set { return openStateless(t, addr, newPrefix(), opt) })
 		})
 	}
+}
+
+// TestRedisBatch posts one batch mixing add_if_new runs (which a
+// redisreplica.Store decides together), a check and an add in the middle,
+// and a repeated id, and expects per document what the embedded service
+// answers.
+func TestRedisBatch(t *testing.T) {
+	a, b := randomText(21, 50), randomText(22, 50)
+	docs := []map[string]any{
+		{"id": "a", "text": a, "mode": "add_if_new"},
+		{"id": "a2", "text": a + " more", "mode": "add_if_new"},
+		{"id": "b", "text": b, "mode": "add_if_new"},
+		{"id": "q", "text": b + " more", "mode": "check"},
+		{"id": "b2", "text": b + " more more", "mode": "add"},
+		{"id": "b3", "text": b + " more", "mode": "add_if_new"},
+		{"id": "a", "text": randomText(23, 50), "mode": "add_if_new"},
+		{"id": "c", "text": randomText(24, 50), "mode": "add_if_new"},
+	}
+	body := mustJSON(t, map[string]any{"documents": docs})
+	type item struct {
+		Status     int       `json:"status"`
+		Stored     bool      `json:"stored"`
+		Duplicates []dupJSON `json:"duplicates"`
+	}
+	run := func(t *testing.T, store store.Store) []string {
+		var out struct{ Results []item }
+		h := newTestServer(t, store, Options{}).Handler()
+		if code := call(t, h, "POST", "/v1/documents:batch", body, &out); code != http.StatusOK {
+			t.Fatalf("batch: %d", code)
+		}
+		var got []string
+		for _, it := range out.Results {
+			s := fmt.Sprint(it.Status, it.Stored)
+			for _, d := range it.Duplicates {
+				s += " " + d.ID
+			}
+			got = append(got, s)
+		}
+		return got
+	}
+	want := run(t, store.NewMemStore())
+	addr := startRedis(t)
+	for _, b := range testBackends {
+		if b.start == nil || b.name == "mem" || strings.HasPrefix(b.name, "cluster") {
+			continue
+		}
+		if got := run(t, openBackend(t, b, addr, dedup.Options{})); !slices.Equal(got, want) {
+			t.Errorf("%s: %q, want the embedded service's %q", b.name, got, want)
+		}
+	}
+	t.Logf("%q", want)
 }

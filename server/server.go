@@ -203,8 +203,8 @@ func New(st store.Store, opt Options) (*Server, error) {
 
 // Load fills the index from the snapshot (Options.Snapshot), then from the
 // store in sequence order, and makes the service ready. It logs how long it
-// took. Over a SharedStore it calls Sync (a RedisStore loads its replica
-// from the change log).
+// took. Over a SharedStore it calls Sync (a redisreplica.Store loads its
+// replica from the change log).
 func (s *Server) Load(ctx context.Context) error {
 	t0 := time.Now()
 	if s.shared != nil {
@@ -480,7 +480,7 @@ func (s *Server) begin(ctx context.Context, d Doc) (res Result, wait func() erro
 }
 
 // addShared decides on d and stores it in the shared store, which
-// serialises the writes of every server (RedisStore's write lock) and makes
+// serialises the writes of every server (redisreplica's write lock) and makes
 // them durable before returning. Mode add reports the documents stored
 // before its match: one stored by another server between the match and the
 // write may be missing from the report (it is stored either way).
@@ -510,7 +510,7 @@ func (s *Server) addShared(ctx context.Context, d Doc, f dedup.Features, res Res
 }
 
 // batchAdder is a SharedStore that decides several add_if_new documents
-// in order, as one at a time, sharing round trips (RedisStore).
+// in order, as one at a time, sharing round trips (redisreplica.Store).
 type batchAdder interface {
 	AddIfNewBatch(ctx context.Context, rs []store.Record) ([]dedup.KeptMatch, []bool, []error)
 }

@@ -14,15 +14,17 @@ import (
 // under the rule, in priority (sequence) order. Every implementation decides
 // with the batch dedup's code: candidates (fingerprints within
 // Rule.QueryK, or the same token-sequence hash) in sequence order, kept by
-// dedup.Rule.Match. Two implementations:
+// dedup.Rule.Match. Implementations:
 //
 //   - keptSet: a dedup.Kept in memory, in front of a Store (BoltStore,
 //     MemStore). The Server serialises its writes and makes them durable in
 //     the Store.
-//   - RedisStore: Redis (or a Redis Cluster) is both the set and the store,
-//     shared by several servers; every call first brings a local replica up
-//     to the change log in Redis (or, in direct mode, reads Redis), so a
-//     document acknowledged by one server is matched by all the others.
+//   - redisstore.Store and redisreplica.Store (SharedStores): Redis (or a
+//     Redis Cluster) is both the set and the store, shared by several
+//     servers; every call reads Redis (redisstore; redisreplica in direct
+//     mode) or first brings a local replica up to the change log in Redis,
+//     so a document acknowledged by one server is matched by all the
+//     others.
 //
 // Implementations are safe for concurrent use.
 type Set interface {
@@ -49,8 +51,9 @@ type Set interface {
 }
 
 // SharedStore is a Store that is also the Set the service matches against,
-// shared by several services (RedisStore): the Server keeps no Kept of its
-// own in front of it, and every write goes through the Set.
+// shared by several services (redisstore.Store, redisreplica.Store): the
+// Server keeps no Kept of its own in front of it, and every write goes
+// through the Set.
 type SharedStore interface {
 	store.Store
 	Set
@@ -59,7 +62,7 @@ type SharedStore interface {
 	QueryFingerprint(ctx context.Context, fp uint64, k, limit int) ([]index.Match, error)
 	// Ping reports whether the store answers (for /readyz).
 	Ping(ctx context.Context) error
-	// Sync brings what the store keeps locally up to date (RedisStore's
+	// Sync brings what the store keeps locally up to date (redisreplica's
 	// replica: the whole change log the first time); the Server calls it in
 	// Load, before it is ready.
 	Sync(ctx context.Context) error

@@ -16,5 +16,7 @@
 //
 // REDIS.md, beside this file, owns the key layout (format
 // "neardup-redis 4"), the argument for atomicity, the memory per document
-// and the Redis settings to run with.
+// and the Redis settings to run with. The older layout, a replica per
+// server that follows a change log (format "neardup-redis 3", --method
+// simhash), is package redisreplica's.
 package redisstore

@@ -9,6 +9,7 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/server"
 	"github.com/neardup/neardup/store"
+	"github.com/neardup/neardup/store/redisreplica"
 	"github.com/neardup/neardup/store/redisstore"
 )
 
@@ -20,8 +21,8 @@ type redisFlags struct {
 }
 
 func (r *redisFlags) register(fs *pflag.FlagSet) {
-	fs.BoolVar(&r.replica, "redis-replica", false, "keep a replica of the Redis index in this server that follows a change log (the older layout; the default under --method simhash) instead of reading Redis per request (store/redisstore/REDIS.md)")
-	fs.BoolVar(&r.direct, "redis-direct", false, "with --method simhash: match by reading the fingerprint tables in Redis on every request instead of a local replica (server/REDIS.md)")
+	fs.BoolVar(&r.replica, "redis-replica", false, "keep a replica of the Redis index in this server that follows a change log (the older layout; the default under --method simhash) instead of reading Redis per request (store/redisreplica/REDIS.md)")
+	fs.BoolVar(&r.direct, "redis-direct", false, "with --method simhash: match by reading the fingerprint tables in Redis on every request instead of a local replica (store/redisreplica/REDIS.md)")
 	fs.StringVar(&r.layout, "redis-layout", "", "with --redis-replica or --redis-direct: table layout of a new shared index (blocks:K:B; default: planned for 1M documents); every server on one index must agree")
 	fs.StringVar(&r.prefix, "redis-prefix", redisstore.DefaultPrefix, "prefix of every key of the index, so that several indexes share one Redis")
 	fs.IntVar(&r.wait, "redis-wait-replicas", 0, "acknowledge a write only once this many replicas of each master (at most those connected) hold it, so that a failover loses nothing acknowledged (store/redisstore/REDIS.md)")
@@ -45,7 +46,8 @@ func (r *redisFlags) open(ctx context.Context, addr string, o dedup.Options, log
 		}
 		return s, nil
 	}
-	s, err := server.OpenRedis(ctx, addr, server.RedisOptions{Dedup: o, Layout: r.layout, Direct: r.direct, Prefix: r.prefix, Logger: log})
+	s, err := redisreplica.Open(ctx, addr, redisreplica.Options{Dedup: o, Settings: server.Settings,
+		Layout: r.layout, Direct: r.direct, Prefix: r.prefix, Logger: log})
 	if err != nil {
 		return nil, err
 	}

@@ -62,8 +62,9 @@ needs, a server starts at once, and writes settle per bucket with no global
 lock (store/redisstore/REDIS.md; run Redis with the settings there, AOF
 included). Under --method simhash, or with --redis-replica, each server keeps
 a replica of the index that follows a change log in Redis (or, with
---redis-direct, reads its fingerprint tables for every match: server/REDIS.md). The API is described in
-server/openapi.yaml and the README; a web page at / compares two texts and
+--redis-direct, reads its fingerprint tables for every match:
+store/redisreplica/REDIS.md). The API is described in server/openapi.yaml
+and the README; a web page at / compares two texts and
 searches the stored documents. /healthz, /readyz and /metrics (Prometheus)
 are served beside it.
 

@@ -1,4 +1,4 @@
-package server
+package redisreplica
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/neardup/neardup/store"
 )
 
-// The write path of RedisStore, the same in both modes (REDIS.md, "What each
+// The write path of Store, the same in both modes (REDIS.md, "What each
 // operation sends"): every change is made holding the write lock, and commit
 // writes the keys of the layout and then appends the change to the log with
 // a script that checks the lock first (fencing), so that a holder whose lock
@@ -65,7 +65,7 @@ var errLockLost = errors.New("write lock lost")
 // counter direct mode's add_if_new trusts, comes after both. One pipeline
 // on one Redis, whose connection runs commands in order; on a cluster, whose
 // pipelines run on every master at once, three in turn.
-func (s *RedisStore) commit(ctx context.Context, token string, cs []change) (_ streamID, err error) {
+func (s *Store) commit(ctx context.Context, token string, cs []change) (_ streamID, err error) {
 	defer func() {
 		if err != nil {
 			// A failed commit may have written document hashes, which
@@ -145,7 +145,7 @@ func (s *RedisStore) commit(ctx context.Context, token string, cs []change) (_ s
 
 // indexEntries adds to pipe the SADDs (or, with remove, the SREMs) of r's
 // table and exact entries.
-func (s *RedisStore) indexEntries(ctx context.Context, pipe redis.Pipeliner, r *store.Record, remove bool) {
+func (s *Store) indexEntries(ctx context.Context, pipe redis.Pipeliner, r *store.Record, remove bool) {
 	fp := r.Features.FP
 	for t := range s.masks {
 		if s.minhash {
@@ -178,7 +178,7 @@ type lockRead struct {
 // when from is not nil, the log from *from (readLog). The values are those
 // under the lock when it was taken; otherwise they are a snapshot that may
 // move on.
-func (s *RedisStore) tryLock(ctx context.Context, token string, from *streamID) (lockRead, error) {
+func (s *Store) tryLock(ctx context.Context, token string, from *streamID) (lockRead, error) {
 	pipe := s.c.Pipeline()
 	pipe.SetNX(ctx, s.lockKey, token, s.opt.LockTTL)
 	// The holder, read back: a SET retried after a lost reply returns false
@@ -221,7 +221,7 @@ return 0`)
 // release releases the lock if token still holds it. It runs even when ctx
 // is done (a fresh context, bounded); a failed release needs nothing more:
 // the lock expires by itself.
-func (s *RedisStore) release(ctx context.Context, token string) {
+func (s *Store) release(ctx context.Context, token string) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opt.Timeout)
 	defer cancel()
 	_ = unlock.Run(rctx, s.c, []string{s.lockKey}, token).Err()
@@ -231,7 +231,7 @@ func (s *RedisStore) release(ctx context.Context, token string) {
 var errLockBusy = errors.New("write lock busy")
 
 // newToken returns a lock token no other store or call uses.
-func (s *RedisStore) newToken() string {
+func (s *Store) newToken() string {
 	return s.nonce + ":" + strconv.FormatUint(s.tokens.Add(1), 10)
 }
 
@@ -240,7 +240,7 @@ func (s *RedisStore) newToken() string {
 // read, taken or not; from, when not nil, gives the log position to read at
 // each try. It returns the read that took the lock and when its round trip
 // started: the lock lives LockTTL from at least then.
-func (s *RedisStore) takeLock(ctx context.Context, token string, from func() *streamID, seen func(lockRead) error) (lockRead, time.Time, error) {
+func (s *Store) takeLock(ctx context.Context, token string, from func() *streamID, seen func(lockRead) error) (lockRead, time.Time, error) {
 	wait, cancel := context.WithTimeout(ctx, s.opt.LockWait)
 	defer cancel()
 	backoff := 50 * time.Microsecond
@@ -282,7 +282,7 @@ func (s *RedisStore) takeLock(ctx context.Context, token string, from func() *st
 // when half the lock's time to live has passed, so that fn does not write
 // without the lock; fn gets the lock's token and what was read when it was
 // taken. The lock is released afterwards unless commit did.
-func (s *RedisStore) locked(ctx context.Context, fn func(ctx context.Context, token string, lr lockRead) error) error {
+func (s *Store) locked(ctx context.Context, fn func(ctx context.Context, token string, lr lockRead) error) error {
 	if err := s.check(); err != nil {
 		return err
 	}

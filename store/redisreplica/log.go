@@ -1,4 +1,4 @@
-package server
+package redisreplica
 
 import (
 	"context"
@@ -89,7 +89,7 @@ func decodeEntry(m redis.XMessage) (logEntry, error) {
 // itself and the logChunk entries after it, or the first logChunk entries
 // when from is zero. The first entry returned tells whether the log still
 // holds from (replica.applyReadLocked).
-func (s *RedisStore) readLog(ctx context.Context, c redis.Cmdable, from streamID) *redis.XMessageSliceCmd {
+func (s *Store) readLog(ctx context.Context, c redis.Cmdable, from streamID) *redis.XMessageSliceCmd {
 	if from.zero() {
 		return c.XRangeN(ctx, s.logKey, "-", "+", logChunk)
 	}

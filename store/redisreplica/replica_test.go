@@ -1,11 +1,10 @@
-package server
+package redisreplica
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -16,7 +15,7 @@ import (
 	"github.com/neardup/neardup/store"
 )
 
-// TestRedisReplicasAgree proves the replicas correct under other servers'
+// TestReplicasAgree proves the replicas correct under other servers'
 // writes and deletes: two replica-mode stores and one direct-mode store
 // share one index (one Redis, then a cluster), each loaded before anything
 // is written, and take turns at random with add_if_new, delete and search.
@@ -24,27 +23,27 @@ import (
 // requests in the same order: what one store acknowledged, the next request
 // to another store sees, deletes included. Under MethodMinHash, which direct
 // mode cannot read, two replicas share the index.
-func TestRedisReplicasAgree(t *testing.T) {
-	for _, backend := range testBackends[1:3] {
+func TestReplicasAgree(t *testing.T) {
+	for _, backend := range testBackends {
 		t.Run(backend.name, func(t *testing.T) {
 			addr := backend.start(t)
 			for _, method := range []string{dedup.MethodSimHash, dedup.MethodMinHash} {
-				t.Run(method, func(t *testing.T) { testRedisReplicasAgree(t, addr, method) })
+				t.Run(method, func(t *testing.T) { testReplicasAgree(t, addr, method) })
 			}
 		})
 	}
 }
 
-func testRedisReplicasAgree(t *testing.T, addr, method string) {
+func testReplicasAgree(t *testing.T, addr, method string) {
 	ctx := context.Background()
 	opt := dedup.Options{Method: method}
 	prefix := newPrefix()
-	stores := []*RedisStore{
-		openTestRedis(t, addr, prefix, RedisOptions{Dedup: opt}),
-		openTestRedis(t, addr, prefix, RedisOptions{Dedup: opt}),
+	stores := []*Store{
+		openStore(t, addr, prefix, Options{Dedup: opt}),
+		openStore(t, addr, prefix, Options{Dedup: opt}),
 	}
 	if method == dedup.MethodSimHash {
-		stores = append(stores, openTestRedis(t, addr, prefix, RedisOptions{Dedup: opt, Direct: true}))
+		stores = append(stores, openStore(t, addr, prefix, Options{Dedup: opt, Direct: true}))
 	}
 	for _, s := range stores {
 		if err := s.Sync(ctx); err != nil {
@@ -59,7 +58,6 @@ func testRedisReplicasAgree(t *testing.T, addr, method string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := keptSet{kept}
 	ex, err := dedup.NewExtractor(opt)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +78,7 @@ func testRedisReplicasAgree(t *testing.T, addr, method string) {
 			counts["add_if_new"]++
 			rec := store.Record{ID: fmt.Sprint("d", step), Features: ex.Extract(text(r))}
 			gm, gdup, gerr := s.AddIfNew(ctx, rec)
-			wm, wdup, werr := ref.AddIfNew(ctx, rec)
+			wm, wdup, werr := kept.AddIfNew(rec.ID, rec.Features)
 			if gerr != nil || werr != nil || gdup != wdup || gm.ID != wm.ID {
 				t.Fatalf("%s: AddIfNew(%s) = %q %v %v, want %q %v %v", who, rec.ID, gm.ID, gdup, gerr, wm.ID, wdup, werr)
 			}
@@ -96,7 +94,7 @@ func testRedisReplicasAgree(t *testing.T, addr, method string) {
 				stored = slices.Delete(stored, j, j+1)
 			}
 			got, gerr := s.Remove(ctx, id)
-			want, _ := ref.Remove(ctx, id)
+			want := kept.Remove(id)
 			if gerr != nil || got != want {
 				t.Fatalf("%s: Remove(%s) = %v %v, want %v", who, id, got, gerr, want)
 			}
@@ -104,7 +102,7 @@ func testRedisReplicasAgree(t *testing.T, addr, method string) {
 			counts["search"]++
 			f := ex.Extract(text(r))
 			got, gerr := s.MatchAll(ctx, &f, 0)
-			want, _ := ref.MatchAll(ctx, &f, 0)
+			want, _ := kept.MatchAll(&f, 0)
 			if gerr != nil || !slices.Equal(matchIDs(got), matchIDs(want)) {
 				t.Fatalf("%s: MatchAll = %v %v, want %v", who, matchIDs(got), gerr, matchIDs(want))
 			}
@@ -126,14 +124,14 @@ func matchIDs(ms []dedup.KeptMatch) []string {
 	return out
 }
 
-// TestRedisReplicaLogReset empties Redis (FLUSHALL) under a loaded replica:
+// TestReplicaLogReset empties Redis (FLUSHALL) under a loaded replica:
 // its next request does not answer from the old state but rebuilds from what
 // the log holds now, also when another server has written to it since.
-func TestRedisReplicaLogReset(t *testing.T) {
+func TestReplicaLogReset(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t)
 	addr, prefix := "redis://"+srv.Addr()+"/0", newPrefix()
-	a := openTestRedis(t, addr, prefix, RedisOptions{})
+	a := openStore(t, addr, prefix, Options{})
 	ex, err := dedup.NewExtractor(dedup.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +152,7 @@ func TestRedisReplicaLogReset(t *testing.T) {
 		t.Fatalf("Match(old) after FLUSHALL = %v %v, want no match", ok, err)
 	}
 	// The log regrows through another server, past a's last entry.
-	b := openTestRedis(t, addr, prefix, RedisOptions{})
+	b := openStore(t, addr, prefix, Options{})
 	if _, dup, err := b.AddIfNew(ctx, store.Record{ID: "new", Features: later}); err != nil || dup {
 		t.Fatalf("b.AddIfNew(new): %v %v", dup, err)
 	}
@@ -176,23 +174,23 @@ func TestRedisReplicaLogReset(t *testing.T) {
 	}
 }
 
-// TestRedisFailedCommit loses the write lock just before a commit (as when
+// TestFailedCommit loses the write lock just before a commit (as when
 // it expires under a paused holder): the log append refuses (fencing), the
 // writes of the batch and the declines in favour of them are answered with
 // 503's error, and neither this replica nor another server's sees them; the
 // same documents are stored on the next try.
-func TestRedisFailedCommit(t *testing.T) {
+func TestFailedCommit(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t)
 	addr, prefix := "redis://"+srv.Addr()+"/0", newPrefix()
 	var lose atomic.Bool
-	var a *RedisStore
-	a = openTestRedis(t, addr, prefix, RedisOptions{testBeforeCommit: func() {
+	var a *Store
+	a = openStore(t, addr, prefix, Options{testBeforeCommit: func() {
 		if lose.Load() {
 			a.c.Del(context.Background(), a.lockKey)
 		}
 	}})
-	b := openTestRedis(t, addr, prefix, RedisOptions{})
+	b := openStore(t, addr, prefix, Options{})
 	ex, err := dedup.NewExtractor(dedup.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -209,7 +207,7 @@ func TestRedisFailedCommit(t *testing.T) {
 			t.Errorf("%s with the lock lost: error %v, want ErrUnavailable (lock lost)", recs[i].ID, err)
 		}
 	}
-	for name, s := range map[string]*RedisStore{"a": a, "b": b} {
+	for name, s := range map[string]*Store{"a": a, "b": b} {
 		if n, err := s.Len(ctx); err != nil || n != 0 {
 			t.Errorf("%s.Len after the failed commit = %d %v, want 0", name, n, err)
 		}
@@ -231,54 +229,4 @@ func TestRedisFailedCommit(t *testing.T) {
 	if r, err := b.Get(ctx, "y"); err != nil || string(r.Meta) != `{"n":1}` {
 		t.Errorf("b.Get(y) = %+v %v", r, err)
 	}
-}
-
-// TestRedisBatch posts one batch mixing add_if_new runs (which a RedisStore
-// decides together), a check and an add in the middle, and a repeated id,
-// and expects per document what the embedded service answers.
-func TestRedisBatch(t *testing.T) {
-	a, b := randomText(21, 50), randomText(22, 50)
-	docs := []map[string]any{
-		{"id": "a", "text": a, "mode": "add_if_new"},
-		{"id": "a2", "text": a + " more", "mode": "add_if_new"},
-		{"id": "b", "text": b, "mode": "add_if_new"},
-		{"id": "q", "text": b + " more", "mode": "check"},
-		{"id": "b2", "text": b + " more more", "mode": "add"},
-		{"id": "b3", "text": b + " more", "mode": "add_if_new"},
-		{"id": "a", "text": randomText(23, 50), "mode": "add_if_new"},
-		{"id": "c", "text": randomText(24, 50), "mode": "add_if_new"},
-	}
-	body := mustJSON(t, map[string]any{"documents": docs})
-	type item struct {
-		Status     int       `json:"status"`
-		Stored     bool      `json:"stored"`
-		Duplicates []dupJSON `json:"duplicates"`
-	}
-	run := func(t *testing.T, store store.Store) []string {
-		var out struct{ Results []item }
-		h := newTestServer(t, store, Options{}).Handler()
-		if code := call(t, h, "POST", "/v1/documents:batch", body, &out); code != http.StatusOK {
-			t.Fatalf("batch: %d", code)
-		}
-		var got []string
-		for _, it := range out.Results {
-			s := fmt.Sprint(it.Status, it.Stored)
-			for _, d := range it.Duplicates {
-				s += " " + d.ID
-			}
-			got = append(got, s)
-		}
-		return got
-	}
-	want := run(t, store.NewMemStore())
-	addr := startRedis(t)
-	for _, b := range testBackends {
-		if b.start == nil || b.name == "mem" || strings.HasPrefix(b.name, "cluster") {
-			continue
-		}
-		if got := run(t, openBackend(t, b, addr, dedup.Options{})); !slices.Equal(got, want) {
-			t.Errorf("%s: %q, want the embedded service's %q", b.name, got, want)
-		}
-	}
-	t.Logf("%q", want)
 }

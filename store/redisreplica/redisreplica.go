@@ -1,4 +1,4 @@
-package server
+package redisreplica
 
 import (
 	"cmp"
@@ -24,42 +24,49 @@ import (
 	"github.com/neardup/neardup/store"
 )
 
-// Defaults of RedisOptions.
+// Defaults of Options.
 const (
-	DefaultRedisPrefix   = "nd:"
-	DefaultRedisTimeout  = time.Second
-	DefaultRedisRetries  = 3
-	DefaultRedisLockTTL  = 5 * time.Second
-	DefaultRedisLockWait = 10 * time.Second
-	redisFormat          = "neardup-redis 3"
+	DefaultPrefix   = "nd:"
+	DefaultTimeout  = time.Second
+	DefaultRetries  = 3
+	DefaultLockTTL  = 5 * time.Second
+	DefaultLockWait = 10 * time.Second
 )
 
-// RedisOptions configures a RedisStore. The zero value means the defaults,
-// written on each field.
-type RedisOptions struct {
+// Format names the key layout (REDIS.md); another is refused.
+const Format = "neardup-redis 3"
+
+// Options configures a Store. The zero value means the defaults, written on
+// each field.
+type Options struct {
 	// Dedup are the decision options (zero value: dedup's defaults); they
-	// must be the Server's.
+	// must be the service's (server.Options.Dedup).
 	Dedup dedup.Options
+	// Settings names the decision settings stored features depend on, given
+	// Dedup as normalised by EnsureDefaults (direct mode's method included);
+	// every server on one index must name the same, and Open refuses
+	// another. Required: the service passes server.Settings.
+	Settings func(dedup.Options) string
 	// Plan is the table layout of the shared index; every server on one
-	// Redis must use the same, and OpenRedis refuses another. Nil means
-	// Layout, or when that is empty too the planner's choice for ExpectedDocs
-	// at the rule's QueryK (index.Choose).
+	// Redis must use the same, and Open refuses another. Nil means Layout,
+	// or when that is empty too the planner's choice for ExpectedDocs at the
+	// rule's QueryK (index.Choose).
 	Plan *index.Plan
 	// Layout names a plan as index.ParseLayout does ("blocks:12:14").
 	Layout string
 	// ExpectedDocs is what the default plan is chosen for (default 1<<20).
 	ExpectedDocs int
-	// Prefix starts every key (default DefaultRedisPrefix), so that several
+	// Prefix starts every key (default DefaultPrefix), so that several
 	// indexes can share one Redis.
 	Prefix string
-	// Timeout bounds each dial, read and write (default DefaultRedisTimeout).
+	// Timeout bounds each dial, read and write (default DefaultTimeout).
 	Timeout time.Duration
 	// Retries is how often a command failing on the network is retried, with
-	// backoff from 8 ms to 512 ms (default DefaultRedisRetries; -1: none).
+	// backoff from 8 ms to 512 ms (default DefaultRetries; -1: none).
 	Retries int
 	// LockTTL is how long the write lock lives if its holder dies (default
-	// DefaultRedisLockTTL); LockWait how long a write waits for it (default
-	// DefaultRedisLockWait).
+	// DefaultLockTTL); LockWait how long a write waits for it (default
+	// DefaultLockWait).
 	LockTTL, LockWait time.Duration
 	// Direct makes every match read Redis (the table keys and document
 	// hashes) instead of a local replica of the index that follows the
@@ -75,7 +82,7 @@ type RedisOptions struct {
 }
 
 // EnsureDefaults replaces zero fields by their defaults.
-func (o *RedisOptions) EnsureDefaults() {
+func (o *Options) EnsureDefaults() {
 	if o.Direct && o.Dedup.Method == "" {
 		// Direct mode matches through the SimHash fingerprint tables: its
 		// method is simhash unless asked otherwise (and then refused).
@@ -86,39 +93,40 @@ func (o *RedisOptions) EnsureDefaults() {
 		o.ExpectedDocs = 1 << 20
 	}
 	if o.Prefix == "" {
-		o.Prefix = DefaultRedisPrefix
+		o.Prefix = DefaultPrefix
 	}
 	if o.Timeout == 0 {
-		o.Timeout = DefaultRedisTimeout
+		o.Timeout = DefaultTimeout
 	}
 	if o.Retries == 0 {
-		o.Retries = DefaultRedisRetries
+		o.Retries = DefaultRetries
 	}
 	if o.LockTTL == 0 {
-		o.LockTTL = DefaultRedisLockTTL
+		o.LockTTL = DefaultLockTTL
 	}
 	if o.LockWait == 0 {
-		o.LockWait = DefaultRedisLockWait
+		o.LockWait = DefaultLockWait
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 }
 
-// RedisStore keeps the index in Redis or a Redis Cluster, shared by every
-// server that opens the same address and prefix: it is a SharedStore. By
-// default it matches against a local replica of the index that follows the
-// change log kept in Redis; with RedisOptions.Direct every match reads
-// Redis. The layout, both modes and why they are safe are in REDIS.md. It is
-// safe for concurrent use.
-type RedisStore struct {
+// Store keeps the index in Redis or a Redis Cluster, shared by every
+// server that opens the same address and prefix: it is the store and the
+// set the service matches against (server.SharedStore). By default it
+// matches against a local replica of the index that follows the change log
+// kept in Redis; with Options.Direct every match reads Redis. The layout,
+// both modes and why they are safe are in REDIS.md. It is safe for
+// concurrent use.
+type Store struct {
 	c       redis.UniversalClient
 	cluster bool
 	minhash bool // MethodMinHash (replica mode only): no fingerprints, no table entries
 	rule    *dedup.Rule
 	plan    index.Plan
 	masks   []uint64 // per table: the key bits of unpermuted fingerprints
-	opt     RedisOptions
+	opt     Options
 	log     *slog.Logger
 	p       string   // key prefix
 	rep     *replica // nil in direct mode
@@ -131,14 +139,15 @@ type RedisStore struct {
 	lockKey, logKey, seqKey, doneKey, countKey string
 }
 
-var _ SharedStore = (*RedisStore)(nil)
-
-// OpenRedis connects to addr: "redis://host:port/db" for one server (see
+// Open connects to addr: "redis://host:port/db" for one server (see
 // redis.ParseURL for its options), or "redis-cluster://host1:port,host2:port"
 // for a Redis Cluster. It checks that the index there, if any, was made with
 // the same settings and plan, and records them when there is none.
-func OpenRedis(ctx context.Context, addr string, opt RedisOptions) (*RedisStore, error) {
+func Open(ctx context.Context, addr string, opt Options) (*Store, error) {
 	opt.EnsureDefaults()
+	if opt.Settings == nil {
+		return nil, fmt.Errorf("%w: Options.Settings is required", dedup.ErrOptions)
+	}
 	rule, err := dedup.NewRule(opt.Dedup)
 	if err != nil {
 		return nil, err
@@ -146,7 +155,7 @@ func OpenRedis(ctx context.Context, addr string, opt RedisOptions) (*RedisStore,
 	if m := opt.Dedup.Method; opt.Direct && m != "" && m != dedup.MethodSimHash {
 		return nil, fmt.Errorf("%w: direct mode reads SimHash fingerprint tables: use method simhash, or the replica", dedup.ErrOptions)
 	}
-	plan, err := redisPlan(&opt, rule)
+	plan, err := choosePlan(&opt, rule)
 	if err != nil {
 		return nil, err
 	}
@@ -159,11 +168,11 @@ func OpenRedis(ctx context.Context, addr string, opt RedisOptions) (*RedisStore,
 	case strings.HasPrefix(addr, "redis-cluster://"):
 		u, err := url.Parse(addr)
 		if err != nil {
-			return nil, fmt.Errorf("server: %q: %w", addr, err)
+			return nil, fmt.Errorf("redisreplica: %q: %w", addr, err)
 		}
 		hosts := strings.Split(u.Host, ",")
 		if u.Host == "" || slices.Contains(hosts, "") {
-			return nil, fmt.Errorf("server: %q names no cluster nodes", addr)
+			return nil, fmt.Errorf("redisreplica: %q names no cluster nodes", addr)
 		}
 		co := &redis.ClusterOptions{Addrs: hosts, DialTimeout: opt.Timeout, ReadTimeout: opt.Timeout,
 			WriteTimeout: opt.Timeout, MaxRetries: retries, MinRetryBackoff: 8 * time.Millisecond,
@@ -176,18 +185,18 @@ func OpenRedis(ctx context.Context, addr string, opt RedisOptions) (*RedisStore,
 	case strings.HasPrefix(addr, "redis://"), strings.HasPrefix(addr, "rediss://"):
 		ro, err := redis.ParseURL(addr)
 		if err != nil {
-			return nil, fmt.Errorf("server: %q: %w", addr, err)
+			return nil, fmt.Errorf("redisreplica: %q: %w", addr, err)
 		}
 		ro.DialTimeout, ro.ReadTimeout, ro.WriteTimeout = opt.Timeout, opt.Timeout, opt.Timeout
 		ro.MaxRetries, ro.MinRetryBackoff, ro.MaxRetryBackoff = retries, 8*time.Millisecond, 512*time.Millisecond
 		c = redis.NewClient(ro)
 	default:
-		return nil, fmt.Errorf("server: store %q: want redis://host:port/db or redis-cluster://host:port,...", addr)
+		return nil, fmt.Errorf("redisreplica: store %q: want redis://host:port/db or redis-cluster://host:port,...", addr)
 	}
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
 	_, cluster := c.(*redis.ClusterClient)
-	s := &RedisStore{c: c, cluster: cluster, minhash: opt.Dedup.Method == dedup.MethodMinHash, rule: rule, plan: plan, opt: opt, log: opt.Logger, p: opt.Prefix,
+	s := &Store{c: c, cluster: cluster, minhash: opt.Dedup.Method == dedup.MethodMinHash, rule: rule, plan: plan, opt: opt, log: opt.Logger, p: opt.Prefix,
 		nonce: hex.EncodeToString(nonce[:])}
 	// {P} is a hash tag: Redis Cluster hashes only what is between the
 	// braces, so these keys share a slot (and a master), and the scripts
@@ -206,9 +215,9 @@ func OpenRedis(ctx context.Context, addr string, opt RedisOptions) (*RedisStore,
 	return s, nil
 }
 
-// redisPlan returns the plan of opt: given, named, or chosen for
+// choosePlan returns the plan of opt: given, named, or chosen for
 // ExpectedDocs at the rule's QueryK.
-func redisPlan(opt *RedisOptions, rule *dedup.Rule) (index.Plan, error) {
+func choosePlan(opt *Options, rule *dedup.Rule) (index.Plan, error) {
 	var p index.Plan
 	switch {
 	case opt.Plan != nil:
@@ -235,12 +244,12 @@ func redisPlan(opt *RedisOptions, rule *dedup.Rule) (index.Plan, error) {
 }
 
 // Plan returns the table layout of the shared index.
-func (s *RedisStore) Plan() index.Plan { return s.plan }
+func (s *Store) Plan() index.Plan { return s.plan }
 
 // checkMeta records the format, settings and plan in the meta hash, or
 // checks them against what is there.
-func (s *RedisStore) checkMeta(ctx context.Context) error {
-	want := map[string]string{"format": redisFormat, "settings": Settings(s.opt.Dedup), "plan": s.plan.String()}
+func (s *Store) checkMeta(ctx context.Context) error {
+	want := map[string]string{"format": Format, "settings": s.opt.Settings(s.opt.Dedup), "plan": s.plan.String()}
 	key := s.p + "meta"
 	for f, v := range want {
 		if err := s.c.HSetNX(ctx, key, f, v).Err(); err != nil {
@@ -259,6 +268,15 @@ func (s *RedisStore) checkMeta(ctx context.Context) error {
 	return nil
 }
 
+// existsError adds store.ErrExists to Kept's error for an id already
+// present.
+func existsError(err error) error {
+	if errors.Is(err, index.ErrDuplicateID) {
+		return fmt.Errorf("%w: %w", store.ErrExists, err)
+	}
+	return err
+}
+
 // unavailable wraps a Redis error: the store could not be reached or
 // failed, so the request is answered 503.
 func unavailable(err error) error {
@@ -272,13 +290,13 @@ func unavailable(err error) error {
 }
 
 // Keys (REDIS.md).
-func (s *RedisStore) docKey(id string) string { return s.p + "d:" + id }
+func (s *Store) docKey(id string) string { return s.p + "d:" + id }
 
-func (s *RedisStore) tableKey(t int, fp uint64) string {
+func (s *Store) tableKey(t int, fp uint64) string {
 	return s.p + "t:" + strconv.Itoa(t) + ":" + strconv.FormatUint(fp&s.masks[t], 16)
 }
 
-func (s *RedisStore) exactKey(h uint64) string { return s.p + "x:" + strconv.FormatUint(h, 16) }
+func (s *Store) exactKey(h uint64) string { return s.p + "x:" + strconv.FormatUint(h, 16) }
 
 // member is a table entry: the fingerprint (8 bytes big-endian) and the id.
 func member(fp uint64, id string) string {
@@ -287,15 +305,15 @@ func member(fp uint64, id string) string {
 	return string(b[:]) + id
 }
 
-func (s *RedisStore) check() error {
+func (s *Store) check() error {
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
 	return nil
 }
 
-// Ping implements SharedStore: every master must answer.
-func (s *RedisStore) Ping(ctx context.Context) error {
+// Ping implements server.SharedStore: every master must answer.
+func (s *Store) Ping(ctx context.Context) error {
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -307,10 +325,10 @@ func (s *RedisStore) Ping(ctx context.Context) error {
 	return unavailable(s.c.Ping(ctx).Err())
 }
 
-// Sync implements SharedStore: in replica mode it brings the replica to the
+// Sync implements server.SharedStore: in replica mode it brings the replica to the
 // head of the change log (reading the whole log the first time); in direct
 // mode it checks that Redis answers.
-func (s *RedisStore) Sync(ctx context.Context) error {
+func (s *Store) Sync(ctx context.Context) error {
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -322,7 +340,7 @@ func (s *RedisStore) Sync(ctx context.Context) error {
 
 // SketchBytes returns the bytes of shingle sets the replica holds (0 in
 // direct mode, or before the replica is loaded).
-func (s *RedisStore) SketchBytes() int64 {
+func (s *Store) SketchBytes() int64 {
 	if s.rep == nil {
 		return 0
 	}
@@ -332,8 +350,8 @@ func (s *RedisStore) SketchBytes() int64 {
 	return 0
 }
 
-// Close implements Store.
-func (s *RedisStore) Close() error {
+// Close implements store.Store.
+func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
@@ -343,9 +361,9 @@ func (s *RedisStore) Close() error {
 	return s.c.Close()
 }
 
-// Len implements Set: the replica's size, or the counter kept beside the
+// Len implements server.Set: the replica's size, or the counter kept beside the
 // documents.
-func (s *RedisStore) Len(ctx context.Context) (int, error) {
+func (s *Store) Len(ctx context.Context) (int, error) {
 	if err := s.check(); err != nil {
 		return 0, err
 	}
@@ -359,8 +377,8 @@ func (s *RedisStore) Len(ctx context.Context) (int, error) {
 	return n, unavailable(err)
 }
 
-// Get implements Store.
-func (s *RedisStore) Get(ctx context.Context, id string) (store.Record, error) {
+// Get implements store.Store.
+func (s *Store) Get(ctx context.Context, id string) (store.Record, error) {
 	if err := s.check(); err != nil {
 		return store.Record{}, err
 	}
@@ -402,9 +420,9 @@ func decodeDoc(id string, vs []any) (store.Record, bool, error) {
 	return r, true, nil
 }
 
-// Put implements Store: r is written with its own Seq, under the write
+// Put implements store.Store: r is written with its own Seq, under the write
 // lock, and appended to the change log like every write.
-func (s *RedisStore) Put(ctx context.Context, r store.Record) error {
+func (s *Store) Put(ctx context.Context, r store.Record) error {
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -418,7 +436,7 @@ func (s *RedisStore) Put(ctx context.Context, r store.Record) error {
 
 // writeDirect writes r (direct mode, holding the lock) unless its id is
 // stored.
-func (s *RedisStore) writeDirect(ctx context.Context, token string, r store.Record) error {
+func (s *Store) writeDirect(ctx context.Context, token string, r store.Record) error {
 	n, err := s.c.Exists(ctx, s.docKey(r.ID)).Result()
 	if err != nil {
 		return unavailable(err)
@@ -430,8 +448,8 @@ func (s *RedisStore) writeDirect(ctx context.Context, token string, r store.Reco
 	return err
 }
 
-// Delete implements Store.
-func (s *RedisStore) Delete(ctx context.Context, id string) error {
+// Delete implements store.Store.
+func (s *Store) Delete(ctx context.Context, id string) error {
 	ok, err := s.Remove(ctx, id)
 	if err == nil && !ok {
 		err = fmt.Errorf("%w: %q", store.ErrNotFound, id)
@@ -440,9 +458,9 @@ func (s *RedisStore) Delete(ctx context.Context, id string) error {
 }
 
 // GetSeq implements store.Store by a LoadFrom scan: Redis keeps no index by
-// sequence number, and nothing reads one through a RedisStore, which
+// sequence number, and nothing reads one through a Store, which
 // matches against its own index rather than an in-memory kept set.
-func (s *RedisStore) GetSeq(ctx context.Context, seq uint64) (store.Record, error) {
+func (s *Store) GetSeq(ctx context.Context, seq uint64) (store.Record, error) {
 	var r store.Record
 	first := errors.New("first record read")
 	err := s.LoadFrom(ctx, seq, func(rec store.Record) error { r = rec; return first })
@@ -457,13 +475,13 @@ func (s *RedisStore) GetSeq(ctx context.Context, seq uint64) (store.Record, erro
 
 // Load implements store.Store: every document hash, in sequence order. On a
 // cluster each master is scanned.
-func (s *RedisStore) Load(ctx context.Context, fn func(store.Record) error) error {
+func (s *Store) Load(ctx context.Context, fn func(store.Record) error) error {
 	return s.LoadFrom(ctx, 0, fn)
 }
 
 // LoadFrom implements store.Store: Load, which reads every document hash,
 // calling fn from seq on.
-func (s *RedisStore) LoadFrom(ctx context.Context, seq uint64, fn func(store.Record) error) error {
+func (s *Store) LoadFrom(ctx context.Context, seq uint64, fn func(store.Record) error) error {
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -510,7 +528,7 @@ func (s *RedisStore) LoadFrom(ctx context.Context, seq uint64, fn func(store.Rec
 
 // fetch reads the document hashes of ids in one pipeline (meta included);
 // ids without one are left out.
-func (s *RedisStore) fetch(ctx context.Context, ids []string) ([]store.Record, error) {
+func (s *Store) fetch(ctx context.Context, ids []string) ([]store.Record, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}

@@ -1,4 +1,4 @@
-package server
+package redisreplica
 
 import (
 	"cmp"
@@ -16,7 +16,7 @@ import (
 	"github.com/neardup/neardup/store"
 )
 
-// The Set side of RedisStore. In replica mode every method goes to the
+// The Set side of Store. In replica mode every method goes to the
 // replica (redis_replica.go). In direct mode matching reads Redis, the
 // source of truth, on every call, and decides with the Rule as dedup.Kept
 // does.
@@ -24,7 +24,7 @@ import (
 // lookup returns the ids of the index entries for f: those of the table keys
 // of f's fingerprint within k bits (with their fingerprints), and those of
 // its exact key. One pipelined round trip.
-func (s *RedisStore) lookup(ctx context.Context, fp, exact uint64, k int, withFP, withExact bool) (map[string]uint64, []string, error) {
+func (s *Store) lookup(ctx context.Context, fp, exact uint64, k int, withFP, withExact bool) (map[string]uint64, []string, error) {
 	pipe := s.c.Pipeline()
 	var tabs []*redis.StringSliceCmd
 	if withFP {
@@ -64,7 +64,7 @@ func (s *RedisStore) lookup(ctx context.Context, fp, exact uint64, k int, withFP
 // candidates of dedup.Kept), read from their document hashes in a second
 // round trip. Entries whose document is gone or was stored again with
 // another fingerprint are dropped.
-func (s *RedisStore) candidates(ctx context.Context, f *dedup.Features) ([]store.Record, error) {
+func (s *Store) candidates(ctx context.Context, f *dedup.Features) ([]store.Record, error) {
 	exactOnly := s.rule.ExactOnly(f) // as dedup: such documents match exact copies only
 	near, exacts, err := s.lookup(ctx, f.FP, f.Exact, s.rule.QueryK(), !exactOnly, true)
 	if err != nil {
@@ -93,7 +93,7 @@ func (s *RedisStore) candidates(ctx context.Context, f *dedup.Features) ([]store
 
 // matches keeps the candidates f duplicates, in order, with dedup.Rule.Match
 // (the decision of dedup.Kept and of 'neardup dedup').
-func (s *RedisStore) matches(f *dedup.Features, cands []store.Record, limit int) []dedup.KeptMatch {
+func (s *Store) matches(f *dedup.Features, cands []store.Record, limit int) []dedup.KeptMatch {
 	fs := make([]*dedup.Features, len(cands))
 	for i := range cands {
 		fs[i] = &cands[i].Features
@@ -115,8 +115,8 @@ func (s *RedisStore) matches(f *dedup.Features, cands []store.Record, limit int)
 	return out
 }
 
-// MatchAll implements Set.
-func (s *RedisStore) MatchAll(ctx context.Context, f *dedup.Features, limit int) ([]dedup.KeptMatch, error) {
+// MatchAll implements server.Set.
+func (s *Store) MatchAll(ctx context.Context, f *dedup.Features, limit int) ([]dedup.KeptMatch, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
@@ -130,8 +130,8 @@ func (s *RedisStore) MatchAll(ctx context.Context, f *dedup.Features, limit int)
 	return s.matches(f, cands, limit), nil
 }
 
-// Match implements Set.
-func (s *RedisStore) Match(ctx context.Context, f *dedup.Features) (dedup.KeptMatch, bool, error) {
+// Match implements server.Set.
+func (s *Store) Match(ctx context.Context, f *dedup.Features) (dedup.KeptMatch, bool, error) {
 	ms, err := s.MatchAll(ctx, f, 1)
 	if err != nil || len(ms) == 0 {
 		return dedup.KeptMatch{}, false, err
@@ -139,12 +139,12 @@ func (s *RedisStore) Match(ctx context.Context, f *dedup.Features) (dedup.KeptMa
 	return ms[0], true, nil
 }
 
-// AddIfNew implements Set. In direct mode the match runs first without the
+// AddIfNew implements server.Set. In direct mode the match runs first without the
 // lock: a decline needs none (the blocking document was stored when it was
 // read). Under the lock the match is repeated only if a write was committed
 // since the counter "done" was read before it; then the write, with the
 // next sequence number. r.Seq is ignored.
-func (s *RedisStore) AddIfNew(ctx context.Context, r store.Record) (m dedup.KeptMatch, dup bool, err error) {
+func (s *Store) AddIfNew(ctx context.Context, r store.Record) (m dedup.KeptMatch, dup bool, err error) {
 	if err := s.check(); err != nil {
 		return m, false, err
 	}
@@ -172,7 +172,7 @@ func (s *RedisStore) AddIfNew(ctx context.Context, r store.Record) (m dedup.Kept
 
 // AddIfNewBatch decides on rs in order, as AddIfNew would one at a time; in
 // replica mode they share one sync and their commits.
-func (s *RedisStore) AddIfNewBatch(ctx context.Context, rs []store.Record) ([]dedup.KeptMatch, []bool, []error) {
+func (s *Store) AddIfNewBatch(ctx context.Context, rs []store.Record) ([]dedup.KeptMatch, []bool, []error) {
 	if s.rep != nil && s.check() == nil {
 		return s.rep.addIfNewBatch(ctx, rs)
 	}
@@ -183,9 +183,9 @@ func (s *RedisStore) AddIfNewBatch(ctx context.Context, rs []store.Record) ([]de
 	return ms, dups, errs
 }
 
-// Add implements Set: under the write lock, the next sequence number and
+// Add implements server.Set: under the write lock, the next sequence number and
 // the write. r.Seq is ignored.
-func (s *RedisStore) Add(ctx context.Context, r store.Record) error {
+func (s *Store) Add(ctx context.Context, r store.Record) error {
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -198,10 +198,10 @@ func (s *RedisStore) Add(ctx context.Context, r store.Record) error {
 	})
 }
 
-// Remove implements Set, under the write lock: the document hash goes first
+// Remove implements server.Set, under the write lock: the document hash goes first
 // (direct mode's commit point), then its index entries, and the deletion is
 // appended to the change log.
-func (s *RedisStore) Remove(ctx context.Context, id string) (ok bool, err error) {
+func (s *Store) Remove(ctx context.Context, id string) (ok bool, err error) {
 	if err := s.check(); err != nil {
 		return false, err
 	}
@@ -226,9 +226,9 @@ func (s *RedisStore) Remove(ctx context.Context, id string) (ok bool, err error)
 	return ok, err
 }
 
-// QueryFingerprint implements SharedStore: the table keys of fp, filtered
+// QueryFingerprint implements server.SharedStore: the table keys of fp, filtered
 // by distance, checked against the document hashes.
-func (s *RedisStore) QueryFingerprint(ctx context.Context, fp uint64, k, limit int) ([]index.Match, error) {
+func (s *Store) QueryFingerprint(ctx context.Context, fp uint64, k, limit int) ([]index.Match, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package server
+package redisreplica
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/neardup/neardup/store"
 )
 
-// replica is a RedisStore's local copy of the shared index (replica mode,
+// replica is a Store's local copy of the shared index (replica mode,
 // the default; REDIS.md "Replica mode"): a dedup.Kept that follows the change
 // log. Every request that reads the set first brings it to the head of the
 // log (sync), so what another server acknowledged before the request arrived
@@ -22,7 +22,7 @@ import (
 // through one committer goroutine (group commit). It is safe for concurrent
 // use.
 type replica struct {
-	s       *RedisStore
+	s       *Store
 	kept    atomic.Pointer[dedup.Kept] // replaced whole by a rebuild
 	version atomic.Uint64              // incremented after every change of kept; 0 before the first load
 
@@ -59,7 +59,7 @@ const (
 	maxRecent      = 4096
 )
 
-func newReplica(s *RedisStore) *replica {
+func newReplica(s *Store) *replica {
 	r := &replica{s: s, ops: make(chan *redisOp, 4*maxCommitBatch), quit: make(chan struct{}), done: make(chan struct{})}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	go r.commitLoop()
@@ -227,7 +227,7 @@ func (r *replica) resetRecentLocked(v uint64) {
 }
 
 // rebuildLocked reads the whole log, rebuildChunk entries a round trip, into
-// a new Kept (additions in bulk, as Server.Load does), and makes it the
+// a new Kept (additions in bulk, as server.Server.Load does), and makes it the
 // replica.
 func (r *replica) rebuildLocked(ctx context.Context) error {
 	k, err := dedup.NewKept(r.s.rule, r.s.opt.ExpectedDocs)
@@ -243,7 +243,7 @@ func (r *replica) rebuildLocked(ctx context.Context) error {
 	)
 	flush := func() error {
 		if err := k.AddBulk(ids, fs); err != nil {
-			return fmt.Errorf("server: redis replica: %w", err)
+			return fmt.Errorf("redisreplica: %w", err)
 		}
 		ids, fs = ids[:0], fs[:0]
 		clear(pending)
@@ -613,7 +613,7 @@ func changeEntries(cs []change, id streamID) []logEntry {
 	return es
 }
 
-// The replica's side of the Set and Store methods of RedisStore.
+// The replica's side of Store's methods.
 
 func (r *replica) matchAll(ctx context.Context, f *dedup.Features, limit int) ([]dedup.KeptMatch, error) {
 	if err := r.sync(ctx); err != nil {
