@@ -268,8 +268,8 @@ func StartCluster(t testing.TB) *Cluster {
 // each, persisting every write before it answers (appendonly yes,
 // appendfsync always: the settings under which nothing acknowledged is
 // lost), with a node timeout of 1 s so that a killed master's replica takes
-// over within seconds. Addrs lists all six nodes; Masters the current
-// masters.
+// over within seconds, and returns once every replica is in sync. Addrs
+// lists all six nodes; Masters the current masters.
 func StartReplicated(t testing.TB) *Cluster {
 	t.Helper()
 	need(t, "redis-server", "redis-cli")
@@ -280,6 +280,16 @@ func StartReplicated(t testing.TB) *Cluster {
 	}
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Every replica has finished its first synchronisation: before that
+	// it can be promoted with nothing.
+	for _, s := range c.nodes {
+		if err := waitFor(func() bool {
+			info := s.cli("INFO", "replication")
+			return strings.Contains(info, "role:master") || strings.Contains(info, "master_link_status:up")
+		}); err != nil {
+			t.Fatalf("replica %s not in sync: %v\n%s", s.Addr(), err, s.cli("INFO", "replication"))
+		}
 	}
 	return c
 }

@@ -37,6 +37,7 @@ func TestFailover(t *testing.T) {
 		acked  []string
 		failed atomic.Int64 // answered ErrUnavailable
 		after  atomic.Int64 // acknowledged after the first failure
+		killed atomic.Bool
 	)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -64,7 +65,7 @@ func TestFailover(t *testing.T) {
 				case err == nil:
 					errs <- fmt.Errorf("%s declined: %v", r.ID, dup)
 					return
-				case errors.Is(err, store.ErrUnavailable):
+				case errors.Is(err, store.ErrUnavailable) && killed.Load():
 					failed.Add(1)
 					time.Sleep(20 * time.Millisecond)
 				default:
@@ -98,6 +99,7 @@ func TestFailover(t *testing.T) {
 		t.Fatalf("%d masters, want 3", len(masters))
 	}
 	victim = masters[0]
+	killed.Store(true)
 	victim.Kill(t)
 	waitFor("an addition refused while the master is down", 30*time.Second, func() bool { return failed.Load() > 0 })
 	// Its replica takes over; the old master comes back as a replica, so

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -16,46 +15,35 @@ import (
 // that master to reach its replicas (WAIT covers the replication stream up
 // to the connection's last write, which follows every earlier write).
 type fences struct {
-	mu    sync.Mutex
-	keys  map[string]string
-	roles map[string]roleCount // by master address: replicas to wait for
+	mu   sync.Mutex
+	keys map[string]string
 }
 
-// replicate waits until every write made before the call is held by the
-// replicas of every master: up to Options.WaitReplicas of them, and no more
-// than are connected (REDIS.md, "Durability and faults"). A write that a
-// master with no replica acknowledged is on its disk (AOF), and no
-// failover can lose it: there is nothing to fail over to. It does nothing
-// when WaitReplicas is 0.
+// replicate waits until Options.WaitReplicas replicas of every master hold
+// every write made before the call (REDIS.md, "Durability and faults"): a
+// write that fewer replicas acknowledge within Timeout answers
+// store.ErrUnavailable, also while a master has fewer replicas than that
+// (after a failover, until a replica joins it again). Counting only the
+// replicas connected would not do: a replica still in its first
+// synchronisation can be promoted with nothing. It does nothing when
+// WaitReplicas is 0.
 func (s *Store) replicate(ctx context.Context) error {
 	if s.opt.WaitReplicas <= 0 {
 		return nil
 	}
 	wait := func(ctx context.Context, c *redis.Client, key string) error {
-		want, err := s.replicas(ctx, c)
-		if err != nil {
-			return err
-		}
 		var w *redis.Cmd
-		_, err = c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
 			p.Incr(ctx, key)
-			if want > 0 {
-				w = p.Do(ctx, "WAIT", want, s.opt.Timeout.Milliseconds())
-			}
+			w = p.Do(ctx, "WAIT", s.opt.WaitReplicas, s.opt.Timeout.Milliseconds())
 			return nil
 		})
 		if err != nil {
 			return unavailable(err)
 		}
-		if w == nil {
-			return nil
-		}
-		if n, _ := w.Int(); n < want {
-			s.fence.mu.Lock()
-			delete(s.fence.roles, c.Options().Addr) // count them again next time
-			s.fence.mu.Unlock()
+		if n, _ := w.Int(); n < s.opt.WaitReplicas {
 			return fmt.Errorf("%w: %s: %d of %d replicas acknowledged the write in %v", store.ErrUnavailable,
-				c.Options().Addr, n, want, s.opt.Timeout)
+				c.Options().Addr, n, s.opt.WaitReplicas, s.opt.Timeout)
 		}
 		return nil
 	}
@@ -70,42 +58,6 @@ func (s *Store) replicate(ctx context.Context) error {
 		}
 		return wait(ctx, c, key)
 	})
-}
-
-// replicas returns how many replicas to wait for at the master of c: its
-// connected replicas (ROLE), at most WaitReplicas, counted at most once a
-// second.
-func (s *Store) replicas(ctx context.Context, c *redis.Client) (int, error) {
-	addr := c.Options().Addr
-	s.fence.mu.Lock()
-	r, ok := s.fence.roles[addr]
-	s.fence.mu.Unlock()
-	if ok && time.Since(r.at) < time.Second {
-		return r.n, nil
-	}
-	role, err := c.Do(ctx, "ROLE").Slice()
-	if err != nil {
-		return 0, unavailable(err)
-	}
-	n := 0
-	if len(role) >= 3 {
-		if reps, ok := role[2].([]any); ok {
-			n = len(reps)
-		}
-	}
-	n = min(n, s.opt.WaitReplicas)
-	s.fence.mu.Lock()
-	if s.fence.roles == nil {
-		s.fence.roles = map[string]roleCount{}
-	}
-	s.fence.roles[addr] = roleCount{n: n, at: time.Now()}
-	s.fence.mu.Unlock()
-	return n, nil
-}
-
-type roleCount struct {
-	n  int
-	at time.Time
 }
 
 // fenceKey returns a key that the master at addr serves.

@@ -140,7 +140,7 @@ func (s *Store) add(ctx context.Context, r store.Record, ifNew bool) (dedup.Kept
 		}
 		r.Seq = seq
 		m, dup, err := s.tryAdd(ctx, &r, ifNew)
-		if !errors.Is(err, errKilled) || attempt == maxAttempts {
+		if !errors.Is(err, errKilled) && !errors.Is(err, errSeqTaken) || attempt == maxAttempts {
 			return m, dup, s.failed(err)
 		}
 		s.log.Debug("redis addition cancelled by a concurrent one: retrying", "id", r.ID, "attempt", attempt)
@@ -180,6 +180,9 @@ func (s *Store) pend(ctx context.Context, r *store.Record) (*pending, error) {
 	p := &pending{r: r, keys: s.keys(&r.Features)}
 	// 1. The id and the record, pending.
 	if err := s.claim(ctx, r, enc); err != nil {
+		if errors.Is(err, errSeqTaken) {
+			return nil, err // the record under seq is another's: leave it be
+		}
 		if errors.Is(err, store.ErrExists) {
 			rk, rf, _ := s.recordKey(r.Seq)
 			_ = s.c.HDel(context.WithoutCancel(ctx), rk, rf).Err()
@@ -272,6 +275,10 @@ func (s *Store) AddIfNewBatch(ctx context.Context, rs []store.Record) ([]dedup.K
 	}
 	each(func(i int) { ps[i], errs[i] = s.pend(ctx, &recs[i]) })
 	each(func(i int) {
+		if errors.Is(errs[i], errSeqTaken) {
+			ms[i], dups[i], errs[i] = s.add(ctx, rs[i], true)
+			return
+		}
 		if errs[i] != nil {
 			return
 		}
@@ -301,17 +308,24 @@ func (s *Store) claim(ctx context.Context, r *store.Record, enc []byte) error {
 	ik := s.idKey(r.ID)
 	seqS := strconv.FormatUint(r.Seq, 10)
 	rk, rf, _ := s.recordKey(r.Seq)
-	var idSet *redis.BoolCmd
-	var put *redis.IntCmd
+	var idSet, put *redis.BoolCmd
 	err := s.g.do(ctx, func(pipe redis.Pipeliner) {
 		idSet = pipe.HSetNX(ctx, ik, r.ID, seqS)
-		put = pipe.HSet(ctx, rk, rf, enc)
+		put = pipe.HSetNX(ctx, rk, rf, enc)
 	})
 	if err != nil {
 		return unavailable(err)
 	}
-	if err := errOf[redis.Cmder](idSet, put); err != nil {
+	if err := errOf(idSet, put); err != nil {
 		return err
+	}
+	if !put.Val() {
+		if err := s.seqTaken(ctx, r.Seq, enc); err != nil {
+			if idSet.Val() {
+				_ = dropID.Run(context.WithoutCancel(ctx), s.c, []string{ik}, r.ID, seqS).Err()
+			}
+			return err
+		}
 	}
 	for range maxAttempts {
 		if idSet.Val() {
@@ -357,6 +371,34 @@ func (s *Store) claim(ctx context.Context, r *store.Record, enc []byte) error {
 		idSet = redis.NewBoolResult(set, nil)
 	}
 	return fmt.Errorf("%w: %q is being added concurrently", store.ErrExists, r.ID)
+}
+
+// errSeqTaken is returned for an addition whose seq already holds another
+// record: the counter went back (a Redis that lost it). It is tried again
+// with a new seq.
+var errSeqTaken = errors.New("redisstore: sequence number already used")
+
+// seqTaken checks the record already under seq: it is fine if it is enc (a
+// retried write of this very addition); else the counter went back, and
+// it is moved past every seq it may have given before (1<<24 further),
+// with a log line.
+func (s *Store) seqTaken(ctx context.Context, seq uint64, enc []byte) error {
+	rk, rf, _ := s.recordKey(seq)
+	got, err := s.c.HGet(ctx, rk, rf).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return unavailable(err)
+	}
+	if got == string(enc) {
+		return nil
+	}
+	s.log.Error("redis sequence number already used: the counter went back (Redis lost writes); moving it on", "seq", seq)
+	if err := s.c.IncrBy(ctx, s.seqKey, 1<<24).Err(); err != nil {
+		return unavailable(err)
+	}
+	s.seqMu.Lock()
+	s.seqNext, s.seqHi = 0, 0
+	s.seqMu.Unlock()
+	return errSeqTaken
 }
 
 // settle decides on the addition self (features f) against its candidates

@@ -25,7 +25,7 @@ func (r *redisFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&r.direct, "redis-direct", false, "with --method simhash: match by reading the fingerprint tables in Redis on every request instead of a local replica (store/redisreplica/REDIS.md)")
 	fs.StringVar(&r.layout, "redis-layout", "", "with --redis-replica or --redis-direct: table layout of a new shared index (blocks:K:B; default: planned for 1M documents); every server on one index must agree")
 	fs.StringVar(&r.prefix, "redis-prefix", redisstore.DefaultPrefix, "prefix of every key of the index, so that several indexes share one Redis")
-	fs.IntVar(&r.wait, "redis-wait-replicas", 0, "acknowledge a write only once this many replicas of each master (at most those connected) hold it, so that a failover loses nothing acknowledged (store/redisstore/REDIS.md)")
+	fs.IntVar(&r.wait, "redis-wait-replicas", 0, "acknowledge a write only once this many replicas of each master hold it (else 503), so that a failover loses nothing acknowledged (store/redisstore/REDIS.md)")
 	fs.IntVar(&r.capacity, "redis-capacity", redisstore.DefaultCapacity, "documents a new Redis index's buckets are sized for (store/redisstore/REDIS.md, \"Sizing\"); an existing index keeps its own")
 }
 
