@@ -361,3 +361,33 @@ func TestAddIfNewBatch(t *testing.T) {
 		}
 	})
 }
+
+// TestCounterWentBack sets the sequence counter back, as a Redis that lost
+// writes would: the next addition finds its seq holding another record,
+// moves the counter on and is stored under a new one, and the documents
+// stored before keep their records.
+func TestCounterWentBack(t *testing.T) {
+	ctx := context.Background()
+	rec := extractor(t)
+	addr := single(t)
+	p := newPrefix()
+	s := open(t, addr, p, Options{})
+	for i := range 5 {
+		if _, dup, err := s.AddIfNew(ctx, rec(fmt.Sprint("old", i), text(uint64(3000+i), 40))); err != nil || dup {
+			t.Fatalf("AddIfNew(old%d): %v %v", i, dup, err)
+		}
+	}
+	redistest.Shared(t).CLI("SET", s.seqKey, "0")
+	s2 := open(t, addr, p, Options{}) // a server with no block of its own yet
+	if _, dup, err := s2.AddIfNew(ctx, rec("new", text(3100, 40))); err != nil || dup {
+		t.Fatalf("AddIfNew(new) after the counter went back: %v %v", dup, err)
+	}
+	for i := range 5 {
+		if r, err := s2.Get(ctx, fmt.Sprint("old", i)); err != nil || r.ID != fmt.Sprint("old", i) {
+			t.Errorf("Get(old%d) = %+v, %v: overwritten?", i, r.ID, err)
+		}
+	}
+	if r, err := s2.Get(ctx, "new"); err != nil || r.Seq < 1<<24 {
+		t.Errorf("Get(new) = seq %d, %v; want a seq past the jump", r.Seq, err)
+	}
+}
