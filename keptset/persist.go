@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -94,12 +95,22 @@ func readManifest(dir string) (parts []manifestPart, settings string, end uint64
 }
 
 // writeManifest replaces the manifest with the set's parts (mu held, or
-// before the set is shared).
+// before the set is shared): those before the first delta still being
+// written, since start-up replays the store from the end of the last part
+// listed. A part written before an older one (their writers run side by
+// side) is listed once the older one is.
 func (s *Set) writeManifest() error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\nsettings %s\n", manifestHead, s.opt.Settings)
 	end := uint64(0)
+	limit := uint64(math.MaxUint64)
+	for _, d := range s.frozen {
+		limit = min(limit, d.base)
+	}
 	for _, p := range s.parts {
+		if p.base >= limit {
+			break
+		}
 		fmt.Fprintf(&b, "part %s %d %d %d\n", p.name, p.base, p.span, p.docs)
 		end = p.base + uint64(p.span)
 	}
