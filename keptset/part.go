@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"io"
 	"math/bits"
@@ -29,20 +30,23 @@ type part struct {
 	fpx  fpIndex
 	dead []uint64 // bitmap of the slots removed since (in memory; Set.mu)
 
-	data []byte // the mapped file; nil for a part built in memory
-	name string // file name in the parts directory; "" in memory
+	data   []byte // the part's file, mapped or in memory; nil for a part built in memory
+	mapped bool   // data is mapped
+	name   string // file name in the parts directory; "" in memory
 }
 
 // The part file (all integers little-endian; every section starts at a
 // multiple of 8 bytes, zero-padded):
 //
 //	header (40 bytes):
-//	  magic    [8]byte "NDKPART1"
+//	  magic    [8]byte "NDKPART2" ("NDKPART1": no ext section)
 //	  base     uint64   seq of slot 0
 //	  span     uint32   seqs covered
 //	  docs     uint32   documents in the part
 //	  entries  uint64   key table entries
-//	  bits     uint8    key table bucket bits; 3 bytes zero
+//	  bits     uint8    key table bucket bits
+//	  extbits  uint8    key bits each ext byte holds (top bits; 0 in format 1)
+//	  zero     2 bytes
 //	  settings uint32   length of the settings string that follows
 //	settings  the decision settings the keys were made with
 //	off       (1<<bits + 1) × uint32    key table bucket offsets
@@ -52,9 +56,14 @@ type part struct {
 //	live      ⌈span/64⌉ × uint64        bitmap of the slots holding a document
 //	fpoff     4 × (65536 + 1) × uint32  fingerprint block tables' offsets
 //	fpslot    4 × docs × 3 bytes        fingerprint block tables' slots
+//	ext       entries × 1 byte          the key bits after each tag, for
+//	                                    merges (format 2 only; last, so that
+//	                                    it is released from memory once the
+//	                                    checksum is verified)
 //	trailer   crc32c (Castagnoli) of everything before it, uint32; "PEND"
 const (
-	partMagic   = "NDKPART1"
+	partMagic   = "NDKPART2"
+	partMagic1  = "NDKPART1"
 	partHeader  = 40
 	partTrailer = "PEND"
 )
@@ -92,8 +101,104 @@ func sliceOf[T uint16 | uint32 | uint64](b []byte) []T {
 // pad8 is the padding that brings n to a multiple of 8.
 func pad8(n int) int { return (8 - n%8) % 8 }
 
+// partHead is what a part file's header holds.
+type partHead struct {
+	base          uint64
+	span, docs    uint32
+	entries       uint64
+	bits, extBits uint8
+}
+
+// A partWriter writes a part file's sections in order, keeping the
+// checksum and the alignment; the first error sticks.
+type partWriter struct {
+	w   *bufio.Writer
+	crc hash.Hash32
+	n   int
+	err error
+}
+
+func newPartWriter(w io.Writer) *partWriter {
+	crc := crc32.New(castagnoli)
+	return &partWriter{w: bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<20), crc: crc}
+}
+
+func (pw *partWriter) put(b []byte) {
+	if pw.err == nil {
+		_, pw.err = pw.w.Write(b)
+		pw.n += len(b)
+	}
+}
+
+// align starts the next section at a multiple of 8 bytes.
+func (pw *partWriter) align() { pw.put(make([]byte, pad8(pw.n))) }
+
+func (pw *partWriter) header(h partHead, settings string) {
+	var b [partHeader]byte
+	copy(b[:8], partMagic)
+	binary.LittleEndian.PutUint64(b[8:], h.base)
+	binary.LittleEndian.PutUint32(b[16:], h.span)
+	binary.LittleEndian.PutUint32(b[20:], h.docs)
+	binary.LittleEndian.PutUint64(b[24:], h.entries)
+	b[32], b[33] = h.bits, h.extBits
+	binary.LittleEndian.PutUint32(b[36:], uint32(len(settings)))
+	pw.put(b[:])
+	pw.put([]byte(settings))
+	pw.align()
+}
+
+// finish writes the trailer and flushes.
+func (pw *partWriter) finish() error {
+	if pw.err != nil {
+		return pw.err
+	}
+	if err := pw.w.Flush(); err != nil {
+		return err
+	}
+	var tr [8]byte
+	binary.LittleEndian.PutUint32(tr[:4], pw.crc.Sum32())
+	copy(tr[4:], partTrailer)
+	_, err := pw.w.Write(tr[:]) // the checksum sees these bytes too; unread
+	if err == nil {
+		err = pw.w.Flush()
+	}
+	return err
+}
+
+// writeSections writes p's sections in the file's format.
+func (p *part) writeSections(pw *partWriter, settings string) {
+	pw.header(partHead{base: p.base, span: p.span, docs: p.docs, entries: uint64(p.keys.entries()),
+		bits: p.keys.bits, extBits: p.keys.extBits}, settings)
+	pw.put(bytesOf(p.keys.off))
+	pw.align()
+	pw.put(bytesOf(p.keys.tag))
+	pw.align()
+	pw.put(p.keys.slot)
+	pw.align()
+	pw.put(bytesOf(p.fps))
+	pw.align()
+	pw.put(bytesOf(p.live))
+	for t := range fpTables {
+		pw.align()
+		pw.put(bytesOf(p.fpx.off[t]))
+	}
+	pw.align()
+	for t := range fpTables {
+		pw.put(p.fpx.slot[t])
+		pw.align()
+	}
+	pw.put(p.keys.ext)
+	pw.align()
+}
+
 // writePart writes p to path (through a temporary file, synced and renamed).
-func writePart(path string, p *part, settings string) (err error) {
+func writePart(path string, p *part, settings string) error {
+	return createPart(path, func(pw *partWriter) { p.writeSections(pw, settings) })
+}
+
+// createPart writes a part file at path with write (which writes its
+// sections through pw), through a temporary file, synced and renamed.
+func createPart(path string, write func(pw *partWriter)) (err error) {
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
@@ -105,55 +210,9 @@ func writePart(path string, p *part, settings string) (err error) {
 			os.Remove(tmp)
 		}
 	}()
-	crc := crc32.New(castagnoli)
-	w := bufio.NewWriterSize(io.MultiWriter(f, crc), 1<<20)
-	n := 0
-	put := func(b []byte) {
-		if err == nil {
-			_, err = w.Write(b)
-			n += len(b)
-		}
-	}
-	align := func() { put(make([]byte, pad8(n))) }
-	var h [partHeader]byte
-	copy(h[:8], partMagic)
-	binary.LittleEndian.PutUint64(h[8:], p.base)
-	binary.LittleEndian.PutUint32(h[16:], p.span)
-	binary.LittleEndian.PutUint32(h[20:], p.docs)
-	binary.LittleEndian.PutUint64(h[24:], uint64(p.keys.entries()))
-	h[32] = p.keys.bits
-	binary.LittleEndian.PutUint32(h[36:], uint32(len(settings)))
-	put(h[:])
-	put([]byte(settings))
-	align()
-	put(bytesOf(p.keys.off))
-	align()
-	put(bytesOf(p.keys.tag))
-	align()
-	put(p.keys.slot)
-	align()
-	put(bytesOf(p.fps))
-	align()
-	put(bytesOf(p.live))
-	for t := range fpTables {
-		align()
-		put(bytesOf(p.fpx.off[t]))
-	}
-	align()
-	for t := range fpTables {
-		put(p.fpx.slot[t])
-		align()
-	}
-	if err != nil {
-		return err
-	}
-	if err = w.Flush(); err != nil {
-		return err
-	}
-	var tr [8]byte
-	binary.LittleEndian.PutUint32(tr[:4], crc.Sum32())
-	copy(tr[4:], partTrailer)
-	if _, err = f.Write(tr[:]); err != nil {
+	pw := newPartWriter(f)
+	write(pw)
+	if err = pw.finish(); err != nil {
 		return err
 	}
 	if err = f.Sync(); err != nil {
@@ -178,7 +237,9 @@ func syncDir(dir string) error {
 }
 
 // openPart maps the part file at path and checks it: its checksum, its
-// sizes, and that it was made with settings. Errors wrap ErrDamaged.
+// sizes, and that it was made with settings. Errors wrap ErrDamaged. The
+// ext section, read by merges only, is released from the process's memory
+// once checked (it stays in the file and the page cache).
 func openPart(path, settings string) (p *part, err error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -197,11 +258,29 @@ func openPart(path, settings string) (p *part, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("keptset: mapping %s: %w", path, err)
 	}
-	defer func() {
-		if err != nil {
-			syscall.Munmap(data)
+	if p, err = parsePart(data, path, settings); err != nil {
+		syscall.Munmap(data)
+		return nil, err
+	}
+	p.mapped = true
+	if ext := p.keys.ext; len(ext) > 0 {
+		// From the first whole page of ext to the end of the file.
+		page := os.Getpagesize()
+		start := int(uintptr(unsafe.Pointer(&ext[0]))-uintptr(unsafe.Pointer(&data[0]))) + page - 1
+		if start -= start % page; start < len(data) {
+			syscall.Madvise(data[start:], syscall.MADV_DONTNEED) // advice: an error costs memory only
 		}
-	}()
+	}
+	return p, nil
+}
+
+// parsePart checks the part file held in data (mapped, or in memory) and
+// returns the part whose sections point into it; path names it in errors.
+func parsePart(data []byte, path, settings string) (p *part, err error) {
+	size := len(data)
+	if size < partHeader+8 {
+		return nil, fmt.Errorf("%w: %s: %d bytes", ErrDamaged, path, size)
+	}
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s: %s", ErrDamaged, path, fmt.Sprintf(format, a...))
 	}
@@ -212,7 +291,12 @@ func openPart(path, settings string) (p *part, err error) {
 	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(tr[:4]) {
 		return nil, bad("checksum mismatch")
 	}
-	if string(body[:8]) != partMagic {
+	version := 2
+	switch string(body[:8]) {
+	case partMagic:
+	case partMagic1:
+		version = 1
+	default:
 		return nil, bad("not a part file")
 	}
 	p = &part{
@@ -224,8 +308,12 @@ func openPart(path, settings string) (p *part, err error) {
 	}
 	entries := binary.LittleEndian.Uint64(body[24:])
 	p.keys.bits = body[32]
+	if version >= 2 {
+		p.keys.extBits = body[33]
+	}
 	sl := int(binary.LittleEndian.Uint32(body[36:]))
-	if p.span > maxSpan || p.docs > p.span || p.keys.bits > 32 || entries > 1<<40 || sl > 1<<16 {
+	if p.span > maxSpan || p.docs > p.span || p.keys.bits > 32 || p.keys.extBits > maxExtBits ||
+		entries > 1<<40 || sl > 1<<16 {
 		return nil, bad("bad header")
 	}
 	off := partHeader
@@ -254,6 +342,9 @@ func openPart(path, settings string) (p *part, err error) {
 	}
 	for t := range fpTables {
 		p.fpx.slot[t] = take(slotBytes * int(p.docs))
+	}
+	if version >= 2 {
+		p.keys.ext = take(int(entries))
 	}
 	if err != nil {
 		return nil, err
@@ -288,11 +379,11 @@ func checkOffsets(off []uint32, n uint32) error {
 
 // close unmaps the part's file.
 func (p *part) close() error {
-	if p.data == nil {
+	if !p.mapped {
 		return nil
 	}
 	err := syscall.Munmap(p.data)
-	p.data = nil
+	p.data, p.mapped = nil, false
 	return err
 }
 

@@ -25,7 +25,20 @@ type table struct {
 	off  []uint32 // 1<<bits + 1 offsets into tag and slot
 	tag  []uint16
 	slot []byte // slotBytes per entry
+	// ext holds, for merges only, the extBits key bits that follow each
+	// entry's tag (its top bits; the others zero): a merged table has more
+	// buckets than its sources, so its entries need key bits beyond the
+	// sources' bucket and tag (merge.go). Lookups never read it.
+	ext     []byte
+	extBits uint8
 }
+
+// maxExtBits is the ext bits a table made from full keys keeps.
+const maxExtBits = 8
+
+// extOf is the ext byte of key h in a table of the given bucket bits: the
+// 8 key bits after the tag.
+func extOf(h uint64, bits uint8) byte { return byte(h >> (40 - bits)) }
 
 // bucketOf returns h's bucket and tag in a table of 1<<bits buckets.
 func bucketOf(h uint64, bits uint8) (uint64, uint16) {
@@ -110,6 +123,7 @@ func buildTable(keys []uint64, slots []uint32) table {
 	}
 	t.tag = make([]uint16, n)
 	t.slot = make([]byte, n*slotBytes)
+	t.ext, t.extBits = make([]byte, n), maxExtBits
 	// Place each entry at the next free position of its bucket (next holds
 	// them; off is left as the buckets' starts).
 	next := make([]uint32, 1<<t.bits)
@@ -120,20 +134,23 @@ func buildTable(keys []uint64, slots []uint32) table {
 		next[b]++
 		t.tag[p] = tag
 		putSlot(t.slot, int(p), slots[i])
+		t.ext[p] = extOf(h, t.bits)
 	}
 	// Sort each bucket by (tag, slot): insertion sort, buckets are short.
 	for b := range len(t.off) - 1 {
 		lo, hi := int(t.off[b]), int(t.off[b+1])
 		for i := lo + 1; i < hi; i++ {
-			tg, s := t.tag[i], getSlot(t.slot, i)
+			tg, s, x := t.tag[i], getSlot(t.slot, i), t.ext[i]
 			j := i
 			for j > lo && (t.tag[j-1] > tg || t.tag[j-1] == tg && getSlot(t.slot, j-1) > s) {
 				t.tag[j] = t.tag[j-1]
 				putSlot(t.slot, j, getSlot(t.slot, j-1))
+				t.ext[j] = t.ext[j-1]
 				j--
 			}
 			t.tag[j] = tg
 			putSlot(t.slot, j, s)
+			t.ext[j] = x
 		}
 	}
 	return t
