@@ -31,10 +31,50 @@
 // parts (not synced: a candidate that the store no longer holds is skipped
 // when its record is not found). After a crash the removals that file lost
 // still count in Len until the part is rebuilt; the verdicts are not
-// affected. The parts keep the removed documents' entries: nothing yet
-// rewrites or merges parts, so a service that grows by adds alone makes a
-// part every Options.DeltaSpan documents (a bulk import makes them 16.7M
-// documents each), and a match probes every part.
+// affected. A part keeps its removed documents' entries until it is merged.
+//
+// Merges (merge.go). A service that grows by adds alone writes a part every
+// Options.DeltaSpan seqs, and a match probes every part; so parts are
+// merged in the background, as a log-structured merge tree's runs are
+// (size-tiered). A part's tier is the number of times mergeFanIn (4) goes
+// into its span over DeltaSpan's: tier 0 below 4 deltas' spans, tier 1
+// below 16, and so on. When mergeFanIn or more adjacent parts share a tier,
+// the newest such run is merged into one part (of the next tier when their
+// spans are full), less its oldest parts while the merged part would span
+// more than Options.PartSpan seqs (at most 1<<24: slots are 3 bytes); and
+// an older part of a lower tier than its newer neighbour (what a Close
+// leaves: it writes the delta at any size) is merged with it first. One
+// merge runs at a time; the merged part leaves out the documents removed
+// from its sources. The bound, for a service growing by adds alone: at most
+// 3 parts in each tier below PartSpan, that is 3·⌈log4(PartSpan/DeltaSpan)⌉
+// (9 with the defaults), plus the parts at PartSpan, one per 16.7M seqs: 15
+// parts at 10^8 documents where there were 400. Beyond 16.7M documents the
+// parts grow in number with the corpus, by one a 16.7M; wider slots would
+// be a new part format. Each document is rewritten once a tier, 3 times with
+// the defaults.
+//
+// A merge reads the sources' tables, not the store: a table keeps each
+// key's top bits+16 bits (bucket and tag), and format 2 part files keep the
+// next 8 bits too (ext, read by merges only, released from memory after the
+// checksum). The merged table, with more buckets than its sources, takes its
+// buckets and tags from these bits and keeps those left as its own ext: 8
+// bits pay for 4 merges of 4 equal parts (each adds 2 bucket bits), 3 with
+// the defaults; a run whose sources lack the bits (format 1 parts) is not
+// merged. The merged part is written section by section in one pass over
+// the sources each (their tables are sorted by those bits), holding one
+// bucket's entries, its bucket offsets (4 bytes a bucket, 64 MB at 1<<24
+// seqs) and its live bitmap in memory; once written it is mapped beside its
+// sources until the switch unmaps them.
+//
+// The switch is crash-safe: the merged part is written to a temporary file,
+// synced and renamed (and the directory synced); then the manifest is
+// replaced (written aside, synced, renamed, the directory synced); then the
+// sources' files are unlinked. A crash before the manifest's rename leaves
+// the sources listed and the merged file unlisted, which Open removes;
+// after it, the merged part listed and the sources' files unlisted, which
+// Open removes too. Matches go on reading the sources until the switch,
+// which happens under the set's lock; removals made during the merge are
+// applied to the merged part then (the deletes file has them already).
 //
 // Ownership of formats: this package owns the part files, MANIFEST and
 // deletes of its directory (by default DATA/keptset beside the store); the

@@ -24,7 +24,10 @@ import (
 //	                  "part NAME BASE SPAN DOCS" per part, "end SEQ", then
 //	                  "crc C" (crc32c of the lines before it, decimal);
 //	                  replaced atomically (written aside, synced, renamed)
-//	NNNN.part         one part (part.go), named by its base in hex
+//	B-E.part          one part (part.go), named by its first seq and the
+//	                  seq after its span, in hex (16 digits each; parts
+//	                  written before merges are named B.part); a part made
+//	                  by a merge starts where its first source does
 //	deletes           the seqs removed from parts since they were written,
 //	                  8 bytes each, little-endian: appended, not synced (the
 //	                  store is the truth: a candidate removed there but not
@@ -39,7 +42,11 @@ const (
 	manifestHead = "neardup keptset 1"
 )
 
-func partName(base uint64) string { return fmt.Sprintf("%016x.part", base) }
+// partName names the part of seqs [base, base+span): a merged part starts
+// where its first source does, so the end is in the name too.
+func partName(base uint64, span uint32) string {
+	return fmt.Sprintf("%016x-%016x.part", base, base+uint64(span))
+}
 
 type manifestPart struct {
 	name       string
@@ -210,7 +217,7 @@ func (s *Set) loadParts() (from uint64, err error) {
 // writeAndMap writes the part built in memory to the directory and returns
 // it mapped from there.
 func (s *Set) writeAndMap(p *part) (*part, error) {
-	path := filepath.Join(s.opt.Dir, partName(p.base))
+	path := filepath.Join(s.opt.Dir, partName(p.base, p.span))
 	if err := writePart(path, p, s.opt.Settings); err != nil {
 		return nil, fmt.Errorf("keptset: writing part: %w", err)
 	}
@@ -264,6 +271,7 @@ func (s *Set) freezeLocked(base uint64) error {
 				s.bgErr = err
 			}
 		}
+		s.maybeMergeLocked()
 	}()
 	return nil
 }

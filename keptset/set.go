@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/simhash"
@@ -89,9 +90,16 @@ type Set struct {
 	next    uint64 // the lowest seq Add accepts
 	closed  bool
 
-	bg    sync.WaitGroup // part writers
+	bg    sync.WaitGroup // part writers and merges
 	bgErr error          // the first part write's error (mu)
 	dels  *deleteLog
+
+	// Merges (merge.go); all but stopMerge are guarded by mu.
+	merging   bool        // a merge runs
+	closing   bool        // Close has begun: no merge starts
+	merges    int         // merges done since Open
+	mergeErr  error       // a merge failed: none starts again
+	stopMerge atomic.Bool // Close asks the running merge to stop
 }
 
 // pendingDoc is a document added whose store write may not have landed:
@@ -189,6 +197,9 @@ func Open(ctx context.Context, rule *dedup.Rule, rec Records, opt Options) (*Set
 			return nil, err
 		}
 	}
+	s.mu.Lock()
+	s.maybeMergeLocked()
+	s.mu.Unlock()
 	return s, nil
 }
 
@@ -474,13 +485,15 @@ type Stats struct {
 	DeltaDocs  int
 	DeltaBytes int64
 	Pending    int
+	Merges     int // merges of parts since Open
 }
 
 // Stats returns the set's figures.
 func (s *Set) Stats() Stats {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	st := Stats{Docs: s.live, Parts: len(s.parts), Pending: len(s.pending), DeltaDocs: int(s.delta.docs), DeltaBytes: s.delta.bytes()}
+	st := Stats{Docs: s.live, Parts: len(s.parts), Pending: len(s.pending), DeltaDocs: int(s.delta.docs),
+		DeltaBytes: s.delta.bytes(), Merges: s.merges}
 	for _, p := range s.parts {
 		st.PartBytes += p.bytes()
 	}
@@ -499,6 +512,8 @@ func (s *Set) Close() error {
 		s.mu.Unlock()
 		return nil
 	}
+	s.closing = true
+	s.stopMerge.Store(true)
 	var err error
 	if s.delta != nil && s.delta.docs > 0 && s.opt.Dir != "" && len(s.pending) == 0 {
 		err = s.freezeLocked(s.next)
@@ -525,8 +540,9 @@ func (s *Set) PendingID(id string) bool {
 	return s.pendIDs[id] > 0
 }
 
-// WaitParts waits until the deltas handed to part writers are parts, and
-// returns the first part write's error.
+// WaitParts waits until the deltas handed to part writers are parts and
+// the merges these start are done, and returns the first part write's
+// error.
 func (s *Set) WaitParts() error {
 	s.bg.Wait()
 	s.mu.RLock()

@@ -141,7 +141,8 @@ var (
 
 // TestMatchesKept: the set's verdicts, adding each document unless it
 // duplicates one before it, are dedup.Kept's (which the equality tests tie
-// to the batch), through deltas written as parts, and after a reopen.
+// to the batch), through deltas written as parts, through merges of parts
+// running beside the matches, and after a reopen.
 func TestMatchesKept(t *testing.T) {
 	rule, ex := setup(t)
 	n := 1500
@@ -149,14 +150,29 @@ func TestMatchesKept(t *testing.T) {
 		n = 300 // the race pass
 	}
 	docs := texts(t, n)
-	for _, dir := range []string{"", t.TempDir()} {
-		t.Run(fmt.Sprintf("dir=%v", dir != ""), func(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		dir  bool
+		opt  keptset.Options
+	}{
+		{"memory", false, keptset.Options{DeltaSpan: 200, PartSpan: 500}},
+		{"dir", true, keptset.Options{DeltaSpan: 200, PartSpan: 500}},
+		// Many small deltas: merged into few parts.
+		{"memory/merges", false, keptset.Options{DeltaSpan: 16, PartSpan: 1 << 12}},
+		{"dir/merges", true, keptset.Options{DeltaSpan: 16, PartSpan: 1 << 12}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := ""
+			if tc.dir {
+				dir = t.TempDir()
+			}
 			kept, err := dedup.NewKept(rule, len(docs))
 			if err != nil {
 				t.Fatal(err)
 			}
 			recs := newMemRecords()
-			opt := keptset.Options{Dir: dir, Settings: "test", DeltaSpan: 200, PartSpan: 500}
+			opt := tc.opt
+			opt.Dir, opt.Settings = dir, "test"
 			s, err := keptset.Open(context.Background(), rule, recs, opt)
 			if err != nil {
 				t.Fatal(err)
@@ -199,6 +215,23 @@ func TestMatchesKept(t *testing.T) {
 			}
 			if s.Len() != kept.Len() {
 				t.Fatalf("Len %d, Kept %d", s.Len(), kept.Len())
+			}
+			if err := s.WaitParts(); err != nil {
+				t.Fatal(err)
+			}
+			if st := s.Stats(); opt.DeltaSpan < 100 {
+				// Without merges, one part a delta; with them at most
+				// mergeFanIn-1 = 3 parts in each tier below PartSpan
+				// (spans 16, 64, 256 and 1024 seqs) and the parts at it.
+				deltas := int(s.Next()) / opt.DeltaSpan
+				bound := 3*4 + int(s.Next())/opt.PartSpan
+				if st.Merges == 0 || st.Parts > bound {
+					t.Fatalf("%d deltas left %d parts after %d merges: want merges, and at most %d parts",
+						deltas, st.Parts, st.Merges, bound)
+				}
+				if st.Docs != kept.Len() {
+					t.Fatalf("after merges Docs %d, Kept %d", st.Docs, kept.Len())
+				}
 			}
 			for _, seq := range late {
 				s.Written(seq)
@@ -411,12 +444,19 @@ func TestWriter(t *testing.T) {
 	}
 }
 
-// TestFingerprintQuery: the block tables of parts and of the delta answer
-// k <= 3 as a scan of every stored fingerprint does, and k > 3 by a scan.
+// TestFingerprintQuery: the block tables of parts, of merged parts and of
+// the delta answer k <= 3 as a scan of every stored fingerprint does, and
+// k > 3 by a scan.
 func TestFingerprintQuery(t *testing.T) {
+	for _, span := range []int{700, 48} {
+		t.Run(fmt.Sprint("delta=", span), func(t *testing.T) { testFingerprintQuery(t, span) })
+	}
+}
+
+func testFingerprintQuery(t *testing.T, deltaSpan int) {
 	rule, _ := setup(t)
 	r := rand.New(rand.NewPCG(5, 5))
-	s, err := keptset.Open(context.Background(), rule, newMemRecords(), keptset.Options{DeltaSpan: 700})
+	s, err := keptset.Open(context.Background(), rule, newMemRecords(), keptset.Options{DeltaSpan: deltaSpan})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,8 +478,8 @@ func TestFingerprintQuery(t *testing.T) {
 	if err := s.WaitParts(); err != nil {
 		t.Fatal(err)
 	}
-	if st := s.Stats(); st.Parts == 0 || st.DeltaDocs == 0 {
-		t.Fatalf("%+v: want parts and a delta", st)
+	if st := s.Stats(); st.Parts == 0 || st.DeltaDocs == 0 || (deltaSpan < 100) != (st.Merges > 0) {
+		t.Fatalf("%+v: want parts, a delta, and merges of small deltas", st)
 	}
 	for q := range 300 {
 		fp := fps[r.IntN(len(fps))] ^ 1<<r.IntN(64)
