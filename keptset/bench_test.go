@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/keptset"
@@ -100,5 +101,57 @@ func BenchmarkSet(b *testing.B) {
 			}
 		})
 		s.Close()
+	}
+}
+
+// BenchmarkGrow measures a set grown by Add alone, as a service grows:
+// deltas of the default span written as parts and merged in the
+// background. It reports the parts left (without merges: one per
+// DeltaSpan seqs), the add rate with the merges beside it, and times a
+// match (key lookups in every part; no candidate to read). Sizes: 1M and
+// 4M, or KEPTSET_BENCH_N.
+//
+//	go test ./keptset -run '^$' -bench Grow -benchtime 200000x
+func BenchmarkGrow(b *testing.B) {
+	sizes := []int{1 << 20, 1 << 22}
+	if n, err := strconv.Atoi(os.Getenv("KEPTSET_BENCH_N")); err == nil {
+		sizes = []int{n}
+	}
+	rule, _ := setup(b)
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			s, err := keptset.Open(context.Background(), rule, noRecords{}, keptset.Options{Dir: b.TempDir(), Settings: "bench"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			r := rand.New(rand.NewPCG(1, 1))
+			t0 := time.Now()
+			for i := range n {
+				if err := s.Add(uint64(i), "", synthetic(r, rule.Bands())); err != nil {
+					b.Fatal(err)
+				}
+				s.Written(uint64(i))
+			}
+			if err := s.WaitParts(); err != nil {
+				b.Fatal(err)
+			}
+			grow := time.Since(t0)
+			st := s.Stats()
+			q := rand.New(rand.NewPCG(2, 2))
+			queries := make([]dedup.Features, 4096)
+			for i := range queries {
+				queries[i] = synthetic(q, rule.Bands())
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				if _, _, err := s.Match(context.Background(), &queries[i%len(queries)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(st.Parts), "parts")
+			b.ReportMetric(float64(st.Merges), "merges")
+			b.ReportMetric(float64(grow.Nanoseconds())/float64(n), "add-ns/doc")
+		})
 	}
 }

@@ -60,10 +60,11 @@
 // buckets and tags from these bits and keeps those left as its own ext: 8
 // bits pay for 4 merges of 4 equal parts (each adds 2 bucket bits), 3 with
 // the defaults; a run whose sources lack the bits (format 1 parts) is not
-// merged. The merged part is written section by section in one pass over
-// the sources each (their tables are sorted by those bits), holding one
-// bucket's entries, its bucket offsets (4 bytes a bucket, 64 MB at 1<<24
-// seqs) and its live bitmap in memory; once written it is mapped beside its
+// merged. The merged table is made bucket by bucket (the sources' tables
+// are sorted by those bits) in two passes over them, holding one bucket's
+// entries, its bucket offsets (4 bytes a bucket, 64 MB at 1<<24 seqs) and
+// its live bitmap in memory, its slots and ext bytes in temporary files
+// until their sections come; once written the part is mapped beside its
 // sources until the switch unmaps them.
 //
 // The switch is crash-safe: the merged part is written to a temporary file,

@@ -1,11 +1,12 @@
 package keptset
 
 import (
+	"bufio"
 	"bytes"
-	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math/bits"
 	"os"
 	"path/filepath"
@@ -18,8 +19,10 @@ import (
 // from them, while matches go on reading the old parts; then, under the
 // set's lock, it puts the new part in their place, writes the manifest and
 // unlinks their files. It reads only the parts: their tables are sorted by
-// key prefix, so the merged table is written bucket by bucket in one pass
-// over each source per section, holding one bucket's entries at a time.
+// key prefix, so the merged table is made bucket by bucket, holding one
+// bucket's entries at a time, in two passes over the sources' tables (one
+// counting, one writing the tags, with the slots and ext bytes set aside in
+// temporary files until their sections come).
 
 // mergeFanIn is the number of parts of one tier that are merged into one
 // part of the next tier.
@@ -139,7 +142,9 @@ func (s *Set) merge(srcs []mergeSrc) {
 	base := srcs[0].p.base
 	last := srcs[len(srcs)-1].p
 	span := uint32(last.base + uint64(last.span) - base)
-	write := func(pw *partWriter) { pw.err = writeMerged(pw, srcs, base, span, s.opt.Settings, s.stopMerge.Load) }
+	write := func(pw *partWriter) {
+		pw.err = writeMerged(pw, srcs, base, span, s.opt.Settings, s.opt.Dir, s.stopMerge.Load)
+	}
 	var (
 		p   *part
 		err error
@@ -234,12 +239,14 @@ func (m *mergeSrc) isDead(s uint32) bool {
 // has reports whether slot s of the source goes into the merged part.
 func (m *mergeSrc) has(s uint32) bool { return m.p.isLive(s) && !m.isDead(s) }
 
-// mergeEntry is a key table entry of a merged bucket.
-type mergeEntry struct {
-	tag  uint16
-	ext  byte
-	slot uint32
-}
+// A mergeEntry is a key table entry of a merged bucket, packed so that
+// entries sort as buildTable sorts them (tag, then slot): tag<<40 |
+// slot<<8 | ext.
+type mergeEntry uint64
+
+func (e mergeEntry) tag() uint16  { return uint16(e >> 40) }
+func (e mergeEntry) slot() uint32 { return uint32(e>>8) & (maxSpan - 1) }
+func (e mergeEntry) ext() byte    { return byte(e) }
 
 // mergeTable walks the sources' key tables as the merged table's buckets.
 type mergeTable struct {
@@ -249,12 +256,11 @@ type mergeTable struct {
 }
 
 // each calls fn with each bucket of the merged table in order, and its
-// entries sorted as buildTable sorts them (tag, then slot). A source's
-// entries are sorted by their top bits+16 bits (bucket, then tag), which
-// include the merged bucket's bits (mergedBits): so each source's entries of
-// a merged bucket follow those of the bucket before, and one cursor a
-// source suffices.
-func (m *mergeTable) each(fn func(b int, es []mergeEntry)) error {
+// entries, sorted when sorted is set. A source's entries are sorted by
+// their top bits+16 bits (bucket, then tag), which include the merged
+// bucket's bits (mergedBits): so each source's entries of a merged bucket
+// follow those of the bucket before, and one cursor a source suffices.
+func (m *mergeTable) each(sorted bool, fn func(b int, es []mergeEntry)) error {
 	type cursor struct{ i, b int }
 	cur := make([]cursor, len(m.srcs))
 	var es []mergeEntry
@@ -278,28 +284,31 @@ func (m *mergeTable) each(fn func(b int, es []mergeEntry)) error {
 				if int(key>>(64-m.bits)) != b {
 					break
 				}
-				if sl := getSlot(t.slot, c.i); src.has(sl) {
-					es = append(es, mergeEntry{tag: uint16(key >> (48 - m.bits)), ext: byte(key>>(40-m.bits)) & extMask,
-						slot: src.off + sl})
+				if sl := getSlot(t.slot, c.i); !src.isDead(sl) { // a table holds live slots only
+					tag, ext := uint16(key>>(48-m.bits)), byte(key>>(40-m.bits))&extMask
+					es = append(es, mergeEntry(uint64(tag)<<40|uint64(src.off+sl)<<8|uint64(ext)))
 				}
 			}
 		}
-		slices.SortFunc(es, func(x, y mergeEntry) int { return cmp.Or(cmp.Compare(x.tag, y.tag), cmp.Compare(x.slot, y.slot)) })
+		if sorted {
+			slices.Sort(es)
+		}
 		fn(b, es)
 	}
 	return nil
 }
 
 // writeMerged writes the sections of the part merging srcs, which has base
-// and span, through pw. stop reports that the merge is to be abandoned.
-func writeMerged(pw *partWriter, srcs []mergeSrc, base uint64, span uint32, settings string, stop func() bool) error {
+// and span, through pw, with temporary files in tmpDir ("": in memory).
+// stop reports that the merge is to be abandoned.
+func writeMerged(pw *partWriter, srcs []mergeSrc, base uint64, span uint32, settings, tmpDir string, stop func() bool) error {
 	run := make([]*part, len(srcs))
 	entries := 0
 	for i := range srcs {
 		run[i] = srcs[i].p
 		t := &srcs[i].p.keys
 		for e := range t.tag {
-			if srcs[i].has(getSlot(t.slot, e)) {
+			if !srcs[i].isDead(getSlot(t.slot, e)) {
 				entries++
 			}
 		}
@@ -336,40 +345,53 @@ func writeMerged(pw *partWriter, srcs []mergeSrc, base uint64, span uint32, sett
 	}
 
 	off := make([]uint32, (1<<bits)+1)
-	if err := mt.each(func(b int, es []mergeEntry) { off[b+1] = off[b] + uint32(len(es)) }); err != nil {
+	if err := mt.each(false, func(b int, es []mergeEntry) { off[b+1] = off[b] + uint32(len(es)) }); err != nil {
 		return err
 	}
 	pw.header(partHead{base: base, span: span, docs: docs, entries: uint64(entries), bits: bits, extBits: extBits}, settings)
 	pw.put(bytesOf(off))
 	pw.align()
+	// One sorted pass writes the tags here and the slots and ext bytes
+	// aside (in tmpDir; in memory when ""), copied in at their sections.
+	slots, err := newSideFile(tmpDir)
+	if err != nil {
+		return err
+	}
+	defer slots.close()
+	exts, err := newSideFile(tmpDir)
+	if err != nil {
+		return err
+	}
+	defer exts.close()
 	var buf []byte
 	flush := func() {
 		pw.put(buf)
 		buf = buf[:0]
 	}
-	if err := mt.each(func(_ int, es []mergeEntry) {
+	var sb, xb []byte
+	if err := mt.each(true, func(_ int, es []mergeEntry) {
 		for _, e := range es {
-			buf = binary.LittleEndian.AppendUint16(buf, e.tag)
+			buf = binary.LittleEndian.AppendUint16(buf, e.tag())
+			sl := e.slot()
+			sb = append(sb, byte(sl), byte(sl>>8), byte(sl>>16))
+			xb = append(xb, e.ext())
 		}
 		if len(buf) >= 1<<16 {
 			flush()
+			slots.write(sb)
+			exts.write(xb)
+			sb, xb = sb[:0], xb[:0]
 		}
 	}); err != nil {
 		return err
 	}
 	flush()
+	slots.write(sb)
+	exts.write(xb)
 	pw.align()
-	if err := mt.each(func(_ int, es []mergeEntry) {
-		for _, e := range es {
-			buf = append(buf, byte(e.slot), byte(e.slot>>8), byte(e.slot>>16))
-		}
-		if len(buf) >= 1<<16 {
-			flush()
-		}
-	}); err != nil {
+	if err := slots.copyTo(pw); err != nil {
 		return err
 	}
-	flush()
 	pw.align()
 	m := uint32(0) // the merged slot written next
 	for _, src := range srcs {
@@ -420,17 +442,78 @@ func writeMerged(pw *partWriter, srcs []mergeSrc, base uint64, span uint32, sett
 			return errMergeStopped
 		}
 	}
-	if err := mt.each(func(_ int, es []mergeEntry) {
-		for _, e := range es {
-			buf = append(buf, e.ext)
-		}
-		if len(buf) >= 1<<16 {
-			flush()
-		}
-	}); err != nil {
+	if err := exts.copyTo(pw); err != nil {
 		return err
 	}
-	flush()
 	pw.align()
 	return pw.err
+}
+
+// A sideFile holds a section of a merged part until its turn comes: a
+// temporary file, or memory.
+type sideFile struct {
+	f   *os.File // nil: in buf
+	w   *bufio.Writer
+	buf bytes.Buffer
+	err error
+}
+
+func newSideFile(dir string) (*sideFile, error) {
+	sf := &sideFile{}
+	if dir == "" {
+		return sf, nil
+	}
+	f, err := os.CreateTemp(dir, "merge-*.tmp") // Open removes .tmp files left by a crash
+	if err != nil {
+		return nil, err
+	}
+	sf.f, sf.w = f, bufio.NewWriterSize(f, 1<<20)
+	return sf, nil
+}
+
+func (sf *sideFile) write(b []byte) {
+	switch {
+	case sf.err != nil:
+	case sf.f == nil:
+		sf.buf.Write(b)
+	default:
+		_, sf.err = sf.w.Write(b)
+	}
+}
+
+// copyTo writes what was written to pw.
+func (sf *sideFile) copyTo(pw *partWriter) error {
+	if sf.err != nil {
+		return sf.err
+	}
+	if sf.f == nil {
+		pw.put(sf.buf.Bytes())
+		return pw.err
+	}
+	if err := sf.w.Flush(); err != nil {
+		return err
+	}
+	if _, err := sf.f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	r := bufio.NewReaderSize(sf.f, 1<<20)
+	b := make([]byte, 1<<20)
+	for pw.err == nil {
+		n, err := r.Read(b)
+		pw.put(b[:n])
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return pw.err
+}
+
+func (sf *sideFile) close() {
+	if sf.f != nil {
+		sf.f.Close()
+		os.Remove(sf.f.Name())
+	}
 }
