@@ -35,7 +35,9 @@ func synthetic(r *rand.Rand, bands int) dedup.Features {
 
 // BenchmarkSet measures a set of N unrelated documents written in bulk and
 // mapped back: bytes per document of its parts, and the time of a match
-// (key lookups; no candidate to read) and of a k = 3 fingerprint query.
+// (key lookups; no candidate to read), of a k = 3 fingerprint query, and of
+// reading a random document's id (what names a fingerprint search's hit;
+// store.BenchmarkGetID measures the store's read of it).
 // Sizes: 100K and 1M, and KEPTSET_BENCH_N (e.g. 10000000) when set.
 //
 //	go test ./keptset -run '^$' -bench Set -benchtime 200000x
@@ -59,7 +61,7 @@ func BenchmarkSet(b *testing.B) {
 			if len(fps) < cap(fps) {
 				fps = append(fps, f.FP)
 			}
-			if err := w.Add(uint64(i), &f); err != nil {
+			if err := w.Add(uint64(i), strconv.Itoa(i), &f); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -98,6 +100,17 @@ func BenchmarkSet(b *testing.B) {
 			}
 			if hits < b.N {
 				b.Fatalf("%d hits for %d queries of stored fingerprints", hits, b.N)
+			}
+		})
+		b.Run(fmt.Sprintf("n=%d/id", n), func(b *testing.B) {
+			b.ReportAllocs()
+			q := rand.New(rand.NewPCG(4, 4))
+			for range b.N {
+				seq := q.Uint64N(uint64(n))
+				id, known, err := s.ID(seq)
+				if got, perr := strconv.ParseUint(id, 10, 64); err != nil || !known || perr != nil || got != seq {
+					b.Fatalf("ID(%d) = %q, %v, %v", seq, id, known, err)
+				}
 			}
 		})
 		s.Close()

@@ -14,6 +14,8 @@ type builder struct {
 	fps     []uint64 // by slot
 	present []uint64 // bitmap of the slots that hold a document
 	docs    uint32
+	ids     []byte   // the documents' ids, end to end
+	idEnd   []uint64 // by slot: the end of its id in ids
 }
 
 func newBuilder(base uint64) *builder { return &builder{base: base} }
@@ -21,12 +23,16 @@ func newBuilder(base uint64) *builder { return &builder{base: base} }
 // span is the seqs the builder covers so far.
 func (b *builder) span() uint32 { return uint32(len(b.fps)) }
 
-// add adds the document seq (>= base + span) with its keys and fingerprint.
-func (b *builder) add(seq uint64, keys []uint64, fp uint64) {
+// add adds the document seq (>= base + span) with its id, keys and
+// fingerprint.
+func (b *builder) add(seq uint64, id string, keys []uint64, fp uint64) {
 	s := uint32(seq - b.base)
 	for uint32(len(b.fps)) <= s {
 		b.fps = append(b.fps, 0)
+		b.idEnd = append(b.idEnd, uint64(len(b.ids)))
 	}
+	b.ids = append(b.ids, id...)
+	b.idEnd[s] = uint64(len(b.ids))
 	for len(b.present) <= int(s/64) {
 		b.present = append(b.present, 0)
 	}
@@ -37,6 +43,15 @@ func (b *builder) add(seq uint64, keys []uint64, fp uint64) {
 		b.keys = append(b.keys, k)
 		b.slots = append(b.slots, s)
 	}
+}
+
+// id returns the id of slot s.
+func (b *builder) id(s uint32) string {
+	start := uint64(0)
+	if s > 0 {
+		start = b.idEnd[s-1]
+	}
+	return string(b.ids[start:b.idEnd[s]])
 }
 
 func (b *builder) has(s uint32) bool {
@@ -67,20 +82,26 @@ func (b *builder) build(dead func(s uint32) bool) *part {
 	}
 	fps := make([]uint64, len(b.fps))
 	live := make([]uint64, (len(b.fps)+63)/64)
+	idoff := make([]uint64, len(b.fps)+1)
+	var ids []byte
 	for s := range fps {
 		if has(uint32(s)) {
 			fps[s] = b.fps[s]
 			live[s/64] |= 1 << (s % 64)
+			ids = append(ids, b.id(uint32(s))...)
 		}
+		idoff[s+1] = uint64(len(ids))
 	}
 	return &part{
-		base: b.base,
-		span: b.span(),
-		docs: docs,
-		keys: buildTable(keys, slots),
-		fps:  fps,
-		live: live,
-		fpx:  buildFPIndex(fps, func(s int) bool { return has(uint32(s)) }, int(docs)),
+		base:  b.base,
+		span:  b.span(),
+		docs:  docs,
+		keys:  buildTable(keys, slots),
+		fps:   fps,
+		live:  live,
+		fpx:   buildFPIndex(fps, func(s int) bool { return has(uint32(s)) }, int(docs)),
+		idoff: idoff,
+		ids:   ids,
 	}
 }
 
@@ -117,9 +138,9 @@ func (d *delta) indexFP(s uint32, fp uint64) {
 	}
 }
 
-func (d *delta) add(seq uint64, keys []uint64, fp uint64) {
+func (d *delta) add(seq uint64, id string, keys []uint64, fp uint64) {
 	n := len(d.builder.keys)
-	d.builder.add(seq, keys, fp)
+	d.builder.add(seq, id, keys, fp)
 	d.indexFP(uint32(seq-d.base), fp)
 	if 2*len(d.builder.keys) > len(d.cells) {
 		d.rehash(2 * len(d.cells))
@@ -199,7 +220,7 @@ func (d *delta) fingerprint(fp uint64, k int, fn func(slot uint32, dist int)) {
 // bytes is the memory the delta holds.
 func (d *delta) bytes() int64 {
 	n := int64(cap(d.builder.keys)*8 + cap(d.builder.slots)*4 + cap(d.fps)*8 + cap(d.cells)*4 +
-		cap(d.present)*8 + cap(d.dead)*8)
+		cap(d.present)*8 + cap(d.dead)*8 + cap(d.ids) + cap(d.idEnd)*8)
 	for t := range fpTables {
 		n += int64(cap(d.fpHead[t])*4 + cap(d.fpNext[t])*4)
 	}

@@ -93,6 +93,9 @@ func (s *Set) mergeableLocked(run []*part) bool {
 	}
 	entries := 0
 	for _, p := range run {
+		if p.idoff == nil {
+			return false // format 1
+		}
 		entries += p.keys.entries()
 	}
 	_, _, ok := mergedBits(run, entries)
@@ -445,6 +448,39 @@ func writeMerged(pw *partWriter, srcs []mergeSrc, base uint64, span uint32, sett
 	if err := exts.copyTo(pw); err != nil {
 		return err
 	}
+	pw.align()
+	// The ids: where each merged slot's starts, then those of the live slots.
+	at := uint64(0)
+	m = 0
+	for _, src := range srcs {
+		for ; m < src.off; m++ {
+			buf = binary.LittleEndian.AppendUint64(buf, at)
+		}
+		for sl := range src.p.span {
+			buf = binary.LittleEndian.AppendUint64(buf, at)
+			if src.has(sl) {
+				at += src.p.idoff[sl+1] - src.p.idoff[sl]
+			}
+			if len(buf) >= 1<<16 {
+				flush()
+			}
+		}
+		m += src.p.span
+	}
+	buf = binary.LittleEndian.AppendUint64(buf, at)
+	flush()
+	pw.align()
+	for _, src := range srcs {
+		for sl := range src.p.span {
+			if src.has(sl) {
+				buf = append(buf, src.p.ids[src.p.idoff[sl]:src.p.idoff[sl+1]]...)
+			}
+			if len(buf) >= 1<<16 {
+				flush()
+			}
+		}
+	}
+	flush()
 	pw.align()
 	return pw.err
 }

@@ -62,8 +62,10 @@ func checkFiles(t *testing.T, dir string) {
 }
 
 // checkSelfMatches fails unless each document of docs (distinct under the
-// rule, document i at seq i) matches itself, or nothing when removed.
-func checkSelfMatches(t *testing.T, s *keptset.Set, ex *dedup.Extractor, docs []string, removed map[int]bool) {
+// rule, document i at seq i, id "i") matches itself, or nothing when
+// removed, and the set names it (those before idFrom: not, being in parts
+// of format 1).
+func checkSelfMatches(t *testing.T, s *keptset.Set, ex *dedup.Extractor, docs []string, removed map[int]bool, idFrom int) {
 	t.Helper()
 	for i, text := range docs {
 		f := ex.Extract(text)
@@ -77,6 +79,10 @@ func checkSelfMatches(t *testing.T, s *keptset.Set, ex *dedup.Extractor, docs []
 			}
 		} else if !dup || m.Seq != uint64(i) {
 			t.Fatalf("doc %d: got %+v %v, want itself", i, m, dup)
+		}
+		id, known, err := s.ID(uint64(i))
+		if err != nil || known != (!removed[i] && i >= idFrom) || known && id != fmt.Sprint(i) {
+			t.Fatalf("ID(%d) = %q, %v, %v; removed %v", i, id, known, err, removed[i])
 		}
 	}
 }
@@ -136,7 +142,7 @@ func TestMergeRemovals(t *testing.T) {
 	if want := len(docs) - len(removed); st.Docs != want {
 		t.Fatalf("Len %d, want %d", st.Docs, want)
 	}
-	checkSelfMatches(t, s, ex, docs, removed)
+	checkSelfMatches(t, s, ex, docs, removed, 0)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +161,7 @@ func TestMergeRemovals(t *testing.T) {
 	if want := len(docs) - len(removed); s.Len() != want {
 		t.Fatalf("after reopen Len %d, want %d", s.Len(), want)
 	}
-	checkSelfMatches(t, s, ex, docs, removed)
+	checkSelfMatches(t, s, ex, docs, removed, 0)
 }
 
 // copyDir copies the set's directory src to a new one, the manifest first:
@@ -275,7 +281,7 @@ func TestMergeCrash(t *testing.T) {
 			if want := len(docs) - len(removed); c.Len() != want {
 				t.Fatalf("Len %d, want %d", c.Len(), want)
 			}
-			checkSelfMatches(t, c, ex, docs, removed)
+			checkSelfMatches(t, c, ex, docs, removed, 0)
 		})
 	}
 }
@@ -292,8 +298,13 @@ func toFormat1(t *testing.T, path string) {
 		t.Fatalf("%s: magic %q", path, b[:8])
 	}
 	body := b[:len(b)-8]
+	// Format 1 ends where ext starts: the sections before it, padded.
+	pad := func(n int) int { return n + (8-n%8)%8 }
+	span, docs := int(binary.LittleEndian.Uint32(body[16:])), int(binary.LittleEndian.Uint32(body[20:]))
 	entries := int(binary.LittleEndian.Uint64(body[24:]))
-	body = body[:len(body)-entries-(8-entries%8)%8] // ext, the last section
+	end := 40 + pad(int(binary.LittleEndian.Uint32(body[36:]))) + pad(4*(1<<body[32]+1)) + pad(2*entries) +
+		pad(3*entries) + 8*span + 8*((span+63)/64) + 4*pad(4*(65536+1)) + 4*pad(3*docs)
+	body = body[:end]
 	copy(body, "NDKPART1")
 	body[33] = 0
 	out := binary.LittleEndian.AppendUint32(slices.Clone(body), crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
@@ -319,7 +330,7 @@ func TestFormat1(t *testing.T) {
 	for i, text := range docs[:half] {
 		f := ex.Extract(text)
 		recs.put(uint64(i), fmt.Sprint(i), f)
-		if err := w.Add(uint64(i), &f); err != nil {
+		if err := w.Add(uint64(i), fmt.Sprint(i), &f); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -360,5 +371,5 @@ func TestFormat1(t *testing.T) {
 			t.Fatalf("format 1 part: %v", err)
 		}
 	}
-	checkSelfMatches(t, s, ex, docs, nil)
+	checkSelfMatches(t, s, ex, docs, nil, half)
 }

@@ -29,6 +29,13 @@ type part struct {
 	live []uint64 // bitmap of the slots that hold a document
 	fpx  fpIndex
 	dead []uint64 // bitmap of the slots removed since (in memory; Set.mu)
+	// The documents' ids: the id of slot s is ids[idoff[s]:idoff[s+1]].
+	// A mapped part reads them from file (its pages are released, as
+	// ext's); nil in format 1.
+	idoff []uint64
+	ids   []byte
+	file  *os.File // the part's file, open for reading ids; nil in memory
+	idPos [2]int64 // the file offsets of idoff and ids
 
 	data   []byte // the part's file, mapped or in memory; nil for a part built in memory
 	mapped bool   // data is mapped
@@ -57,9 +64,15 @@ type part struct {
 //	fpoff     4 × (65536 + 1) × uint32  fingerprint block tables' offsets
 //	fpslot    4 × docs × 3 bytes        fingerprint block tables' slots
 //	ext       entries × 1 byte          the key bits after each tag, for
-//	                                    merges (format 2 only; last, so that
-//	                                    it is released from memory once the
-//	                                    checksum is verified)
+//	                                    merges
+//	idoff     (span + 1) × uint64       by slot, where its id starts in ids
+//	                                    (a slot without a document: none)
+//	ids       the documents' ids, end to end
+//	                                    (ext, idoff and ids are in format 2
+//	                                    only, last, so that they are
+//	                                    released from memory once the
+//	                                    checksum is verified; ids are read
+//	                                    from the file)
 //	trailer   crc32c (Castagnoli) of everything before it, uint32; "PEND"
 const (
 	partMagic   = "NDKPART2"
@@ -189,6 +202,10 @@ func (p *part) writeSections(pw *partWriter, settings string) {
 	}
 	pw.put(p.keys.ext)
 	pw.align()
+	pw.put(bytesOf(p.idoff))
+	pw.align()
+	pw.put(p.ids)
+	pw.align()
 }
 
 // writePart writes p to path (through a temporary file, synced and renamed).
@@ -245,7 +262,11 @@ func openPart(path, settings string) (p *part, err error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() {
+		if err != nil {
+			f.Close()
+		}
+	}()
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
@@ -263,11 +284,21 @@ func openPart(path, settings string) (p *part, err error) {
 		return nil, err
 	}
 	p.mapped = true
-	if ext := p.keys.ext; len(ext) > 0 {
-		// From the first whole page of ext to the end of the file.
-		page := os.Getpagesize()
-		start := int(uintptr(unsafe.Pointer(&ext[0]))-uintptr(unsafe.Pointer(&data[0]))) + page - 1
-		if start -= start % page; start < len(data) {
+	if p.idoff != nil {
+		p.file = f
+		p.idPos = [2]int64{offsetIn(data, bytesOf(p.idoff)), offsetIn(data, p.ids)}
+	} else {
+		f.Close()
+	}
+	if p.idoff != nil {
+		// From the first whole page of ext (or of idoff, when ext is
+		// empty) to the end of the file.
+		start := offsetIn(data, bytesOf(p.idoff))
+		if len(p.keys.ext) > 0 {
+			start = offsetIn(data, p.keys.ext)
+		}
+		page := int64(os.Getpagesize())
+		if start = (start + page - 1) / page * page; start < int64(len(data)) {
 			syscall.Madvise(data[start:], syscall.MADV_DONTNEED) // advice: an error costs memory only
 		}
 	}
@@ -345,6 +376,14 @@ func parsePart(data []byte, path, settings string) (p *part, err error) {
 	}
 	if version >= 2 {
 		p.keys.ext = take(int(entries))
+		p.idoff = sliceOf[uint64](take(8 * (int(p.span) + 1)))
+		if err == nil {
+			if n := p.idoff[p.span]; n > uint64(len(body)) {
+				err = bad("ids of %d bytes", n)
+			} else {
+				p.ids = take(int(n))
+			}
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -362,7 +401,52 @@ func parsePart(data []byte, path, settings string) (p *part, err error) {
 			return nil, bad("fingerprint table %d: %v", t, err)
 		}
 	}
+	if p.idoff != nil {
+		if p.idoff[0] != 0 {
+			return nil, bad("ids: offsets do not start at 0")
+		}
+		for i := 1; i < len(p.idoff); i++ {
+			if p.idoff[i] < p.idoff[i-1] {
+				return nil, bad("ids: offsets not ascending at %d", i)
+			}
+		}
+	}
 	return p, nil
+}
+
+// offsetIn is the offset of b, a section of data, in data.
+func offsetIn(data, b []byte) int64 {
+	if len(b) == 0 {
+		return int64(len(data))
+	}
+	return int64(uintptr(unsafe.Pointer(&b[0])) - uintptr(unsafe.Pointer(&data[0])))
+}
+
+// errNoIDs: a part of format 1 keeps no ids.
+var errNoIDs = errors.New("keptset: part keeps no ids")
+
+// id returns the id of slot s, which holds a document: from the file for a
+// mapped part, whose id pages are not kept in memory.
+func (p *part) id(s uint32) (string, error) {
+	if p.idoff == nil {
+		return "", errNoIDs
+	}
+	if p.file == nil {
+		return string(p.ids[p.idoff[s]:p.idoff[s+1]]), nil
+	}
+	var o [16]byte
+	if _, err := p.file.ReadAt(o[:], p.idPos[0]+8*int64(s)); err != nil {
+		return "", fmt.Errorf("keptset: reading an id of %s: %w", p.name, err)
+	}
+	a, b := binary.LittleEndian.Uint64(o[:]), binary.LittleEndian.Uint64(o[8:])
+	if a > b || b > uint64(len(p.ids)) {
+		return "", fmt.Errorf("%w: %s: id offsets %d, %d", ErrDamaged, p.name, a, b)
+	}
+	id := make([]byte, b-a)
+	if _, err := p.file.ReadAt(id, p.idPos[1]+int64(a)); err != nil {
+		return "", fmt.Errorf("keptset: reading an id of %s: %w", p.name, err)
+	}
+	return unsafe.String(unsafe.SliceData(id), len(id)), nil
 }
 
 func checkOffsets(off []uint32, n uint32) error {
@@ -379,10 +463,15 @@ func checkOffsets(off []uint32, n uint32) error {
 
 // close unmaps the part's file.
 func (p *part) close() error {
-	if !p.mapped {
-		return nil
+	var err error
+	if p.file != nil {
+		err = p.file.Close()
+		p.file = nil
 	}
-	err := syscall.Munmap(p.data)
+	if !p.mapped {
+		return err
+	}
+	err = errors.Join(err, syscall.Munmap(p.data))
 	p.data, p.mapped = nil, false
 	return err
 }

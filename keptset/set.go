@@ -145,7 +145,7 @@ func Open(ctx context.Context, rule *dedup.Rule, rec Records, opt Options) (*Set
 	}
 	b := newBuilder(from)
 	var keys []uint64
-	err := rec.LoadFrom(ctx, from, func(seq uint64, _ string, f *dedup.Features) error {
+	err := rec.LoadFrom(ctx, from, func(seq uint64, id string, f *dedup.Features) error {
 		if seq < from {
 			return fmt.Errorf("keptset: records out of order (seq %d after %d)", seq, from)
 		}
@@ -160,7 +160,7 @@ func Open(ctx context.Context, rule *dedup.Rule, rec Records, opt Options) (*Set
 			b = newBuilder(end)
 		}
 		keys = Keys(keys[:0], f, bands)
-		b.add(seq, keys, f.FP)
+		b.add(seq, id, keys, f.FP)
 		s.next = seq + 1
 		return nil
 	})
@@ -183,6 +183,7 @@ func Open(ctx context.Context, rule *dedup.Rule, rec Records, opt Options) (*Set
 		d.builder.slots = append(d.builder.slots, b.slots[i])
 	}
 	d.builder.fps, d.builder.present, d.builder.docs = b.fps, b.present, b.docs
+	d.builder.ids, d.builder.idEnd = b.ids, b.idEnd
 	for sl, fp := range b.fps {
 		if b.has(uint32(sl)) {
 			d.indexFP(uint32(sl), fp)
@@ -251,7 +252,7 @@ func (s *Set) Add(seq uint64, id string, f dedup.Features) error {
 			return err
 		}
 	}
-	s.delta.add(seq, keys, f.FP)
+	s.delta.add(seq, id, keys, f.FP)
 	s.pending[seq] = pendingDoc{id: id, f: f}
 	s.pendIDs[id]++
 	s.next = seq + 1
@@ -446,6 +447,7 @@ type Hit struct {
 	Seq      uint64
 	FP       uint64
 	Distance int
+	Pending  bool // added, not yet Written
 }
 
 // QueryFingerprint returns the live documents whose fingerprints are within
@@ -474,7 +476,42 @@ func (s *Set) QueryFingerprint(fp uint64, k, limit int) ([]Hit, error) {
 	if limit > 0 && len(hits) > limit {
 		hits = hits[:limit]
 	}
+	if len(s.pending) > 0 {
+		for i := range hits {
+			_, hits[i].Pending = s.pending[hits[i].Seq]
+		}
+	}
 	return hits, nil
+}
+
+// ID returns the id of document seq when the set keeps it: known is false
+// when the set does not (seq is in a part of format 1, or no live
+// document of the set has it), and the caller asks the store. Parts keep
+// their ids in their files, not in memory: a fingerprint search names its
+// few hits with a read of the page cache each (two preads), where the
+// store's read of the record costs a block of its tables.
+func (s *Set) ID(seq uint64) (id string, known bool, err error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return "", false, ErrClosed
+	}
+	if d := s.deltaOf(seq); d != nil {
+		sl := uint32(seq - d.base)
+		if !d.has(sl) || d.isDead(sl) {
+			return "", false, nil
+		}
+		return d.id(sl), true, nil
+	}
+	p := s.partOf(seq)
+	if p == nil || !p.has(uint32(seq-p.base)) {
+		return "", false, nil
+	}
+	id, err = p.id(uint32(seq - p.base))
+	if errors.Is(err, errNoIDs) {
+		return "", false, nil
+	}
+	return id, err == nil, err
 }
 
 // Stats describes a set's memory.

@@ -411,7 +411,7 @@ func TestWriter(t *testing.T) {
 		seq := uint64(2 * i) // gaps, as deletes leave
 		f := ex.Extract(text)
 		recs.put(seq, fmt.Sprint(i), f)
-		if err := w.Add(seq, &f); err != nil {
+		if err := w.Add(seq, fmt.Sprint(i), &f); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -437,6 +437,12 @@ func TestWriter(t *testing.T) {
 		hits, err := s.QueryFingerprint(f.FP, 3, 0)
 		if err != nil || !slices.ContainsFunc(hits, func(h keptset.Hit) bool { return h.Seq == uint64(2*i) && h.Distance == 0 }) {
 			t.Fatalf("fingerprint query of doc %d: %v %v", i, hits, err)
+		}
+		if id, known, err := s.ID(uint64(2 * i)); err != nil || !known || id != fmt.Sprint(i) {
+			t.Fatalf("ID(%d) = %q, %v, %v; want %d", 2*i, id, known, err, i)
+		}
+		if _, known, err := s.ID(uint64(2*i + 1)); err != nil || known {
+			t.Fatalf("ID(%d) of a gap: known %v, %v", 2*i+1, known, err)
 		}
 	}
 	if err := s.Add(0, "x", dedup.Features{}); err == nil || errors.Is(err, keptset.ErrClosed) {
@@ -471,6 +477,9 @@ func testFingerprintQuery(t *testing.T, deltaSpan int) {
 		if err := s.Add(uint64(i), fmt.Sprint(i), dedup.Features{FP: fp, Exact: uint64(i)}); err != nil {
 			t.Fatal(err)
 		}
+		if i%2 == 0 {
+			s.Written(uint64(i)) // the odd ones stay pending
+		}
 	}
 	if _, err := s.Remove(3); err != nil {
 		t.Fatal(err)
@@ -490,7 +499,7 @@ func testFingerprintQuery(t *testing.T, deltaSpan int) {
 			var want []keptset.Hit
 			for i, g := range fps {
 				if d := bits.OnesCount64(g ^ fp); d <= k && i != 3 {
-					want = append(want, keptset.Hit{Seq: uint64(i), FP: g, Distance: d})
+					want = append(want, keptset.Hit{Seq: uint64(i), FP: g, Distance: d, Pending: i%2 == 1})
 				}
 			}
 			slices.SortFunc(want, func(a, b keptset.Hit) int {
@@ -503,6 +512,14 @@ func testFingerprintQuery(t *testing.T, deltaSpan int) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("k = %d: got %v, a scan finds %v", k, got, want)
 			}
+			for _, h := range got {
+				if id, known, err := s.ID(h.Seq); err != nil || !known || id != fmt.Sprint(h.Seq) {
+					t.Fatalf("ID(%d) = %q, %v, %v", h.Seq, id, known, err)
+				}
+			}
 		}
+	}
+	if _, known, err := s.ID(3); err != nil || known {
+		t.Fatalf("ID of a removed document: known %v, %v", known, err)
 	}
 }

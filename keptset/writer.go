@@ -32,8 +32,8 @@ func NewWriter(rule *dedup.Rule, opt Options) (*Writer, error) {
 	return &Writer{s: &Set{nb: bands, opt: opt}, b: newBuilder(0)}, nil
 }
 
-// Add adds document seq with features f.
-func (w *Writer) Add(seq uint64, f *dedup.Features) error {
+// Add adds document seq with id and features f.
+func (w *Writer) Add(seq uint64, id string, f *dedup.Features) error {
 	if seq < w.b.base+uint64(w.b.span()) {
 		return fmt.Errorf("keptset: seq %d added after %d", seq, w.b.base+uint64(w.b.span())-1)
 	}
@@ -43,7 +43,7 @@ func (w *Writer) Add(seq uint64, f *dedup.Features) error {
 		}
 	}
 	w.keys = Keys(w.keys[:0], f, w.s.nb)
-	w.b.add(seq, w.keys, f.FP)
+	w.b.add(seq, id, w.keys, f.FP)
 	return nil
 }
 

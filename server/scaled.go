@@ -165,14 +165,15 @@ func (s *Server) deleteScaled(ctx context.Context, id string) error {
 }
 
 // searchFingerprintScaled answers a fingerprint search from the set's
-// fingerprint index, reading each hit's id from the store.
+// fingerprint index, naming each hit from the set (which reads the id from
+// its part's file), or from the store for a part that keeps no ids.
 func (s *Server) searchFingerprintScaled(ctx context.Context, fp uint64, k, limit int) ([]index.Match, error) {
 	hits, err := s.big.QueryFingerprint(fp, k, 0)
 	if err != nil {
 		return nil, err
 	}
-	// Only the hits' ids are needed: an engine that reads them alone
-	// (pebble) saves decoding their shingle sets.
+	// An engine that reads a record's id alone (pebble) saves decoding
+	// its shingle set.
 	getID := func(seq uint64) (string, error) {
 		rec, err := s.store.GetSeq(ctx, seq)
 		return rec.ID, err
@@ -184,9 +185,15 @@ func (s *Server) searchFingerprintScaled(ctx context.Context, fp uint64, k, limi
 	}
 	var out []index.Match
 	for _, h := range hits {
-		id, err := getID(h.Seq)
+		if h.Pending {
+			continue // not yet in the store
+		}
+		id, known, err := s.big.ID(h.Seq)
+		if err == nil && !known {
+			id, err = getID(h.Seq)
+		}
 		if errors.Is(err, store.ErrNotFound) {
-			continue // deleted, or not yet written
+			continue // deleted since the query
 		}
 		if err != nil {
 			return nil, err

@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/testcorpora"
 	"github.com/neardup/neardup/store"
 )
@@ -90,6 +92,17 @@ func TestScaledRestart(t *testing.T) {
 			}
 			if len(res.Duplicates) == 0 || res.Duplicates[0].ID != want {
 				t.Fatalf("%s: %s finds %v, want %s", when, d.ID, res.Duplicates, want)
+			}
+			if verdict[d.ID] != "" {
+				continue
+			}
+			// A stored document's fingerprint finds it, named by the set.
+			ms, err := s.SearchFingerprint(ctx, res.FP, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(ms, func(m index.Match) bool { return m.ID == d.ID && m.Distance == 0 }) {
+				t.Fatalf("%s: the fingerprint search of %s finds %v", when, d.ID, ms)
 			}
 		}
 	}

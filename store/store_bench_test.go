@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -148,4 +149,65 @@ func proseFeatures(tb testing.TB, n int) []dedup.Features {
 // and waited for outside it.
 type queuer interface {
 	Queue(ctx context.Context, op Op) func() error
+}
+
+// BenchmarkGetID measures what names a fingerprint search's hits: GetID of
+// random stored seqs, in a pebble store of n ~1 KB English documents
+// (NEARDUP_BENCH_N, default 1,000,000) written in bulk as `neardup import`
+// writes them, closed and reopened so that they are read from its tables.
+// GetSeq (the whole record) is there for comparison.
+//
+//	go test ./store -run '^$' -bench GetID -benchtime 1000000x
+func BenchmarkGetID(b *testing.B) {
+	n := 1000000
+	if s := os.Getenv("NEARDUP_BENCH_N"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	fs := proseFeatures(b, 4096)
+	dir := b.TempDir()
+	s, err := OpenPebble(dir, PebbleOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0 := time.Now()
+	recs := make([]Record, 0, 1024)
+	for i := range n {
+		recs = append(recs, Record{Seq: uint64(i), ID: fmt.Sprint("doc-", i), Features: fs[i%len(fs)]})
+		if len(recs) == cap(recs) || i == n-1 {
+			if err := s.PutBulk(context.Background(), recs); err != nil {
+				b.Fatal(err)
+			}
+			recs = recs[:0]
+		}
+	}
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if s, err = OpenPebble(dir, PebbleOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	b.Logf("%d stored in %v, %d MB", n, time.Since(t0).Round(time.Millisecond), s.Size()>>20)
+	for _, get := range []struct {
+		name string
+		get  func(seq uint64) (string, error)
+	}{
+		{"GetID", func(seq uint64) (string, error) { return s.GetID(context.Background(), seq) }},
+		{"GetSeq", func(seq uint64) (string, error) {
+			r, err := s.GetSeq(context.Background(), seq)
+			return r.ID, err
+		}},
+	} {
+		b.Run(get.name, func(b *testing.B) {
+			b.ReportAllocs()
+			r := rand.New(rand.NewPCG(1, 1))
+			for range b.N {
+				seq := r.Uint64N(uint64(n))
+				id, err := get.get(seq)
+				if got, perr := strconv.ParseUint(strings.TrimPrefix(id, "doc-"), 10, 64); err != nil || perr != nil || got != seq {
+					b.Fatalf("seq %d: %q %v", seq, id, err)
+				}
+			}
+		})
+	}
 }

@@ -170,7 +170,7 @@ func (f *importCmd) run(c *cobra.Command, args []string) (err error) {
 	f.opt.OnKept = func(id string, _ int, feat dedup.Features) error {
 		feat.Sig = nil
 		if w != nil {
-			if err := w.Add(seq, &feat); err != nil {
+			if err := w.Add(seq, id, &feat); err != nil {
 				return err
 			}
 		}
