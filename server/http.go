@@ -628,6 +628,23 @@ func (s *Server) side(text string, f *dedup.Features) (measure.Vector, sideJSON)
 		Tokens: f.Tokens, exactOnlyJSON: exactOnly(s.rule.ExactOnly(f)), Features: top}
 }
 
+// statsSettings is what /v1/stats reports of the decision settings: the
+// method's own (MinHash's permutations, bands and rows; SimHash's
+// distances), the verification's, and the profile, which makes the
+// fingerprints a fingerprint search compares under either method.
+func statsSettings(o dedup.Options) map[string]any {
+	o.EnsureDefaults()
+	m := map[string]any{"method": o.Method, "profile": o.Profile, "verify": o.Verify,
+		"threshold": o.Threshold, "shingle": o.Shingle}
+	if o.Method == dedup.MethodMinHash {
+		bands, rows := o.LSHShape()
+		m["perms"], m["bands"], m["rows"] = o.Perms, bands, rows
+	} else {
+		m["k"], m["k_short"], m["short_tokens"] = max(o.K, 0), max(o.KShort, 0), o.ShortTokens
+	}
+	return m
+}
+
 func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) {
 	n, err := s.Len(r.Context())
 	if err != nil {
@@ -646,13 +663,17 @@ func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) {
 		"fingerprint_only_documents": s.FingerprintOnly(),
 		"heap_bytes":                 ms.HeapAlloc,
 		"uptime_seconds":             time.Since(s.start).Seconds(),
-		"settings": map[string]any{"profile": s.opt.Dedup.Profile, "k": max(s.opt.Dedup.K, 0),
-			"k_short": max(s.opt.Dedup.KShort, 0), "short_tokens": s.opt.Dedup.ShortTokens,
-			"threshold": s.opt.Dedup.Threshold, "shingle": s.opt.Dedup.Shingle, "verify": s.opt.Dedup.Verify},
+		"settings":                   statsSettings(s.opt.Dedup),
 	}
 	if n > 0 {
 		st["sketch_bytes_per_document"] = float64(sk) / float64(n)
 		st["heap_bytes_per_document"] = float64(ms.HeapAlloc) / float64(n)
+	}
+	if s.big != nil {
+		// The kept set's parts, which merges keep few (keptset's notes).
+		ks := s.big.Stats()
+		st["kept_set"] = map[string]any{"parts": ks.Parts, "part_bytes": ks.PartBytes, "delta_documents": ks.DeltaDocs,
+			"merges": ks.Merges}
 	}
 	if b, ok := s.store.(interface{ Size() int64 }); ok { // BoltStore, PebbleStore
 		size := b.Size()
