@@ -31,7 +31,11 @@
 // seq (store.Store.GetSeq) and applies the rule to them. Start-up maps the
 // parts and replays only the documents stored after the last one
 // (LoadFrom), so it takes seconds at any size; Close writes the rest as a
-// part. A document is pending in the set until its store write lands. Under
+// part, and parts are merged in the background so that a match probes few
+// of them. A fingerprint search names its hits with the ids the parts keep
+// in their files (keptset.Set.ID), not with a read of the store (parts
+// written before ids were kept fall back to the store's GetID). A document
+// is pending in the set until its store write lands. Under
 // MethodSimHash, or with a snapshot, the kept set is a dedup.Kept holding
 // every document's features in memory, loaded from the whole store.
 //
