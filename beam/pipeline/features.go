@@ -17,7 +17,8 @@ import (
 // docData is what verification and the decision need of a document: its
 // position, id and dedup.Features as Features.MarshalBinary encodes them
 // (token-sequence hash, counts, shingle set, band keys; the fingerprint
-// under MethodSimHash).
+// under MethodSimHash). Verification gets neither the id nor the band
+// keys.
 type docData struct {
 	Pos      uint64
 	ID       string
@@ -180,11 +181,20 @@ func (f *dataFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*i
 			return nil
 		}
 		ft := f.ext.Extract(doc.Text)
+		d := docData{Pos: pos}
+		if f.ToComponents {
+			d.ID = doc.ID
+		} else {
+			// Verification needs neither the id nor the band keys: a
+			// star's members share its bucket's key, so Rule.Near holds
+			// for them without the bands (see verifyFn).
+			ft.Bands = nil
+		}
 		b, err := ft.MarshalBinary()
 		if err != nil {
 			return err
 		}
-		d := docData{Pos: pos, ID: doc.ID, Features: b}
+		d.Features = b
 		for ; len(es) > 0 && es[0].Member == pos; es = es[1:] {
 			switch t := es[0].Centre; {
 			case f.ToComponents:
