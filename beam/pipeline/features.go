@@ -185,9 +185,9 @@ func (f *dataFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*i
 		if f.ToComponents {
 			d.ID = doc.ID
 		} else {
-			// Verification needs neither the id nor the band keys: a
-			// star's members share its bucket's key, so Rule.Near holds
-			// for them without the bands (see verifyFn).
+			// Verification needs neither the id nor the band keys
+			// (see verifyFn: without them Rule.Near holds, and a
+			// star's centre and leaf share a bucket's key).
 			ft.Bands = nil
 		}
 		b, err := ft.MarshalBinary()
