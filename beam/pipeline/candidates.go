@@ -3,8 +3,6 @@ package pipeline
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
-	"fmt"
 	"slices"
 	"sync"
 
@@ -60,7 +58,7 @@ var starCount = beam.NewCounter("neardup", "star_edges")
 // candidate key) into stars: each member is linked to the least member, its
 // centre, by a starEdge keyed by the member's range, the centre to itself. A bucket of m documents costs m elements,
 // whatever their similarity; a key of one document, the fate of nearly
-// every key, none. One call holds its partition's entries (12 bytes
+// every key, none. One call holds its partition's entries (about 5 bytes
 // encoded, 16 decoded, about 25 per document of KeyPartBytes of input).
 type starFn struct{ Shuffle shuffleCounter }
 
@@ -70,11 +68,9 @@ func (f *starFn) ProcessElement(ctx context.Context, _ int, batches func(*[]byte
 	var es []keyEntry
 	var b []byte
 	for batches(&b) {
-		if len(b)%keyEntrySize != 0 {
-			return fmt.Errorf("pipeline: a key batch of %d bytes", len(b))
-		}
-		for i := 0; i < len(b); i += keyEntrySize {
-			es = append(es, keyEntry{uint64(binary.LittleEndian.Uint32(b[i:])), binary.LittleEndian.Uint64(b[i+4:])})
+		var err error
+		if es, err = appendKeyEntries(es, b); err != nil {
+			return err
 		}
 	}
 	slices.SortFunc(es, func(a, b keyEntry) int {

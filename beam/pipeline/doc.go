@@ -55,10 +55,11 @@
 //     the batch's. A document's position is range<<40 | line: input order.
 //     The rule's extractor (dedup.NewRuleExtractor) runs in the read: text is
 //     never shuffled. Per document it emits its 25 candidate keys (24 bands
-//     and the token-sequence hash) as 12-byte entries (32 bits of key,
-//     position), batched per key partition (key mod KeyParts, one
-//     partition per KeyPartBytes, 1 MiB, of input): 300 bytes, in a few
-//     large elements.
+//     and the token-sequence hash) as entries of 32 bits of key and the
+//     position's difference from the batch's previous entry (a uvarint:
+//     about 5 bytes an entry), batched per key partition (key mod KeyParts,
+//     one partition per KeyPartBytes, 1 MiB, of input): about 125 bytes,
+//     in a few large elements.
 //     State: one document, and up to 8 MiB of key entries before a flush.
 //  2. Stars (GroupByKey on the key partition): the partition's entries are
 //     sorted; each bucket (key) of two or more documents emits one starEdge
@@ -104,7 +105,7 @@
 //     documents were read (a run without any fails, with ErrNoDocuments).
 //     State: one range's duplicates and clusters lines.
 //
-// So a document in no bucket is shuffled as its 300 bytes of keys; a
+// So a document in no bucket is shuffled as its keys (about 125 bytes); a
 // document in buckets adds its star edges (16 bytes each), its features
 // once per distinct centre it is a leaf of and once if it is a centre, and
 // once more to its component when it is in an edge. Nothing grows with the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -16,7 +17,8 @@ import (
 // docData is what verification and the decision need of a document: its
 // position, id and dedup.Features as Features.MarshalBinary encodes them
 // (token-sequence hash, counts, shingle set, band keys; the fingerprint
-// under MethodSimHash).
+// under MethodSimHash). Verification gets neither the id nor the band
+// keys.
 type docData struct {
 	Pos      uint64
 	ID       string
@@ -179,11 +181,20 @@ func (f *dataFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*i
 			return nil
 		}
 		ft := f.ext.Extract(doc.Text)
+		d := docData{Pos: pos}
+		if f.ToComponents {
+			d.ID = doc.ID
+		} else {
+			// Verification needs neither the id nor the band keys
+			// (see verifyFn: without them Rule.Near holds, and a
+			// star's centre and leaf share a bucket's key).
+			ft.Bands = nil
+		}
 		b, err := ft.MarshalBinary()
 		if err != nil {
 			return err
 		}
-		d := docData{Pos: pos, ID: doc.ID, Features: b}
+		d.Features = b
 		for ; len(es) > 0 && es[0].Member == pos; es = es[1:] {
 			switch t := es[0].Centre; {
 			case f.ToComponents:
@@ -220,28 +231,38 @@ func Data(s beam.Scope, opt Options, in inputs, stars beam.PCollection) (self, l
 }
 
 // Candidate keys travel in batches: one element per key partition per
-// range (or per flush) holding 12-byte entries (key, position), instead of
-// one element per key. A runner's cost per element (prism keeps each one
-// as its own buffer, and a key per group) dwarfs 16 bytes, and 25 keys a
+// range (or per flush) holding entries (key, position), instead of one
+// element per key. A runner's cost per element (prism keeps each one as its
+// own buffer, and a key per group) dwarfs a few bytes, and 25 keys a
 // document made the key shuffle most of the elements of a run. The
 // partitions are chosen by key (key mod parts); their number grows with the
 // input (one per KeyPartBytes of input), so a partition's group stays the
 // same size whatever the corpus.
-const (
-	keyEntrySize  = 12
-	keyFlushBytes = 8 << 20 // entries a reader holds before it emits them
-)
+//
+// An entry is the key's 32 high bits (4 bytes, little-endian), then the
+// position as a uvarint of its difference from the batch's previous entry
+// (the first entry's from 0). A reader adds entries in input order, so the
+// differences are small: a document's 25 keys share its position (a
+// difference of 0 in each partition it already reached), and the next
+// document's comes a few lines later. About 5 bytes an entry on web text
+// where a fixed layout took 12, which the key shuffle (the largest of a run
+// on web text) is made of.
+const keyFlushBytes = 8 << 20 // entries a reader holds before it emits them
 
 type keyBatcher struct {
 	parts [][]byte
+	last  []uint64 // the position of each partition's last entry
 	held  int
 	emit  func(part int, b []byte)
 }
 
 func newKeyBatcher(parts int, emit func(int, []byte)) *keyBatcher {
-	return &keyBatcher{parts: make([][]byte, max(parts, 1)), emit: emit}
+	n := max(parts, 1)
+	return &keyBatcher{parts: make([][]byte, n), last: make([]uint64, n), emit: emit}
 }
 
+// add appends an entry; pos must not be less than the positions added
+// before it (input order).
 func (kb *keyBatcher) add(key, pos uint64) {
 	p := int(key % uint64(len(kb.parts)))
 	// The partition holds the key's low bits; 32 high bits tell keys apart
@@ -249,8 +270,10 @@ func (kb *keyBatcher) add(key, pos uint64) {
 	// in 2^32) make a bucket of documents that share no key: its star's
 	// pairs are candidates that verification rejects (or under simhash an
 	// unverified link that merges two components), never a lost pair.
-	kb.parts[p] = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(kb.parts[p], uint32(key>>32)), pos)
-	if kb.held += keyEntrySize; kb.held >= keyFlushBytes {
+	n := len(kb.parts[p])
+	kb.parts[p] = binary.AppendUvarint(binary.LittleEndian.AppendUint32(kb.parts[p], uint32(key>>32)), pos-kb.last[p])
+	kb.last[p] = pos
+	if kb.held += len(kb.parts[p]) - n; kb.held >= keyFlushBytes {
 		kb.flush()
 	}
 }
@@ -259,8 +282,27 @@ func (kb *keyBatcher) flush() {
 	for p, b := range kb.parts {
 		if len(b) > 0 {
 			kb.emit(p, b)
-			kb.parts[p] = nil
+			kb.parts[p], kb.last[p] = nil, 0
 		}
 	}
 	kb.held = 0
+}
+
+// appendKeyEntries decodes a batch of keyBatcher entries onto es.
+func appendKeyEntries(es []keyEntry, b []byte) ([]keyEntry, error) {
+	var pos uint64
+	for len(b) > 0 {
+		if len(b) < 5 {
+			return es, fmt.Errorf("pipeline: a key batch ends inside an entry (%d bytes left)", len(b))
+		}
+		key := uint64(binary.LittleEndian.Uint32(b))
+		d, n := binary.Uvarint(b[4:])
+		if n <= 0 {
+			return es, errors.New("pipeline: a key batch holds a bad position")
+		}
+		pos += d
+		es = append(es, keyEntry{key, pos})
+		b = b[4+n:]
+	}
+	return es, nil
 }

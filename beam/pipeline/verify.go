@@ -32,6 +32,14 @@ var (
 //
 // Every leaf is checked against the centre with Rule.Duplicates (the
 // candidate test and the verification: the edges of the batch's graph).
+// The features come without their band keys (dataFn), so Rule.Near holds
+// for any two of them. The centre and a leaf share a bucket's key, so the
+// batch's candidate test holds for them too (but for two keys that met in a
+// key partition by their 32 high bits, keyBatcher). Two leaves may come from
+// different buckets of the same centre and share no key: such a pair, if it
+// passes the verification, is an edge the batch does not have. Extra edges
+// of near-duplicates merge components and never split one, and the
+// decision has the bands, so the verdicts stay the batch's.
 // When every leaf passes, the star is all the bucket's pairs need: any two
 // of its members are connected through the centre. When some leaf y fails,
 // a pair (x, y) of leaves may still be near-duplicates, and its edge may
@@ -76,7 +84,7 @@ func (f *verifyFn) ProcessElement(ctx context.Context, c uint64, selfIter func(*
 	}
 	var fc dedup.Features
 	if err := fc.UnmarshalBinary(self.Features); err != nil {
-		return fmt.Errorf("pipeline: features of %q: %w", self.ID, err)
+		return fmt.Errorf("pipeline: features of position %d: %w", self.Pos, err)
 	}
 	edge := func(p Pair) {
 		edgeCount.Inc(ctx, 1)
@@ -90,7 +98,7 @@ func (f *verifyFn) ProcessElement(ctx context.Context, c uint64, selfIter func(*
 	for leafIter(&d) {
 		l := leafState{pos: d.Pos}
 		if err := l.f.UnmarshalBinary(d.Features); err != nil {
-			return fmt.Errorf("pipeline: features of %q: %w", d.ID, err)
+			return fmt.Errorf("pipeline: features of position %d: %w", d.Pos, err)
 		}
 		checkedCount.Inc(ctx, 1)
 		l.ok = f.rule.Duplicates(&fc, &l.f)
