@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/internal/redisclient"
 	"github.com/neardup/neardup/store"
 )
 
@@ -159,39 +159,9 @@ func Open(ctx context.Context, addr string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	retries := opt.Retries
-	if retries < 0 {
-		retries = -1 // go-redis: -1 disables retries
-	}
-	var c redis.UniversalClient
-	switch {
-	case strings.HasPrefix(addr, "redis-cluster://"):
-		u, err := url.Parse(addr)
-		if err != nil {
-			return nil, fmt.Errorf("redisreplica: %q: %w", addr, err)
-		}
-		hosts := strings.Split(u.Host, ",")
-		if u.Host == "" || slices.Contains(hosts, "") {
-			return nil, fmt.Errorf("redisreplica: %q names no cluster nodes", addr)
-		}
-		co := &redis.ClusterOptions{Addrs: hosts, DialTimeout: opt.Timeout, ReadTimeout: opt.Timeout,
-			WriteTimeout: opt.Timeout, MaxRetries: retries, MinRetryBackoff: 8 * time.Millisecond,
-			MaxRetryBackoff: 512 * time.Millisecond}
-		if u.User != nil {
-			co.Username = u.User.Username()
-			co.Password, _ = u.User.Password()
-		}
-		c = redis.NewClusterClient(co)
-	case strings.HasPrefix(addr, "redis://"), strings.HasPrefix(addr, "rediss://"):
-		ro, err := redis.ParseURL(addr)
-		if err != nil {
-			return nil, fmt.Errorf("redisreplica: %q: %w", addr, err)
-		}
-		ro.DialTimeout, ro.ReadTimeout, ro.WriteTimeout = opt.Timeout, opt.Timeout, opt.Timeout
-		ro.MaxRetries, ro.MinRetryBackoff, ro.MaxRetryBackoff = retries, 8*time.Millisecond, 512*time.Millisecond
-		c = redis.NewClient(ro)
-	default:
-		return nil, fmt.Errorf("redisreplica: store %q: want redis://host:port/db or redis-cluster://host:port,...", addr)
+	c, err := redisclient.Dial(addr, redisclient.Options{Timeout: opt.Timeout, Retries: opt.Retries})
+	if err != nil {
+		return nil, fmt.Errorf("redisreplica: %w", err)
 	}
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
@@ -279,15 +249,7 @@ func existsError(err error) error {
 
 // unavailable wraps a Redis error: the store could not be reached or
 // failed, so the request is answered 503.
-func unavailable(err error) error {
-	if err == nil || errors.Is(err, store.ErrUnavailable) {
-		return err
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
-	}
-	return fmt.Errorf("%w: redis: %w", store.ErrUnavailable, err)
-}
+func unavailable(err error) error { return redisclient.Unavailable(err) }
 
 // Keys (REDIS.md).
 func (s *Store) docKey(id string) string { return s.p + "d:" + id }

@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math/bits"
-	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/redisclient"
 	"github.com/neardup/neardup/keptset"
 	"github.com/neardup/neardup/simhash"
 	"github.com/neardup/neardup/store"
@@ -163,39 +162,11 @@ func Open(ctx context.Context, addr string, opt Options) (*Store, error) {
 }
 
 func dial(addr string, opt Options) (redis.UniversalClient, error) {
-	retries := opt.Retries
-	if retries < 0 {
-		retries = -1 // go-redis: -1 disables retries
+	c, err := redisclient.Dial(addr, redisclient.Options{Timeout: opt.Timeout, Retries: opt.Retries, PoolSize: opt.PoolSize})
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: %w", err)
 	}
-	switch {
-	case strings.HasPrefix(addr, "redis-cluster://"):
-		u, err := url.Parse(addr)
-		if err != nil {
-			return nil, fmt.Errorf("redisstore: %q: %w", addr, err)
-		}
-		hosts := strings.Split(u.Host, ",")
-		if u.Host == "" || slices.Contains(hosts, "") {
-			return nil, fmt.Errorf("redisstore: %q names no cluster nodes", addr)
-		}
-		co := &redis.ClusterOptions{Addrs: hosts, DialTimeout: opt.Timeout, ReadTimeout: opt.Timeout,
-			WriteTimeout: opt.Timeout, MaxRetries: retries, MinRetryBackoff: 8 * time.Millisecond,
-			MaxRetryBackoff: 512 * time.Millisecond, PoolSize: opt.PoolSize}
-		if u.User != nil {
-			co.Username = u.User.Username()
-			co.Password, _ = u.User.Password()
-		}
-		return redis.NewClusterClient(co), nil
-	case strings.HasPrefix(addr, "redis://"), strings.HasPrefix(addr, "rediss://"):
-		ro, err := redis.ParseURL(addr)
-		if err != nil {
-			return nil, fmt.Errorf("redisstore: %q: %w", addr, err)
-		}
-		ro.DialTimeout, ro.ReadTimeout, ro.WriteTimeout = opt.Timeout, opt.Timeout, opt.Timeout
-		ro.MaxRetries, ro.MinRetryBackoff, ro.MaxRetryBackoff = retries, 8*time.Millisecond, 512*time.Millisecond
-		ro.PoolSize = opt.PoolSize
-		return redis.NewClient(ro), nil
-	}
-	return nil, fmt.Errorf("redisstore: store %q: want redis://host:port/db or redis-cluster://host:port,...", addr)
+	return c, nil
 }
 
 // bucketBits returns the bits of the band buckets' and the id buckets'
@@ -273,14 +244,8 @@ func (s *Store) failed(err error) error {
 	return err
 }
 
-// unavailable wraps a Redis error: the store could not be reached or
-// failed, so the request is answered 503.
-func unavailable(err error) error {
-	if err == nil || errors.Is(err, store.ErrUnavailable) {
-		return err
-	}
-	return fmt.Errorf("%w: redis: %w", store.ErrUnavailable, err)
-}
+// unavailable wraps a Redis error as store.ErrUnavailable (503).
+func unavailable(err error) error { return redisclient.Unavailable(err) }
 
 func (s *Store) check() error {
 	if s.closed.Load() {
