@@ -31,12 +31,7 @@ func TestImportMatchesDedup(t *testing.T) {
 	if code, _, stderr := run(t, "", "import", "--data", data, "--duplicates", dups, "-q", corpus); code != 0 {
 		t.Fatalf("import: exit %d: %s", code, stderr)
 	}
-	kept := filepath.Join(dir, "kept.jsonl")
-	if code, _, stderr := run(t, "", "dedup", "--output", kept, "-q", corpus); code != 0 {
-		t.Fatalf("dedup: exit %d: %s", code, stderr)
-	}
-	var want []string
-	eachJSON(t, kept, func(d struct{ ID string }) { want = append(want, d.ID) })
+	want := dedupKept(t, dir, corpus)
 
 	st, err := store.OpenPebble(data, store.PebbleOptions{})
 	if err != nil {
@@ -54,11 +49,31 @@ func TestImportMatchesDedup(t *testing.T) {
 		t.Fatalf("import stored %d documents, dedup kept %d: not the same ids in the same order", len(got), len(want))
 	}
 
+	checkServed(t, startServe(t, data), "en_spdx", dups, want)
+}
+
+// dedupKept returns the ids 'neardup dedup' keeps of corpus, in order.
+func dedupKept(t *testing.T, dir, corpus string) []string {
+	t.Helper()
+	kept := filepath.Join(dir, "kept.jsonl")
+	if code, _, stderr := run(t, "", "dedup", "--output", kept, "-q", corpus); code != 0 {
+		t.Fatalf("dedup: exit %d: %s", code, stderr)
+	}
+	var want []string
+	eachJSON(t, kept, func(d struct{ ID string }) { want = append(want, d.ID) })
+	return want
+}
+
+// checkServed checks the service c started on an import of the shared
+// corpus name against dedup's verdicts: for every document in the
+// duplicates report dups, its first match is the kept document dedup
+// named; the first 200 kept documents match themselves first.
+func checkServed(t *testing.T, c *serveChild, name, dups string, kept []string) {
+	t.Helper()
 	texts := map[string]string{}
-	for _, d := range testcorpora.Docs(t, "en_spdx") {
+	for _, d := range testcorpora.Docs(t, name) {
 		texts[d.ID] = d.Text
 	}
-	c := startServe(t, data)
 	removed := 0
 	eachJSON(t, dups, func(d struct {
 		DupID  string `json:"dup_id"`
@@ -72,7 +87,7 @@ func TestImportMatchesDedup(t *testing.T) {
 	if removed == 0 {
 		t.Fatal("no document removed: the test tests little")
 	}
-	for _, id := range want[:min(len(want), 200)] {
+	for _, id := range kept[:min(len(kept), 200)] {
 		if first := searchFirst(t, c.base, texts[id]); first != id {
 			t.Errorf("kept %s: the service's first match is %q", id, first)
 		}
@@ -156,12 +171,7 @@ func TestImportRedis(t *testing.T) {
 	if code, _, stderr := run(t, "", "import", "--store", addr, "--redis-prefix", "imp:", "--duplicates", dups, "-q", corpus); code != 0 {
 		t.Fatalf("import: exit %d: %s", code, stderr)
 	}
-	kept := filepath.Join(dir, "kept.jsonl")
-	if code, _, stderr := run(t, "", "dedup", "--output", kept, "-q", corpus); code != 0 {
-		t.Fatalf("dedup: exit %d: %s", code, stderr)
-	}
-	var want []string
-	eachJSON(t, kept, func(d struct{ ID string }) { want = append(want, d.ID) })
+	want := dedupKept(t, dir, corpus)
 	st, err := redisstore.Open(context.Background(), addr, redisstore.Options{Prefix: "imp:", Settings: server.Settings(dedup.Options{})})
 	if err != nil {
 		t.Fatal(err)
@@ -181,24 +191,7 @@ func TestImportRedis(t *testing.T) {
 		t.Fatalf("import stored %d documents, dedup kept %d: not the same ids in the same order", len(got), len(want))
 	}
 
-	texts := map[string]string{}
-	for _, d := range testcorpora.Docs(t, "en_spdx") {
-		texts[d.ID] = d.Text
-	}
-	c := startServe(t, t.TempDir(), "--store", addr, "--redis-prefix", "imp:")
-	removed := 0
-	eachJSON(t, dups, func(d struct {
-		DupID  string `json:"dup_id"`
-		KeptID string `json:"kept_id"`
-	}) {
-		removed++
-		if first := searchFirst(t, c.base, texts[d.DupID]); first != d.KeptID {
-			t.Errorf("removed %s: the service's first match is %q, dedup kept it for %q", d.DupID, first, d.KeptID)
-		}
-	})
-	if removed == 0 {
-		t.Fatal("no document removed: the test tests little")
-	}
+	checkServed(t, startServe(t, t.TempDir(), "--store", addr, "--redis-prefix", "imp:"), "en_spdx", dups, want)
 
 	code, _, stderr := run(t, "", "import", "--store", addr, "--redis-prefix", "imp:", "-q", corpus)
 	if code == 0 || !strings.Contains(stderr, "not empty") {
