@@ -123,7 +123,7 @@ func (c *collector) do(ctx context.Context, j gcJob) error {
 // its own) and then its record.
 func (s *Store) clear(ctx context.Context, seq uint64, id string, keys []uint64) error {
 	calls := append(s.dropCalls(seq, keys), call{sc: dropID, keys: []string{s.idKey(id)}, args: []any{id, strconv.FormatUint(seq, 10)}})
-	if err := s.scripts(ctx, calls); err != nil {
+	if err := s.scripts(ctx, calls, nil); err != nil {
 		return err
 	}
 	rk, rf, sf := s.recordKey(seq)

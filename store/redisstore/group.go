@@ -99,10 +99,14 @@ type call struct {
 
 // scripts runs calls in one round trip by their SHA (Redis keeps scripts
 // compiled), and those Redis no longer knows (NOSCRIPT: it restarted, or a
-// master is new) again in full. It returns the first error.
-func (s *Store) scripts(ctx context.Context, calls []call) error {
+// master is new) again in full. with, when not nil, queues more commands
+// into the first round trip. It returns the first error of the calls.
+func (s *Store) scripts(ctx context.Context, calls []call, with func(redis.Pipeliner)) error {
 	run := func(full bool) error {
 		return s.g.do(ctx, func(p redis.Pipeliner) {
+			if !full && with != nil {
+				with(p)
+			}
 			for i := range calls {
 				c := &calls[i]
 				switch {

@@ -482,30 +482,15 @@ func (s *Store) resolve(ctx context.Context, seq, self uint64, at time.Time) (st
 // returns the state it has then ("" when it is gone).
 func (s *Store) setState(ctx context.Context, seq uint64, st string, count bool) (string, error) {
 	rk, rf, sf := s.recordKey(seq)
-	var cmd *redis.Cmd
-	run := func(sha bool) error {
-		return s.g.do(ctx, func(pipe redis.Pipeliner) {
-			if sha {
-				cmd = settleState.EvalSha(ctx, pipe, []string{rk}, rf, sf, st)
-			} else {
-				cmd = settleState.Eval(ctx, pipe, []string{rk}, rf, sf, st)
-			}
-			if count && sha {
-				pipe.Incr(ctx, s.countKey)
-			}
-		})
+	calls := []call{{sc: settleState, keys: []string{rk}, args: []any{rf, sf, st}}}
+	var incr func(redis.Pipeliner)
+	if count {
+		incr = func(p redis.Pipeliner) { p.Incr(ctx, s.countKey) }
 	}
-	err := run(true)
-	if err == nil && cmd.Err() != nil && redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-		err = run(false) // a Redis that restarted, or a master new since
+	if err := s.scripts(ctx, calls, incr); err != nil {
+		return "", err
 	}
-	if err == nil {
-		err = errOf(cmd)
-	}
-	if err != nil {
-		return "", unavailable(err)
-	}
-	got, _ := cmd.Text()
+	got, _ := calls[0].cmd.Text()
 	return got, nil
 }
 
@@ -533,8 +518,10 @@ func (s *Store) Remove(ctx context.Context, id string) (bool, error) {
 	// The record is gone: whatever follows is clean-up, which a reader
 	// that finds an entry without a record would also do.
 	calls := append(s.dropCalls(seq, s.keys(&r.Features)), call{sc: dropID, keys: []string{s.idKey(id)}, args: []any{id, strconv.FormatUint(seq, 10)}})
-	err = errors.Join(s.scripts(context.WithoutCancel(ctx), calls), s.c.Decr(context.WithoutCancel(ctx), s.countKey).Err())
-	if err != nil {
+	bg := context.WithoutCancel(ctx)
+	var decr *redis.IntCmd
+	err = s.scripts(bg, calls, func(p redis.Pipeliner) { decr = p.Decr(bg, s.countKey) })
+	if err = errors.Join(err, errOf(decr)); err != nil {
 		s.log.Warn("redis clean-up after a delete failed: the collector finishes it", "id", id, "err", err)
 	}
 	if err := s.replicate(ctx); err != nil {
