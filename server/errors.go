@@ -97,6 +97,16 @@ func respond(w http.ResponseWriter, status int, v any) {
 	h["Content-Type"] = contentTypeJSON[:1:1] // full: an append copies
 	h["X-Content-Type-Options"] = noSniff[:1:1]
 	w.WriteHeader(status)
+	if a, ok := v.(jsonAppender); ok {
+		bp := replyPool.Get().(*[]byte)
+		b := append(a.appendJSON((*bp)[:0]), '\n')
+		_, _ = w.Write(b) // as below
+		if cap(b) <= 1<<16 {
+			*bp = b
+			replyPool.Put(bp)
+		}
+		return
+	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v) // the client may be gone; nothing to do about it

@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"math/bits"
 	"net/http"
 	"os"
 	"path"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
@@ -152,10 +152,13 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		if sw.status == 0 {
 			sw.status = http.StatusOK
 		}
-		s.met.requests.WithLabelValues(route, strconv.Itoa(sw.status)).Inc()
-		s.met.latency.WithLabelValues(route).Observe(d.Seconds())
-		s.log.Info("request", "method", r.Method, "path", r.URL.Path, "route", route,
-			"status", sw.status, "ms", float64(d.Microseconds())/1000, "remote", r.RemoteAddr)
+		m := s.met.route(route, sw.status)
+		m.requests.Inc()
+		m.latency.Observe(d.Seconds())
+		if s.log.Enabled(r.Context(), slog.LevelInfo) { // the arguments cost allocations
+			s.log.Info("request", "method", r.Method, "path", r.URL.Path, "route", route,
+				"status", sw.status, "ms", float64(d.Microseconds())/1000, "remote", r.RemoteAddr)
+		}
 	})
 }
 
@@ -429,6 +432,8 @@ type searchRequest struct {
 	// Limit is nil when absent (DefaultSearchLimit); 0 is refused, not
 	// taken for the default.
 	Limit *int `json:"limit"`
+
+	fp simhash.Fingerprint // Fingerprint parsed, by searchValid
 }
 
 type searchHit struct {
@@ -480,7 +485,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 			exactOnlyJSON: exactOnly(res.ExactOnly), Results: hits})
 		return
 	}
-	fp, _ := simhash.Parse(q.Fingerprint) // checked by searchValid
+	fp := q.fp
 	k := s.rule.QueryK()
 	if q.K != nil {
 		k = *q.K
@@ -509,9 +514,11 @@ func (s *Server) searchValid(q *searchRequest) error {
 		return badRequest("invalid_argument", "k applies to fingerprint search; text search uses the dedup rule")
 	}
 	if q.Fingerprint != "" {
-		if _, err := simhash.Parse(q.Fingerprint); err != nil {
+		fp, err := simhash.Parse(q.Fingerprint)
+		if err != nil {
 			return badRequest("invalid_argument", "fingerprint: %v", err)
 		}
+		q.fp = fp
 	}
 	if q.K != nil && (*q.K < 0 || *q.K > s.rule.QueryK()) {
 		return badRequest("invalid_argument", "k %d outside 0..%d", *q.K, s.rule.QueryK())

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"math"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,6 +15,7 @@ import (
 type metrics struct {
 	requests    *prometheus.CounterVec
 	latency     *prometheus.HistogramVec
+	routes      sync.Map // routeKey -> *routeMetrics: the vectors' children, found once
 	storeErrors prometheus.Counter
 	commitOps   prometheus.Histogram
 }
@@ -62,6 +65,31 @@ func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
 		)
 	}
 	return m
+}
+
+type routeKey struct {
+	route  string
+	status int
+}
+
+// routeMetrics are a route's and status's children of the request metrics.
+type routeMetrics struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
+}
+
+// route returns the request metrics of route and status: a vector's
+// WithLabelValues hashes the labels and takes a lock on every call.
+func (m *metrics) route(route string, status int) *routeMetrics {
+	k := routeKey{route, status}
+	if v, ok := m.routes.Load(k); ok {
+		return v.(*routeMetrics)
+	}
+	v, _ := m.routes.LoadOrStore(k, &routeMetrics{
+		requests: m.requests.WithLabelValues(route, strconv.Itoa(status)),
+		latency:  m.latency.WithLabelValues(route),
+	})
+	return v.(*routeMetrics)
 }
 
 // sketchBytes returns the bytes of shingle sets held in memory: the Kept's,
