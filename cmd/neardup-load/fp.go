@@ -2,12 +2,14 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"log"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"os"
@@ -66,19 +68,37 @@ func runFP(cfg *config, prose string) {
 			return func(n int) []byte { return reqs[(g*7919+n)%len(reqs)] }
 		}
 	}
+	// The servers' CPU time per request is the figure that holds on a
+	// machine shared with other work (and with this client): req/s does not.
+	measure := func(host, name string, pid int, reqs [][]byte) (result, float64) {
+		t0 := cpuTime(pid)
+		r := phase(host, cfg.c, cfg.d, name, premade(reqs))
+		r.print()
+		us := math.NaN()
+		if pid != 0 {
+			us = float64(cpuTime(pid)-t0) / float64(time.Microsecond) / float64(len(r.lat))
+			fmt.Printf("%-10s %8.1f us of server CPU per request\n", name, us)
+		}
+		return r, us
+	}
 	var as, bs []result
+	var ca, cb []float64
 	for round := range cfg.rounds {
-		a := phase(cfg.host, cfg.c, cfg.d, fmt.Sprint("neardup/", round+1), premade(reqA))
-		a.print()
-		b := phase(cfg.peerHost, cfg.c, cfg.d, fmt.Sprint("simd/", round+1), premade(reqB))
-		b.print()
-		fmt.Printf("round %d: simd/neardup %.2fx req/s\n", round+1, b.rate()/a.rate())
+		a, ua := measure(cfg.host, fmt.Sprint("neardup/", round+1), cfg.pidA, reqA)
+		b, ub := measure(cfg.peerHost, fmt.Sprint("simd/", round+1), cfg.pidB, reqB)
+		fmt.Printf("round %d: simd/neardup %.2fx req/s, neardup/simd %.2fx CPU per request\n", round+1, b.rate()/a.rate(), ua/ub)
 		as, bs = append(as, a), append(bs, b)
+		ca, cb = append(ca, ua), append(cb, ub)
 	}
 	ra, rb := median(as, result.rate), median(bs, result.rate)
 	pa, pb := median(as, p99), median(bs, p99)
 	fmt.Printf("median of %d rounds, %d stored, k = %d, %d clients, %v each: neardup %.0f req/s p99 %.2f ms; simd %.0f req/s p99 %.2f ms; simd/neardup %.2fx\n",
 		cfg.rounds, len(fps), cfg.k, cfg.c, cfg.d, ra, pa, rb, pb, rb/ra)
+	if cfg.pidA != 0 && cfg.pidB != 0 {
+		ident := func(x float64) float64 { return x }
+		ma, mb := median(ca, ident), median(cb, ident)
+		fmt.Printf("server CPU per request, median: neardup %.1f us, simd %.1f us; neardup/simd %.2fx\n", ma, mb, ma/mb)
+	}
 	for _, p := range []struct {
 		name string
 		pid  int
@@ -295,13 +315,41 @@ func agree(cfg *config, fps []stored, qs []uint64) {
 func p99(r result) float64 { return ms(r.quantile(0.99)) }
 
 // median returns the median of f over rs.
-func median(rs []result, f func(result) float64) float64 {
+func median[T any](rs []T, f func(T) float64) float64 {
 	v := make([]float64, len(rs))
 	for i, r := range rs {
 		v[i] = f(r)
 	}
 	slices.Sort(v)
 	return v[len(v)/2]
+}
+
+// cpuTime returns the user and system CPU time process pid has used (0 for
+// pid 0), from /proc/PID/stat in clock ticks of 1/100 s (USER_HZ on Linux).
+func cpuTime(pid int) time.Duration {
+	if pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		log.Fatal(err)
+	}
+	// The fields after the command name, which is in parentheses and may
+	// hold spaces: state is field 3, utime 14 and stime 15.
+	i := bytes.LastIndexByte(b, ')')
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		log.Fatalf("pid %d: short /proc stat line", pid)
+	}
+	var ticks int64
+	for _, s := range f[11:13] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			log.Fatalf("pid %d: /proc stat: %v", pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
 }
 
 // memory returns the resident set size of process pid and its anonymous
