@@ -10,9 +10,9 @@ import (
 
 // jsonAppender is a response body that writes its own JSON: the bytes are
 // the ones encoding/json's Encoder (SetEscapeHTML(false)) writes for the
-// same value, without its reflection. Search answers take this path: they
-// are the service's most frequent reply (a k = 3 fingerprint search spends
-// about as long in encoding/json as in finding its hits).
+// same value, without its reflection. Search and single-document replies
+// take this path: they are the service's most frequent (a k = 3 fingerprint
+// search spent about as long in encoding/json as in finding its hits).
 type jsonAppender interface {
 	appendJSON(b []byte) []byte
 }
@@ -108,4 +108,40 @@ func (h *searchHit) appendJSON(b []byte) []byte {
 	b = append(b, `,"verified":`...)
 	b = strconv.AppendBool(b, h.Verified)
 	return append(b, '}')
+}
+
+func (r docResponse) appendJSON(b []byte) []byte {
+	b = append(b, '{')
+	if r.ID != "" {
+		b = append(b, `"id":`...)
+		b = appendJSONString(b, r.ID)
+		b = append(b, ',')
+	}
+	b = append(b, `"fingerprint":`...)
+	b = appendJSONString(b, r.Fingerprint)
+	b = append(b, `,"stored":`...)
+	b = strconv.AppendBool(b, r.Stored)
+	if r.ExactOnly {
+		b = append(b, `,"exact_only":true`...)
+	}
+	if r.Note != "" {
+		b = append(b, `,"note":`...)
+		b = appendJSONString(b, r.Note)
+	}
+	b = append(b, `,"duplicates":`...)
+	if r.Duplicates == nil {
+		return append(b, "null}"...)
+	}
+	b = append(b, '[')
+	for i, d := range r.Duplicates {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		// dupJSON is searchHit without the fingerprint, its fields in the
+		// same order.
+		h := searchHit{ID: d.ID, Distance: d.Distance, Similarity: d.Similarity, Jaccard: d.Jaccard, Exact: d.Exact,
+			Verified: d.Verified}
+		b = h.appendJSON(b)
+	}
+	return append(b, "]}"...)
 }

@@ -25,6 +25,9 @@ var jsonStrings = []string{"", "pre-12", "a\"b", `back\slash`, "tab\there", "nl\
 
 func strings1000() string { return string(bytes.Repeat([]byte("x"), 1000)) }
 
+// TestSearchReplyJSON checks the search and document replies' own JSON
+// against encoding/json's on random values, strings that need escaping
+// among them.
 func TestSearchReplyJSON(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	floats := []float64{0, 1, 0.953125, 1.0 / 3, 1e-7, 2.5e-9, 1e21, 123456789.125, -0.5, math.SmallestNonzeroFloat64}
@@ -59,6 +62,22 @@ func TestSearchReplyJSON(t *testing.T) {
 		want := encodingJSON(t, resp)
 		if got := resp.appendJSON(nil); !bytes.Equal(got, want) {
 			t.Fatalf("case %d:\n got %s\nwant %s", i, got, want)
+		}
+
+		doc := docResponse{Fingerprint: resp.Fingerprint, Stored: resp.Verified, exactOnlyJSON: resp.exactOnlyJSON}
+		if r.IntN(2) == 0 {
+			doc.ID = pick()
+		}
+		if resp.Results != nil {
+			doc.Duplicates = []dupJSON{}
+			for _, h := range resp.Results {
+				doc.Duplicates = append(doc.Duplicates, dupJSON{ID: h.ID, Distance: h.Distance, Similarity: h.Similarity,
+					Jaccard: h.Jaccard, Exact: h.Exact, Verified: h.Verified})
+			}
+		}
+		want = encodingJSON(t, doc)
+		if got := doc.appendJSON(nil); !bytes.Equal(got, want) {
+			t.Fatalf("case %d, document reply:\n got %s\nwant %s", i, got, want)
 		}
 	}
 }
