@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"log"
-	"math"
 	"math/bits"
 	"math/rand/v2"
 	"os"
@@ -74,12 +73,7 @@ func runFP(cfg *config, prose string) {
 		t0 := cpuTime(pid)
 		r := phase(host, cfg.c, cfg.d, name, premade(reqs))
 		r.print()
-		us := math.NaN()
-		if pid != 0 {
-			us = float64(cpuTime(pid)-t0) / float64(time.Microsecond) / float64(len(r.lat))
-			fmt.Printf("%-10s %8.1f us of server CPU per request\n", name, us)
-		}
-		return r, us
+		return r, printCPU(r, pid, t0)
 	}
 	var as, bs []result
 	var ca, cb []float64

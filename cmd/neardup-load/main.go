@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -93,7 +94,7 @@ func main() {
 	flag.StringVar(&cfg.peer, "peer", "", "-mode fp: go-simstore simd to compare with (loopback only); without it the run stops after the preload")
 	flag.IntVar(&cfg.k, "k", 3, "-mode fp: Hamming distance of the searches (simd answers k = 3 with -size 3)")
 	flag.IntVar(&cfg.rounds, "rounds", 3, "-mode fp: measured phases per system, alternating")
-	flag.IntVar(&cfg.pidA, "pid-a", 0, "-mode fp: PID of the service, for its VmRSS")
+	flag.IntVar(&cfg.pidA, "pid-a", 0, "PID of the service: its CPU time per request (and, with -mode fp, its VmRSS)")
 	flag.IntVar(&cfg.pidB, "pid-b", 0, "-mode fp: PID of the peer, for its VmRSS")
 	flag.Parse()
 	cfg.host = loopbackHost(cfg.base)
@@ -222,7 +223,8 @@ func runText(cfg *config, prose string) {
 			// how many did depended on the number of requests.
 			var sent atomic.Int64
 			var wrapped sync.Once
-			phase(cfg.host, cfg.c, cfg.d, name, func(g int) func(n int) []byte {
+			t0 := cpuTime(cfg.pidA)
+			res := phase(cfg.host, cfg.c, cfg.d, name, func(g int) func(n int) []byte {
 				var body, req []byte
 				return func(n int) []byte {
 					i := int(sent.Add(1) - 1)
@@ -236,9 +238,12 @@ func runText(cfg *config, prose string) {
 					req = postRequest(req[:0], cfg.host, "/v1/documents", append(body, '}'))
 					return req
 				}
-			}).print()
+			})
+			res.print()
+			printCPU(res, cfg.pidA, t0)
 		case "search":
-			phase(cfg.host, cfg.c, cfg.d, name, func(g int) func(n int) []byte {
+			t0 := cpuTime(cfg.pidA)
+			res := phase(cfg.host, cfg.c, cfg.d, name, func(g int) func(n int) []byte {
 				var body, req []byte
 				return func(n int) []byte {
 					body = append(body[:0], `{"text":`...)
@@ -246,12 +251,33 @@ func runText(cfg *config, prose string) {
 					req = postRequest(req[:0], cfg.host, "/v1/search", append(body, '}'))
 					return req
 				}
-			}).print()
+			})
+			res.print()
+			printCPU(res, cfg.pidA, t0)
 		default:
 			log.Fatalf("-phases: unknown phase %q (want add_if_new, search)", name)
 		}
 	}
 	fmt.Printf("stats: %s", get(cfg.client, cfg.base+"/v1/stats"))
+}
+
+// cpuPerRequest is the CPU time in microseconds process pid (the server)
+// spent per request of phase r, which began at its CPU time t0; NaN for
+// pid 0.
+func cpuPerRequest(r result, pid int, t0 time.Duration) float64 {
+	if pid == 0 || len(r.lat) == 0 {
+		return math.NaN()
+	}
+	return float64(cpuTime(pid)-t0) / float64(time.Microsecond) / float64(len(r.lat))
+}
+
+// printCPU prints cpuPerRequest, when there is a pid.
+func printCPU(r result, pid int, t0 time.Duration) float64 {
+	us := cpuPerRequest(r, pid, t0)
+	if !math.IsNaN(us) {
+		fmt.Printf("%-10s %8.1f us of server CPU per request\n", r.name, us)
+	}
+	return us
 }
 
 // textSource returns the maker of documents' texts that -workload names,
