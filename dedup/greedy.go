@@ -3,6 +3,7 @@ package dedup
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -98,6 +99,12 @@ func (r *runner) greedyCandidates(ctx context.Context, lsh *minhash.LSH) error {
 		b, err := r.bands.group(r.opt.Workers, func(i int32) int32 { return pos(lead[i]) })
 		if err != nil {
 			return err
+		}
+		// The buckets are in memory now: the spilled keys' disk (~0.3 KB a
+		// document) comes back before the outputs and OnKept, which may
+		// write a store as large (neardup import).
+		if err := r.bands.close(); err != nil {
+			return fmt.Errorf("dedup: band keys: %w", err)
 		}
 		if err := ctx.Err(); err != nil {
 			return err
