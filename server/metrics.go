@@ -64,8 +64,8 @@ func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
 	return m
 }
 
-// sketchBytes returns the bytes of shingle sets held in memory: the Kept's,
-// or a shared store's replica's.
+// sketchBytes returns the bytes of shingle sets held in memory: the
+// keptmem.Set's, or a shared store's replica's.
 func (s *Server) sketchBytes() int64 {
 	if s.kept != nil {
 		return s.kept.SketchBytes()

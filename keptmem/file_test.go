@@ -1,4 +1,4 @@
-package dedup_test
+package keptmem_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/keptmem"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden kept-set files in testdata")
@@ -30,11 +31,11 @@ func TestKeptFileGolden(t *testing.T) {
 			for day, batch := range [][]goldenDoc{docs[:24], docs[16:]} {
 				in := filepath.Join(dir, fmt.Sprint("day", day+1, ".jsonl"))
 				writeGoldenJSONL(t, in, batch)
-				opt := dedup.Options{Method: method, Index: idx, UpdateIndex: true}
+				opt := dedup.Options{Method: method, KeptFiles: keptmem.Files{}, Index: idx, UpdateIndex: true}
 				if _, err := dedup.Run(t.Context(), []string{in}, opt); err != nil {
 					t.Fatal(err)
 				}
-				got, err := os.ReadFile(dedup.KeptPath(idx))
+				got, err := os.ReadFile(keptmem.Path(idx))
 				if err != nil {
 					t.Fatal(err)
 				}
