@@ -10,6 +10,8 @@ import (
 	"os"
 	"slices"
 	"sync"
+
+	"github.com/neardup/neardup/simhash"
 )
 
 // Band buckets: the candidate stage of MethodMinHash under the keep-first
@@ -80,6 +82,9 @@ type bandPart struct {
 	f    *os.File // spilled entries; nil before the first spill
 	n    int64    // entries in f
 }
+
+// bandKey is the key of band b's key k: one table holds every band.
+func bandKey(b int, key uint64) uint64 { return simhash.Mix64(key, uint64(b)) }
 
 func newBandCollector(dir string, limit int64) *bandCollector {
 	if limit <= 0 {

@@ -121,7 +121,7 @@ type runner struct {
 
 	// Decisions.
 	keeper   []int32     // keeper[i]: i when kept, the kept document i duplicates, -1 for a stored one
-	kept     *Kept       // incremental mode: the documents kept by earlier runs
+	kept     KeptSet     // incremental mode: the documents kept by earlier runs
 	stored   []KeptMatch // incremental mode: the stored document i duplicates, when storedOK[i]
 	storedOK []bool
 	scores   []float64 // Annotate: the Jaccard of each removed document with its kept one; NaN for none

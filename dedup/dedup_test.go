@@ -436,62 +436,6 @@ func TestTextFiles(t *testing.T) {
 	}
 }
 
-func TestIncremental(t *testing.T) {
-	dir := t.TempDir()
-	docs := plantedCorpus()
-	idx := filepath.Join(dir, "seen.idx")
-	day1 := filepath.Join(dir, "day1.jsonl")
-	writeJSONL(t, day1, docs[:20])
-	sum, err := Run(context.Background(), []string{day1}, Options{Index: idx, UpdateIndex: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.Kept != 20 || sum.IndexSize != 20 {
-		t.Fatalf("day 1: %+v, want 20 kept, index of 20", sum)
-	}
-	// Day 2: exact copies of u00, u01 under new ids, a near-copy of u02 with one
-	// word changed (within IndexK), and new documents.
-	rng := rand.New(rand.NewPCG(9, 9))
-	near := strings.Fields(docs[2].Text)
-	near[100] = "changed"
-	day2docs := []testDoc{
-		{ID: "copy0", Text: docs[0].Text},
-		{ID: "copy1", Text: docs[1].Text},
-		{ID: "near2", Text: strings.Join(near, " ")},
-		{ID: "new0", Text: strings.Join(randomText(rng, 300), " ")},
-		{ID: "new1", Text: strings.Join(randomText(rng, 300), " ")},
-	}
-	day2 := filepath.Join(dir, "day2.jsonl")
-	writeJSONL(t, day2, day2docs)
-	dups := filepath.Join(dir, "dups.jsonl")
-	sum, err = Run(context.Background(), []string{day2}, Options{Index: idx, UpdateIndex: true, Duplicates: dups})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := readDuplicates(t, dups)
-	want := map[string]string{"copy0": "u00", "copy1": "u01", "near2": "u02"}
-	if len(got) != 3 || sum.IndexDuplicates != 3 || sum.Kept != 2 || sum.IndexSize != 22 {
-		t.Fatalf("day 2: %+v, duplicates %+v", sum, got)
-	}
-	for _, d := range got {
-		if !d.Index || want[d.DupID] != d.KeptID {
-			t.Errorf("%+v: want a match of %s in the index", d, want[d.DupID])
-		}
-	}
-	// Without UpdateIndex the snapshot is read only.
-	before, _ := os.ReadFile(idx)
-	if _, err := Run(context.Background(), []string{day1}, Options{Index: idx}); err != nil {
-		t.Fatal(err)
-	}
-	if after, _ := os.ReadFile(idx); !bytes.Equal(before, after) {
-		t.Error("index changed without UpdateIndex")
-	}
-	// A missing index without UpdateIndex is an error.
-	if _, err := Run(context.Background(), []string{day1}, Options{Index: filepath.Join(dir, "none.idx")}); err == nil {
-		t.Error("missing index without UpdateIndex: no error")
-	}
-}
-
 func TestValidate(t *testing.T) {
 	tests := []struct {
 		name string
@@ -508,6 +452,7 @@ func TestValidate(t *testing.T) {
 		{"bands", Options{Method: MethodMinHash, Bands: 100, Rows: 2}},
 		{"bands alone", Options{Method: MethodMinHash, Bands: 10}},
 		{"update without index", Options{UpdateIndex: true}},
+		{"index without kept files", Options{Index: "seen.idx"}},
 		{"cosine with minhash", Options{Verify: VerifyCosine, Method: MethodMinHash}},
 	}
 	for _, tt := range tests {

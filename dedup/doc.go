@@ -122,10 +122,26 @@
 // With Options.Index, a batch is deduplicated against the documents kept by
 // earlier runs, under the same rule: they come first in priority, and a batch
 // document that duplicates one of them (verified against the shingle sets in
-// the kept-set file beside the snapshot, FORMAT.md) is removed in its favour.
-// With UpdateIndex the kept documents are added and both files saved
-// atomically. A corpus cut in two runs gets the verdicts of one run over the
+// the kept-set file beside the snapshot) is removed in its favour. With
+// UpdateIndex the kept documents are added and both files saved atomically.
+// A corpus cut in two runs gets the verdicts of one run over the
 // concatenation (TestIncrementalEqualsOneRun), with either method.
+//
+// The kept set of earlier runs is not this package's: Run reaches it through
+// two interfaces declared here, KeptSet and KeptFiles, which the caller
+// passes in (Options.KeptFiles; 'neardup dedup' passes keptmem.Files{}).
+// Package keptmem holds the set in memory and imports this one for its
+// Rule and Features, so imports flow one way.
+//
+// # Formats
+//
+// This package owns the binary encoding of Features (Features.AppendBinary,
+// Sketch.MarshalBinary: binary.go), which the stores keep as their records
+// and the kept-set file holds per document, and the settings string that
+// names what features depend on (SketchVersion, MinHashVersion). Package
+// keptmem owns the kept-set file (keptmem/FORMAT.md), package index the
+// index snapshot (index/FORMAT.md), package store the data directory and
+// package keptset the files of the service's kept set at scale.
 //
 // # Concurrency
 //

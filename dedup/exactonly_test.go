@@ -6,6 +6,7 @@ import (
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/eval"
+	"github.com/neardup/neardup/keptmem"
 )
 
 // TestExactOnly: a text without features (punctuation only, or only
@@ -36,7 +37,7 @@ func TestExactOnly(t *testing.T) {
 	} {
 		t.Run(opt.Method+"-"+opt.Verify, func(t *testing.T) {
 			rule, ex := dedup.RuleAndExtractor(t, opt)
-			kept, err := dedup.NewKept(rule, 0)
+			kept, err := keptmem.New(rule, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,16 +11,24 @@ func TokenHashes(text string) []uint64 {
 	return s.toks
 }
 
-// Candidates returns how many candidate slots (with repeats) Match reads for
-// f before the rule judges them: the work the candidate tables leave.
-func (k *Kept) Candidates(f *Features) int {
-	k.mu.RLock()
-	defer k.mu.RUnlock()
-	c, err := k.candidatesLocked(nil, f)
-	if err != nil {
-		panic(err)
-	}
-	return len(c)
+// Helpers of the internal tests, for the external ones that need a
+// concrete kept set (package keptmem imports dedup, so they cannot live in
+// this package).
+type TestDoc = testDoc
+
+var (
+	PlantedCorpus  = plantedCorpus
+	RandomText     = randomText
+	BandCorpus     = bandCorpus
+	WriteJSONL     = writeJSONL
+	ReadDuplicates = readDuplicates
+)
+
+// WithBandSpill returns o with the memory its band keys may hold before
+// they are spilled to files set to spill (Options.bandSpill).
+func WithBandSpill(o Options, spill int64) Options {
+	o.bandSpill = spill
+	return o
 }
 
 // RuleAndExtractor returns the rule and an extractor of opt, failing tb on

@@ -16,6 +16,7 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/internal/testcorpora"
+	"github.com/neardup/neardup/keptmem"
 )
 
 // chainCorpus is version histories: each of n lineages starts from random
@@ -257,8 +258,8 @@ func TestIncrementalEqualsOneRun(t *testing.T) {
 				writeDocs(t, b, c.docs[cut:])
 				one, _ := verdicts(t, []string{a, b}, dedup.Options{Method: method})
 				idx := filepath.Join(dir, fmt.Sprintf("seen-%d.ndx", cut))
-				first, _ := verdicts(t, []string{a}, dedup.Options{Method: method, Index: idx, UpdateIndex: true})
-				second, sd := verdicts(t, []string{b}, dedup.Options{Method: method, Index: idx, UpdateIndex: true})
+				first, _ := verdicts(t, []string{a}, dedup.Options{Method: method, KeptFiles: keptmem.Files{}, Index: idx, UpdateIndex: true})
+				second, sd := verdicts(t, []string{b}, dedup.Options{Method: method, KeptFiles: keptmem.Files{}, Index: idx, UpdateIndex: true})
 				fromIndex := 0
 				for _, d := range sd {
 					if d.Index {

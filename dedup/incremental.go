@@ -3,59 +3,99 @@ package dedup
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
-
-	"github.com/neardup/neardup/internal/outfile"
 )
 
 // Incremental mode: the crawler's daily batch of Manku, Jain and Das Sarma
 // (WWW 2007, section 3.1.2) checked against everything kept before, under the
 // same rule as within a batch. Beside the index snapshot (Options.Index, the
-// fingerprints and ids 'neardup index query' reads) a kept-set file
-// (KeptPath: FORMAT.md) holds what verification needs of every stored
-// document, in the order the documents were kept. The stored documents come
-// before the batch in priority, so a batch document is removed in favour of
-// the first stored document it duplicates, if any; otherwise the batch is
-// deduplicated as usual. Only kept documents enter the set. A corpus split in
-// two runs therefore gets the verdicts of one run over the concatenation.
+// fingerprints and ids 'neardup index query' reads) a kept-set file holds
+// what verification needs of every stored document, in the order the
+// documents were kept; Options.KeptFiles reads and writes the two (package
+// keptmem owns the kept-set file: keptmem/FORMAT.md). The stored documents
+// come before the batch in priority, so a batch document is removed in
+// favour of the first stored document it duplicates, if any; otherwise the
+// batch is deduplicated as usual. Only kept documents enter the set. A
+// corpus split in two runs therefore gets the verdicts of one run over the
+// concatenation.
 
-// KeptPath is the kept-set file that goes with the index snapshot at path.
-func KeptPath(indexPath string) string { return indexPath + ".kept" }
+// KeptMatch is a kept document that a new document duplicates: the answer of
+// a kept set's match (KeptSet; keptmem.Set; keptset.Set).
+type KeptMatch struct {
+	ID       string
+	Seq      uint64  // its position in the order of addition
+	Distance int     // Hamming distance of the fingerprints
+	Score    float64 // the verification measure (Jaccard), NaN without verification or when Unverified
+	Exact    bool    // same token sequence
+	// Unverified is set when either document is fingerprint-only: the match
+	// rests on the fingerprint distance alone (Rule.Verified).
+	Unverified bool
+}
+
+// A KeptSet is the kept set of earlier runs in incremental mode
+// (Options.Index): the documents they kept, in priority order, with their
+// features. A batch is matched against it, and with Options.UpdateIndex its
+// kept documents are added to it. keptmem.Set is one. Run calls Match from
+// several goroutines at once, and the other methods from one at a time.
+type KeptSet interface {
+	// Len returns the number of documents in the set.
+	Len() int
+	// Contains reports whether id is in the set.
+	Contains(id string) bool
+	// Get returns the features of id.
+	Get(id string) (Features, bool)
+	// Match returns the first document of the set, in priority order, that
+	// f duplicates under the set's rule.
+	Match(f *Features) (KeptMatch, bool, error)
+	// Add adds id, last in priority; an id in the set is an error.
+	Add(id string, f Features) error
+	// Remove removes id and reports whether it was there.
+	Remove(id string) bool
+}
+
+// KeptFiles reads and writes the kept set of incremental mode: the index
+// snapshot at Options.Index and the kept-set file beside it
+// (Options.KeptFiles). keptmem.Files is one.
+type KeptFiles interface {
+	// Load returns the set saved at path by a run whose features were made
+	// under settings (a run with other settings would compare different
+	// things), its documents judged by rule. When there is no snapshot at
+	// path (neither file exists) the error wraps fs.ErrNotExist; no other
+	// error does.
+	Load(path string, rule *Rule, settings string) (KeptSet, error)
+	// New returns an empty set, for a snapshot not written yet.
+	New(rule *Rule) (KeptSet, error)
+	// Save writes k, which Load or New returned, to path and its kept-set
+	// file, each to a temporary file renamed into place.
+	Save(path string, k KeptSet, settings string) error
+}
+
+// keptSettings are the options a kept set's features depend on; a run with
+// other settings would compare different things.
+func keptSettings(o *Options) string {
+	s := fmt.Sprintf("method=%s profile=%s verify=%s shingle=%d sketch=%d", o.Method, o.Profile, o.Verify, o.Shingle, SketchVersion)
+	if o.Method == MethodMinHash {
+		s += fmt.Sprintf(" minhash=%d", MinHashVersion)
+	}
+	return s
+}
 
 // loadKept loads the kept set of Options.Index. A missing snapshot is an
-// empty set when UpdateIndex is set; a snapshot without its kept-set file
-// (one made by 'neardup index build') cannot be verified against and is an
-// error.
+// empty set when UpdateIndex is set.
 func (r *runner) loadKept() error {
 	o := r.opt
-	path := KeptPath(o.Index)
-	f, err := os.Open(path)
+	k, err := o.KeptFiles.Load(o.Index, r.rule, keptSettings(&o))
 	if errors.Is(err, fs.ErrNotExist) {
-		if _, serr := os.Stat(o.Index); serr == nil {
-			return fmt.Errorf("%w: %s has no kept-set file %s: its documents cannot be verified against; "+
-				"rebuild it with 'neardup dedup --index %s --update-index' over the documents it holds",
-				ErrOptions, o.Index, path, o.Index)
-		}
 		if !o.UpdateIndex {
 			return fmt.Errorf("dedup: index %s: %w", o.Index, fs.ErrNotExist)
 		}
 		r.log().Info("index file absent: starting an empty index", "path", o.Index)
-		r.kept, err = NewKept(r.rule, 1)
+		k, err = o.KeptFiles.New(r.rule)
+	}
+	if err != nil {
 		return err
 	}
-	if err != nil {
-		return fmt.Errorf("dedup: loading kept set: %w", err)
-	}
-	defer f.Close()
-	r.kept, err = readKept(f, r.rule, keptSettings(&o))
-	if err != nil {
-		return fmt.Errorf("dedup: loading %s: %w", path, err)
-	}
-	if _, err := os.Stat(o.Index); err != nil {
-		return fmt.Errorf("dedup: kept set %s without its index: %w", path, err)
-	}
+	r.kept = k
 	return nil
 }
 
@@ -94,19 +134,7 @@ func (r *runner) eachKept(fn func(id string, doc int, f Features) error) error {
 	return nil
 }
 
-// saveKept saves the kept-set file and the index snapshot, each written to a
-// temporary file and renamed. The kept-set file is renamed first; both name
-// the same documents.
+// saveKept saves the kept set of Options.Index.
 func (r *runner) saveKept() error {
-	k := r.kept
-	err := outfile.WriteFile(KeptPath(r.opt.Index), nil, func(w io.Writer) error {
-		return k.writeTo(w, keptSettings(&r.opt))
-	})
-	if err != nil {
-		return fmt.Errorf("dedup: writing kept set: %w", err)
-	}
-	if err := k.Index().SaveFile(r.opt.Index); err != nil {
-		return fmt.Errorf("dedup: saving index: %w", err)
-	}
-	return nil
+	return r.opt.KeptFiles.Save(r.opt.Index, r.kept, keptSettings(&r.opt))
 }

@@ -18,6 +18,11 @@ var (
 	// ErrOptions is wrapped by Validate's errors: an option is out of range or
 	// options contradict each other.
 	ErrOptions = errors.New("dedup: invalid options")
+	// ErrFeaturesFormat is wrapped by the errors of decoding Features
+	// (Features.UnmarshalBinary, Arena.UnmarshalFeatures,
+	// Arena.DecodeFeatures): the bytes are damaged, or are not what
+	// Features.AppendBinary writes.
+	ErrFeaturesFormat = errors.New("dedup: bad features encoding")
 	// ErrDuplicateID is returned when two documents share an id and
 	// Options.AllowDuplicateIDs is false.
 	ErrDuplicateID = errors.New("dedup: duplicate document id")
@@ -204,12 +209,16 @@ type Options struct {
 	Stdout io.Writer
 
 	// Index is an index snapshot to dedup against (incremental mode), with its
-	// kept-set file beside it (KeptPath): a document that duplicates a stored
-	// one under the rule (verified against the stored shingle sets) is removed
-	// in its favour. UpdateIndex adds the kept documents and saves both files
-	// (atomically) in place; a missing snapshot then starts empty.
+	// kept-set file beside it (keptmem.Path): a document that duplicates a
+	// stored one under the rule (verified against the stored shingle sets)
+	// is removed in its favour. UpdateIndex adds the kept documents and saves
+	// both files (atomically) in place; a missing snapshot then starts empty.
+	// KeptFiles reads and writes them, and is required with Index: set it to
+	// keptmem.Files{} (this package does not import keptmem, which imports
+	// it).
 	Index       string
 	UpdateIndex bool
+	KeptFiles   KeptFiles
 
 	// OnKept, when set, is called once the decisions are made with every
 	// kept document, in priority order (input order under KeepFirst): its
@@ -388,6 +397,9 @@ func (o *Options) Validate() error {
 	}
 	if o.UpdateIndex && o.Index == "" {
 		return bad("update index without an index file")
+	}
+	if o.Index != "" && o.KeptFiles == nil {
+		return bad("an index file needs KeptFiles to read its kept set (keptmem.Files)")
 	}
 	if o.Index != "" && o.Verify == VerifyCosine {
 		return bad("an index keeps shingle sets: verify with jaccard or none, not cosine (its IDF is learned per run)")

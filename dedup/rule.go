@@ -151,6 +151,13 @@ func (o *Options) lshBands() {
 	}
 }
 
+// Method is the candidate method: MethodMinHash or MethodSimHash.
+func (r *Rule) Method() string { return r.method }
+
+// Verification is the verification measure: VerifyJaccard, VerifyCosine or
+// VerifyNone (Options.Verify).
+func (r *Rule) Verification() string { return r.verify }
+
 // Bands is the number of LSH bands of MethodMinHash documents (0 under
 // MethodSimHash).
 func (r *Rule) Bands() int {

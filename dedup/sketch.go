@@ -27,12 +27,21 @@ import (
 // thinned further.
 const minSamples = 128
 
-// sketch is a document's compact shingle set.
+// Sketch is a document's compact shingle set.
 type Sketch struct {
 	h     []uint32 // sorted, unique; every value h has h mod 2^shift = 0
 	n     uint32   // distinct shingles before sampling
 	shift uint8    // log2 of the document's modulus m_d
 }
+
+// Hashes returns the set's 32-bit shingle hashes, sorted and distinct: a
+// MOD_m sample when Sampled, the whole set otherwise. They must not be
+// modified. (Package keptmem indexes their prefixes.)
+func (s Sketch) Hashes() []uint32 { return s.h }
+
+// Sampled reports whether the set is a MOD_m sample (kept-set files of
+// earlier versions can hold such sets) rather than the exact set.
+func (s Sketch) Sampled() bool { return s.shift > 0 }
 
 // SketchVersion numbers the shingle hashing of Features.Sketch (tokens,
 // shingle hash, rarity class: shingles.go). Features stored under another

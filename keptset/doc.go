@@ -12,7 +12,7 @@
 // few dozen memory probes a part), orders the candidates by priority (seq)
 // and reads their records from the store (Records) one at a time until the
 // rule (dedup.Rule.Duplicates) accepts one: the same keys, the same rule and
-// the same order as the batch (dedup.Run) and the in-memory dedup.Kept, so
+// the same order as the batch (dedup.Run) and the in-memory keptmem.Set, so
 // the same verdicts; the tests compare them.
 //
 // Layout. Documents are numbered by seq, their priority. The set is a list
@@ -87,6 +87,7 @@
 //
 // Ownership of formats: this package owns the part files, MANIFEST and
 // deletes of its directory (by default DATA/keptset beside the store); the
-// store engines (package store) own the records; dedup owns the kept-set
-// file of incremental batch runs and the records' feature encoding.
+// store engines (package store) own the records; package keptmem owns the
+// kept-set file of incremental batch runs; dedup owns the records' feature
+// encoding.
 package keptset

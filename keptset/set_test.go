@@ -18,6 +18,7 @@ import (
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/testcorpora"
+	"github.com/neardup/neardup/keptmem"
 	"github.com/neardup/neardup/keptset"
 )
 
@@ -140,7 +141,7 @@ var (
 )
 
 // TestMatchesKept: the set's verdicts, adding each document unless it
-// duplicates one before it, are dedup.Kept's (which the equality tests tie
+// duplicates one before it, are keptmem.Set's (which the equality tests tie
 // to the batch), through deltas written as parts, through merges of parts
 // running beside the matches, and after a reopen.
 func TestMatchesKept(t *testing.T) {
@@ -166,7 +167,7 @@ func TestMatchesKept(t *testing.T) {
 			if tc.dir {
 				dir = t.TempDir()
 			}
-			kept, err := dedup.NewKept(rule, len(docs))
+			kept, err := keptmem.New(rule, len(docs))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -36,7 +36,7 @@
 // in their files (keptset.Set.ID), not with a read of the store (parts
 // written before ids were kept fall back to the store's GetID). A document
 // is pending in the set until its store write lands. Under
-// MethodSimHash, or with a snapshot, the kept set is a dedup.Kept holding
+// MethodSimHash, or with a snapshot, the kept set is a keptmem.Set holding
 // every document's features in memory, loaded from the whole store.
 //
 // # Durability and order
@@ -53,47 +53,47 @@
 // # Stores
 //
 // The documents are kept by a store.Store: the embedded engines of package
-// store (bbolt or pebble in a data directory, or in memory), whose doc.go
-// has their on-disk formats, how they commit and how start-up finds damage;
-// or a shared Redis store (below). The Server queues each write to an
-// embedded engine under its lock (store.Op; queuer), so the store receives
-// writes in sequence order, and waits for it outside the lock. Its puts skip
-// the engine's id check: the Server has found the id absent from its Kept
+// store (bbolt or pebble in a data directory, or in memory), whose doc.go has
+// their on-disk formats, how they commit and how start-up finds damage; or a
+// shared Redis store (below). The Server queues each write to an embedded
+// engine under its lock (store.Op; queuer), so the store receives writes in
+// sequence order, and waits for it outside the lock. Its puts skip the
+// engine's id check: the Server has found the id absent from its keptmem.Set
 // under the lock. /readyz fails while a store reports it cannot take writes
 // (storeHealth: a PebbleStore after a failed WAL sync).
 //
 // # Starting from an index snapshot
 //
 // Options.Snapshot (serve --snapshot) names an index snapshot ('neardup index
-// build --out'); Load adds its ids and fingerprints to Kept first, as
-// fingerprint-only documents (dedup.Kept.AddFingerprints), then the store's
-// documents behind them in priority. They have no verification data: a
-// document matches one when the fingerprints are within the rule's k (K, or
-// KShort when the new document is short), found through Kept's Hamming
+// build --out'); Load adds its ids and fingerprints to the keptmem.Set first,
+// as fingerprint-only documents (keptmem.Set.AddFingerprints), then the
+// store's documents behind them in priority. They have no verification data:
+// a document matches one when the fingerprints are within the rule's k (K, or
+// KShort when the new document is short), found through the set's Hamming
 // index, and every such match is reported with "verified": false. New
 // documents go to the store as usual; the snapshot is read, never written,
 // and loaded again at every start. A delete of a snapshot document is
 // recorded durably in the store (bbolt's "snapshot-deleted" bucket, pebble's
-// "s" keys: id and fingerprint), and the next start skips that id while the snapshot gives it
-// the same fingerprint, so it stays deleted. An id found both in the
-// snapshot and in the store stops start-up with an error naming it (the
-// service never lets that happen: the id is taken while the snapshot
+// "s" keys: id and fingerprint), and the next start skips that id while the
+// snapshot gives it the same fingerprint, so it stays deleted. An id found
+// both in the snapshot and in the store stops start-up with an error naming
+// it (the service never lets that happen: the id is taken while the snapshot
 // document lives; only another snapshot file can bring it about).
 //
 // # Shared store: Redis
 //
 // A SharedStore is both the store and the Set matched against, shared by
-// every server on it: Redis or a Redis Cluster. The Server keeps no Kept in
-// front of it. This package imports nothing Redis; two packages beside the
-// embedded engines satisfy SharedStore, and cmd/neardup/command chooses
-// between them:
+// every server on it: Redis or a Redis Cluster. The Server keeps no
+// keptmem.Set in front of it. This package imports nothing Redis; two
+// packages beside the embedded engines satisfy SharedStore, and
+// cmd/neardup/command chooses between them:
 //
 //   - store/redisstore (format "neardup-redis 4"), under the default method
 //     (minhash): the stateless index, which holds nothing of the index in
 //     the server. Its layout and atomicity argument are in
 //     store/redisstore/REDIS.md.
 //   - store/redisreplica (format "neardup-redis 3"), for --method simhash,
-//     --redis-replica and --redis-direct: the store keeps its own Kept, a
+//     --redis-replica and --redis-direct: the store keeps its own keptmem.Set, a
 //     replica that follows a change log in Redis and is brought to the log's
 //     head before every request that reads it (or, in direct mode, reads
 //     Redis for every match). The layout, the write lock that makes
@@ -103,4 +103,14 @@
 // Each refuses an index of the other's format. The stores take the decision
 // settings they record from this package (Settings), passed in by the
 // caller, so that imports flow one way.
+//
+// # Formats
+//
+// This package writes no file of its own. The data directory is package
+// store's (store/doc.go), its DATA/keptset directory package keptset's, a
+// snapshot package index's (index/FORMAT.md), the Redis keys
+// store/redisstore's and store/redisreplica's (REDIS.md); each record's
+// features are dedup's encoding (dedup.Features.MarshalBinary). The kept-set
+// file of incremental batch runs (package keptmem) is not read here: the
+// service's keptmem.Set is filled from the store.
 package server

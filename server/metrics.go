@@ -92,8 +92,8 @@ func (m *metrics) route(route string, status int) *routeMetrics {
 	return v.(*routeMetrics)
 }
 
-// sketchBytes returns the bytes of shingle sets held in memory: the Kept's,
-// or a shared store's replica's.
+// sketchBytes returns the bytes of shingle sets held in memory: the
+// keptmem.Set's, or a shared store's replica's.
 func (s *Server) sketchBytes() int64 {
 	if s.kept != nil {
 		return s.kept.SketchBytes()

@@ -23,7 +23,7 @@ import (
 // document named for each are exactly what 'neardup dedup' (dedup.Run, keep
 // first) removes and names on the same file with the same options.
 //
-// It runs over the embedded path (a MemStore behind a Kept) and over the
+// It runs over the embedded path (a MemStore behind a keptmem.Set) and over the
 // shared stores, one Redis and a Redis Cluster, where every decision is taken
 // against the replica that follows the change log, or against Redis itself
 // in direct mode.

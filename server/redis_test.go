@@ -27,10 +27,10 @@ var (
 )
 
 // testBackends are the stores the service tests run over: the embedded path
-// (MemStore behind a Kept) and the shared Redis stores, in replica mode (the
-// default) and in direct mode. start returns the address for openBackend of
-// the server or cluster the package's tests share (each store under its own
-// key prefix), started by the first test that needs it.
+// (MemStore behind a keptmem.Set) and the shared Redis stores, in replica
+// mode (the default) and in direct mode. start returns the address for
+// openBackend of the server or cluster the package's tests share (each store
+// under its own key prefix), started by the first test that needs it.
 var testBackends = []testBackend{
 	{"mem", false, false, func(*testing.T) string { return "" }},
 	{"redis", false, false, startRedis},

@@ -15,7 +15,7 @@ import (
 // The kept set of an embedded store under MethodMinHash is a keptset.Set:
 // the candidate keys in memory (parts mapped from Options.KeptDir), the
 // verification data read from the store for the few candidates. The
-// decision is the same as dedup.Kept's (keptset's tests compare them, and
+// decision is the same as keptmem.Set's (keptset's tests compare them, and
 // the service's tests compare the service with the batch); what changes is
 // the memory: ~145 bytes a document whatever its length, and a start-up
 // that maps the parts instead of reading every record.

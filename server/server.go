@@ -15,6 +15,7 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/features"
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/keptmem"
 	"github.com/neardup/neardup/keptset"
 	"github.com/neardup/neardup/store"
 )
@@ -49,7 +50,7 @@ type Options struct {
 	ExpectedDocs int
 	// Snapshot, when set, is the path of an index snapshot ('neardup index
 	// build --out') whose ids and fingerprints Load adds first, before the
-	// store's documents, as fingerprint-only documents (dedup.Kept
+	// store's documents, as fingerprint-only documents (keptmem.Set
 	// AddFingerprints): they have no verification data, so a document
 	// matches one when the fingerprints are within the rule's k and the
 	// match is reported unverified. The snapshot is only read: it is loaded
@@ -123,8 +124,8 @@ func Settings(o dedup.Options) string {
 	return fmt.Sprintf("profile=%s verify=%s shingle=%d sketch=%d", o.Profile, o.Verify, o.Shingle, dedup.SketchVersion)
 }
 
-// Server is the online near-duplicate service: a dedup.Kept in memory in
-// front of a Store. Every decision is the batch dedup's (dedup.Kept under the
+// Server is the online near-duplicate service: a keptmem.Set in memory in
+// front of a Store. Every decision is the batch dedup's (keptmem.Set under the
 // same Rule), taking documents in the order the service accepts them. It is
 // safe for concurrent use.
 //
@@ -135,7 +136,7 @@ func Settings(o dedup.Options) string {
 type Server struct {
 	opt     Options
 	rule    *dedup.Rule
-	kept    *dedup.Kept  // the local set under MethodSimHash; nil otherwise
+	kept    *keptmem.Set // the local set under MethodSimHash; nil otherwise
 	big     *keptset.Set // the local set under MethodMinHash (scaled); nil otherwise
 	set     Set          // keptSet{kept}, or the SharedStore
 	shared  SharedStore  // nil over an unshared Store
@@ -147,7 +148,7 @@ type Server struct {
 	start   time.Time
 	ready   atomic.Bool
 
-	wmu sync.Mutex // serialises writes: Kept changes, seq, store queueing
+	wmu sync.Mutex // serialises writes: keptmem.Set changes, seq, store queueing
 	seq uint64     // the next document's sequence number; guarded by wmu
 }
 
@@ -162,7 +163,7 @@ func New(st store.Store, opt Options) (*Server, error) {
 		return nil, err
 	}
 	var (
-		kept   *dedup.Kept
+		kept   *keptmem.Set
 		set    Set
 		shared SharedStore
 	)
@@ -172,7 +173,7 @@ func New(st store.Store, opt Options) (*Server, error) {
 		}
 		shared, set = sh, sh
 	} else if rule.Bands() == 0 || opt.Snapshot != "" {
-		if kept, err = dedup.NewKept(rule, opt.ExpectedDocs); err != nil {
+		if kept, err = keptmem.New(rule, opt.ExpectedDocs); err != nil {
 			return nil, err
 		}
 		set = keptSet{kept}
@@ -226,7 +227,7 @@ func (s *Server) Load(ctx context.Context) error {
 		return err
 	}
 	// Records arrive in sequence order (decoded on every core) and go into
-	// a Kept Loader as they come; Finish then sorts the index and builds
+	// a keptmem.Loader as they come; Finish then sorts the index and builds
 	// each table at once.
 	l := s.kept.NewLoader()
 	n := 0
@@ -254,8 +255,9 @@ func (s *Server) Load(ctx context.Context) error {
 }
 
 // loadSnapshotLocked adds the snapshot's documents, but those deleted while
-// it was loaded (SnapshotDeletes), to Kept as fingerprint-only documents, in
-// the snapshot's order (ascending fingerprints). It returns how many.
+// it was loaded (SnapshotDeletes), to the keptmem.Set as fingerprint-only
+// documents, in the snapshot's order (ascending fingerprints). It returns how
+// many.
 func (s *Server) loadSnapshotLocked(ctx context.Context) (int, error) {
 	if s.opt.Snapshot == "" {
 		return 0, nil
@@ -419,9 +421,9 @@ func (s *Server) AddBatch(ctx context.Context, docs []Doc) ([]Result, []error) {
 	return res, errs
 }
 
-// begin makes the decision on d and, when d is to be stored, adds it to Kept
-// and queues its write; wait (nil when nothing is written) returns the
-// write's outcome.
+// begin makes the decision on d and, when d is to be stored, adds it to the
+// keptmem.Set and queues its write; wait (nil when nothing is written)
+// returns the write's outcome.
 func (s *Server) begin(ctx context.Context, d Doc) (res Result, wait func() error, err error) {
 	if !s.Ready() {
 		return Result{}, nil, ErrNotReady
@@ -661,9 +663,9 @@ func (s *Server) Delete(ctx context.Context, id string) error {
 }
 
 // deleteSnapshotDoc records in the store that the snapshot document id is
-// deleted, so that the next start skips it, then removes it from Kept. A
-// store that cannot record it (not a SnapshotDeletes) only loses it until the
-// next start, which the log says.
+// deleted, so that the next start skips it, then removes it from the
+// keptmem.Set. A store that cannot record it (not a SnapshotDeletes) only
+// loses it until the next start, which the log says.
 func (s *Server) deleteSnapshotDoc(ctx context.Context, id string, fp uint64) error {
 	sd, ok := s.store.(store.SnapshotDeletes)
 	if !ok {

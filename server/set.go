@@ -7,6 +7,7 @@ import (
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/keptmem"
 	"github.com/neardup/neardup/store"
 )
 
@@ -16,7 +17,7 @@ import (
 // Rule.QueryK, or the same token-sequence hash) in sequence order, kept by
 // dedup.Rule.Match. Implementations:
 //
-//   - keptSet: a dedup.Kept in memory, in front of a Store (BoltStore,
+//   - keptSet: a keptmem.Set in memory, in front of a Store (BoltStore,
 //     MemStore). The Server serialises its writes and makes them durable in
 //     the Store.
 //   - redisstore.Store and redisreplica.Store (SharedStores): Redis (or a
@@ -52,7 +53,7 @@ type Set interface {
 
 // SharedStore is a Store that is also the Set the service matches against,
 // shared by several services (redisstore.Store, redisreplica.Store): the
-// Server keeps no Kept of its own in front of it, and every write goes
+// Server keeps no keptmem.Set of its own in front of it, and every write goes
 // through the Set.
 type SharedStore interface {
 	store.Store
@@ -68,9 +69,9 @@ type SharedStore interface {
 	Sync(ctx context.Context) error
 }
 
-// keptSet is the Set of a Server over an unshared Store: a dedup.Kept.
+// keptSet is the Set of a Server over an unshared Store: a keptmem.Set.
 // Records' Seq and Meta are the Server's business (the Store keeps them).
-type keptSet struct{ k *dedup.Kept }
+type keptSet struct{ k *keptmem.Set }
 
 var _ Set = keptSet{}
 
@@ -91,7 +92,8 @@ func (s keptSet) Add(_ context.Context, r store.Record) error {
 	return existsError(s.k.Add(r.ID, r.Features))
 }
 
-// existsError adds ErrExists to Kept's error for an id already present.
+// existsError adds ErrExists to the keptmem.Set's error for an id already
+// present.
 func existsError(err error) error {
 	if errors.Is(err, index.ErrDuplicateID) {
 		return fmt.Errorf("%w: %w", store.ErrExists, err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/keptmem"
 	"github.com/neardup/neardup/store"
 )
 
@@ -122,7 +123,7 @@ func TestKeptSet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k, err := dedup.NewKept(rule, 100)
+		k, err := keptmem.New(rule, 100)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,10 +9,12 @@
 //	err = st.Put(ctx, store.Record{Seq: 0, ID: "a", Features: f})
 //	err = st.Load(ctx, func(r store.Record) error { ... }) // ascending Seq
 //
-// The package owns every file of the data directory: ENGINE (engine.go),
-// ACKED (acked.go), bbolt's neardup.db and pebble's pebble/ (below). The
-// service (package server) decides what to store; package storetest is the
-// behaviour every Store must have, run against each engine.
+// The package owns every file of the data directory but DATA/keptset
+// (package keptset's): ENGINE (engine.go), ACKED (acked.go), bbolt's
+// neardup.db and pebble's pebble/ (below); a record's features inside them
+// are dedup's encoding (dedup.Features.MarshalBinary). The service (package
+// server) decides what to store; package storetest is the behaviour every
+// Store must have, run against each engine.
 //
 // # Engines: bbolt and pebble
 //
@@ -47,9 +49,9 @@
 //	bucket "ids"   id -> seq (8 bytes big-endian)
 //	bucket "snapshot-deleted"  id -> fingerprint (8 bytes big-endian): deleted snapshot documents
 //
-// Keys of "docs" sort in acceptance order, so a cursor scan reloads Kept in
-// priority order (LoadFrom seeks to a seq first, GetSeq reads one key);
-// "ids" serves GET and DELETE.
+// Keys of "docs" sort in acceptance order, so a cursor scan reloads the
+// keptmem.Set in priority order (LoadFrom seeks to a seq first, GetSeq reads
+// one key); "ids" serves GET and DELETE.
 //
 // PebbleStore keeps the same maps in one pebble LSM tree
 // (DATA/pebble/), each key led by a byte naming its map:
@@ -72,9 +74,9 @@
 //
 // Put and Delete look the id up first and give ErrExists and ErrNotFound as
 // bbolt does. The Server's puts skip that read: the Server has found the id
-// absent from its Kept under its write lock, and in an LSM tree the read of
-// an absent key searches every level (at 1M documents it was most of the
-// store's CPU and halved its write rate).
+// absent from its keptmem.Set under its write lock, and in an LSM tree the
+// read of an absent key searches every level (at 1M documents it was most of
+// the store's CPU and halved its write rate).
 //
 // A failed WAL sync (a full disk) leaves writes in the memtable that may not
 // be durable, so the store then refuses every write (503) and the Server is

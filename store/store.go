@@ -46,7 +46,7 @@ type Record struct {
 }
 
 // Store keeps the accepted documents durably. The service holds every
-// document's Features in memory (a dedup.Kept) and uses the store to survive
+// document's Features in memory (a keptmem.Set) and uses the store to survive
 // restarts and to answer GET with the metadata.
 //
 // Implementations must be safe for concurrent use. Put and Delete return only

@@ -13,7 +13,7 @@
 //	if err != nil { ... }
 //	srv, err := server.New(s, opt) // a Store satisfies server.SharedStore
 //
-// By default each Store keeps a replica of the index in memory, a dedup.Kept
+// By default each Store keeps a replica of the index in memory, a keptmem.Set
 // that follows a change log kept in Redis and is brought to the log's head
 // before every request that reads it; writes go through one committer per
 // Store, under a write lock in Redis that makes add_if_new atomic across

@@ -238,7 +238,7 @@ func (s *Store) checkMeta(ctx context.Context) error {
 	return nil
 }
 
-// existsError adds store.ErrExists to Kept's error for an id already
+// existsError adds store.ErrExists to the keptmem.Set's error for an id already
 // present.
 func existsError(err error) error {
 	if errors.Is(err, index.ErrDuplicateID) {

@@ -10,11 +10,12 @@ import (
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/keptmem"
 	"github.com/neardup/neardup/store"
 )
 
 // replica is a Store's local copy of the shared index (replica mode,
-// the default; REDIS.md "Replica mode"): a dedup.Kept that follows the change
+// the default; REDIS.md "Replica mode"): a keptmem.Set that follows the change
 // log. Every request that reads the set first brings it to the head of the
 // log (sync), so what another server acknowledged before the request arrived
 // is in it; it holds only committed documents, since it changes only by log
@@ -23,8 +24,8 @@ import (
 // use.
 type replica struct {
 	s       *Store
-	kept    atomic.Pointer[dedup.Kept] // replaced whole by a rebuild
-	version atomic.Uint64              // incremented after every change of kept; 0 before the first load
+	kept    atomic.Pointer[keptmem.Set] // replaced whole by a rebuild
+	version atomic.Uint64               // incremented after every change of kept; 0 before the first load
 
 	mu      sync.Mutex // guards the fields below; held while kept changes and while the log is read into it
 	loaded  bool       // the log was read whole once
@@ -34,11 +35,11 @@ type replica struct {
 	// The additions applied since version recentFrom, in order, with the
 	// version each made: an add_if_new whose unlocked match saw version v
 	// >= recentFrom is decided by matching these alone (decide).
-	recent     *dedup.Kept
+	recent     *keptmem.Set
 	recentVer  map[string]uint64
 	recentFrom uint64
 
-	batch    *dedup.Kept // the committer's: the additions of the batch being decided
+	batch    *keptmem.Set // the committer's: the additions of the batch being decided
 	batchIDs []string
 
 	smu     sync.Mutex // guards running and next
@@ -219,9 +220,9 @@ func (r *replica) applyLocked(es []logEntry) {
 // resetRecentLocked empties recent: from now on it holds the additions
 // after version v.
 func (r *replica) resetRecentLocked(v uint64) {
-	k, err := dedup.NewKept(r.s.rule, maxRecent)
+	k, err := keptmem.New(r.s.rule, maxRecent)
 	if err != nil {
-		panic(err) // the rule's options were checked by NewKept before
+		panic(err) // the rule's options were checked by keptmem.New before
 	}
 	r.recent, r.recentVer, r.recentFrom = k, make(map[string]uint64, maxRecent), v
 }
@@ -230,7 +231,7 @@ func (r *replica) resetRecentLocked(v uint64) {
 // a new Kept (additions in bulk, as server.Server.Load does), and makes it the
 // replica.
 func (r *replica) rebuildLocked(ctx context.Context) error {
-	k, err := dedup.NewKept(r.s.rule, r.s.opt.ExpectedDocs)
+	k, err := keptmem.New(r.s.rule, r.s.opt.ExpectedDocs)
 	if err != nil {
 		return err
 	}
@@ -518,10 +519,10 @@ func (r *replica) decide(ops []*redisOp, seq uint64) (res []opResult, cs []chang
 	k := r.kept.Load()
 	ver := r.version.Load()
 	// The batch's additions, after every document of the replica in
-	// priority: matching k then b is Kept.AddIfNew on their union. One
-	// Kept serves every batch.
+	// priority: matching k then b is keptmem.Set.AddIfNew on their union. One
+	// One keptmem.Set serves every batch.
 	if r.batch == nil {
-		if r.batch, err = dedup.NewKept(r.s.rule, maxCommitBatch); err != nil {
+		if r.batch, err = keptmem.New(r.s.rule, maxCommitBatch); err != nil {
 			return nil, nil, nil, err
 		}
 	}
@@ -587,7 +588,7 @@ func (r *replica) decide(ops []*redisOp, seq uint64) (res []opResult, cs []chang
 // now is the first among the additions since op.ver, which recent holds
 // when op.ver >= recentFrom. Otherwise (or for an op never matched, op.ver
 // 0) k is matched whole.
-func (r *replica) rematchLocked(k *dedup.Kept, op *redisOp, ver uint64) (dedup.KeptMatch, bool, error) {
+func (r *replica) rematchLocked(k *keptmem.Set, op *redisOp, ver uint64) (dedup.KeptMatch, bool, error) {
 	switch {
 	case op.ver == ver:
 		return dedup.KeptMatch{}, false, nil // it saw this very replica

@@ -12,6 +12,7 @@ import (
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/redistest"
+	"github.com/neardup/neardup/keptmem"
 	"github.com/neardup/neardup/store"
 )
 
@@ -19,7 +20,7 @@ import (
 // writes and deletes: two replica-mode stores and one direct-mode store
 // share one index (one Redis, then a cluster), each loaded before anything
 // is written, and take turns at random with add_if_new, delete and search.
-// Every answer must be the one a single dedup.Kept gives for the same
+// Every answer must be the one a single keptmem.Set gives for the same
 // requests in the same order: what one store acknowledged, the next request
 // to another store sees, deletes included. Under MethodMinHash, which direct
 // mode cannot read, two replicas share the index.
@@ -54,7 +55,7 @@ func testReplicasAgree(t *testing.T, addr, method string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kept, err := dedup.NewKept(rule, 100)
+	kept, err := keptmem.New(rule, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 
 // The Set side of Store. In replica mode every method goes to the
 // replica (redis_replica.go). In direct mode matching reads Redis, the
-// source of truth, on every call, and decides with the Rule as dedup.Kept
+// source of truth, on every call, and decides with the Rule as keptmem.Set
 // does.
 
 // lookup returns the ids of the index entries for f: those of the table keys
@@ -61,7 +61,7 @@ func (s *Store) lookup(ctx context.Context, fp, exact uint64, k int, withFP, wit
 
 // candidates returns the stored documents that may duplicate f, in sequence
 // order: the index entries at the rule's QueryK and the exact key (the
-// candidates of dedup.Kept), read from their document hashes in a second
+// candidates of keptmem.Set), read from their document hashes in a second
 // round trip. Entries whose document is gone or was stored again with
 // another fingerprint are dropped.
 func (s *Store) candidates(ctx context.Context, f *dedup.Features) ([]store.Record, error) {
@@ -92,7 +92,7 @@ func (s *Store) candidates(ctx context.Context, f *dedup.Features) ([]store.Reco
 }
 
 // matches keeps the candidates f duplicates, in order, with dedup.Rule.Match
-// (the decision of dedup.Kept and of 'neardup dedup').
+// (the decision of keptmem.Set and of 'neardup dedup').
 func (s *Store) matches(f *dedup.Features, cands []store.Record, limit int) []dedup.KeptMatch {
 	fs := make([]*dedup.Features, len(cands))
 	for i := range cands {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/keptmem"
 )
 
 type dedupCmd struct {
@@ -174,6 +175,7 @@ func (f *dedupCmd) run(c *cobra.Command, args []string) error {
 	o.Corpus = corpus.Options{Format: format, IDField: f.in.idField, TextField: f.in.textField, SkipBad: f.in.skipBad}
 	o.Stdin = c.InOrStdin()
 	o.Stdout = c.OutOrStdout()
+	o.KeptFiles = keptmem.Files{} // --index: the snapshot and its kept-set file
 	if f.jsonSummary && slices.Contains([]string{o.Output, o.Duplicates, o.Clusters, o.SummaryJSON}, "-") {
 		return usagef("--json prints the summary on stdout: no output may be \"-\" (use --summary-json -)")
 	}

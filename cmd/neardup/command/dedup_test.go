@@ -10,6 +10,7 @@ import (
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/outfile/outfiletest"
+	"github.com/neardup/neardup/keptmem"
 )
 
 // dedupCorpus writes a small JSONL corpus: b is a near-duplicate of a, d has
@@ -253,7 +254,7 @@ func TestDedupUpdateIndexFIFO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keptBefore, err := os.ReadFile(dedup.KeptPath(idx))
+	keptBefore, err := os.ReadFile(keptmem.Path(idx))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +268,7 @@ func TestDedupUpdateIndexFIFO(t *testing.T) {
 	}
 
 	fifo := outfiletest.FIFO(t, "fifo")
-	if err := os.WriteFile(dedup.KeptPath(fifo), keptBefore, 0o644); err != nil {
+	if err := os.WriteFile(keptmem.Path(fifo), keptBefore, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	reader := outfiletest.ReadFIFO(t, fifo)

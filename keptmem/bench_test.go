@@ -1,4 +1,4 @@
-package dedup_test
+package keptmem_test
 
 import (
 	"fmt"
@@ -11,9 +11,10 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/testcorpora"
 	"github.com/neardup/neardup/internal/textgen"
+	"github.com/neardup/neardup/keptmem"
 )
 
-// BenchmarkKeptMatch measures one Kept.Match (the online service's decision)
+// BenchmarkKeptMatch measures one Set.Match (the online service's decision)
 // against n stored documents of about 1 KB, per candidate method and k, with
 // the texts of cmd/neardup-load (package textgen): "markov", new text from
 // en_prose's word pairs with one document in ten an edited copy, its default;
@@ -60,7 +61,7 @@ func benchN() int {
 // benchKept returns a set of n documents of the named texts under opt, and
 // 20,000 more of them as queries: enough distinct ones that their
 // candidates are not all in the cache.
-func benchKept(b *testing.B, opt dedup.Options, text string, n int) (*dedup.Kept, []dedup.Features) {
+func benchKept(b *testing.B, opt dedup.Options, text string, n int) (*keptmem.Set, []dedup.Features) {
 	rule, err := dedup.NewRule(opt)
 	if err != nil {
 		b.Fatal(err)
@@ -72,7 +73,7 @@ func benchKept(b *testing.B, opt dedup.Options, text string, n int) (*dedup.Kept
 	for i := range n {
 		ids[i], fs[i] = strconv.Itoa(i), ex.Extract(next())
 	}
-	kept, _ := dedup.NewKept(rule, n)
+	kept, _ := keptmem.New(rule, n)
 	if err := kept.AddBulk(ids, fs); err != nil {
 		b.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func benchText(b *testing.B, name string, rng *rand.Rand) func() string {
 	return func() string { return src(rng) }
 }
 
-// BenchmarkKeptAddIfNew measures Kept.AddIfNew of new documents (the
+// BenchmarkKeptAddIfNew measures Set.AddIfNew of new documents (the
 // service's serialised step for add_if_new: match, then insert into the
 // tables and the Hamming index) after n stored random-word documents.
 func BenchmarkKeptAddIfNew(b *testing.B) {
@@ -123,7 +124,7 @@ func BenchmarkKeptAddIfNew(b *testing.B) {
 	}
 }
 
-// BenchmarkKeptAddBulk measures the start-up of the service: NewKept and one
+// BenchmarkKeptAddBulk measures the start-up of the service: keptmem.New and one
 // AddBulk of n stored markov documents (NEARDUP_BENCH_N, default 100,000),
 // their features already decoded. It reports the time per document.
 func BenchmarkKeptAddBulk(b *testing.B) {
@@ -142,7 +143,7 @@ func BenchmarkKeptAddBulk(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		kept, _ := dedup.NewKept(rule, n)
+		kept, _ := keptmem.New(rule, n)
 		if err := kept.AddBulk(ids, fs); err != nil {
 			b.Fatal(err)
 		}

@@ -1,0 +1,39 @@
+// Package keptmem is the kept set held in memory: every kept document with
+// its features (fingerprint, token-sequence hash, shingle set, band keys),
+// in priority order, and the tables that find the candidates of a new
+// document among them, so that it gets the verdict dedup.Run would give it
+// after the same documents in one run.
+//
+//	rule, err := dedup.NewRule(opt)
+//	k, err := keptmem.New(rule, expected)
+//	m, dup, err := k.AddIfNew("doc-9", ex.Extract(text)) // m names the kept document
+//
+// Three callers hold one: incremental runs of 'neardup dedup --index'
+// (dedup.Options.KeptFiles = keptmem.Files{}: the set of earlier runs,
+// loaded from and saved to the kept-set file), the online service over an
+// embedded store under --method simhash or with a snapshot (package
+// server), and the Redis replica (store/redisreplica). Its tables are the
+// prefix filter (Jaccard under simhash), the LSH bands (minhash) and a
+// Hamming index of the fingerprints (Set's doc has the reasons); a Loader
+// adds a store's documents at start-up in bulk.
+//
+// It is a package of its own, beside dedup rather than in it, because it
+// is built on dedup's types (Rule, Features, KeptMatch) and serves more
+// than the batch: dedup keeps the batch runner, and declares the two small
+// interfaces incremental mode needs (dedup.KeptSet, dedup.KeptFiles), which
+// Set and Files satisfy; the command wires them in, so imports flow one way
+// (keptmem imports dedup, never the reverse). It is not package keptset,
+// the kept set at scale of the default service (keptset.Set: candidate keys
+// only, in parts mapped from files, verification data read from the
+// store), which makes the same decision another way.
+//
+// # Formats
+//
+// This package owns the kept-set file (FORMAT.md; Path names it beside its
+// index snapshot): its header, its framing and its checksum. Inside it,
+// each document's record is dedup's encoding of Features
+// (dedup.Features.AppendBinary), which the stores keep too; the index
+// snapshot beside it is package index's format (index/FORMAT.md). Golden
+// files in testdata, written by incremental runs, pin the file byte for
+// byte.
+package keptmem

@@ -1,0 +1,5 @@
+//go:build !race
+
+package keptmem
+
+const raceEnabled = false

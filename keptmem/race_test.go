@@ -1,0 +1,10 @@
+//go:build race
+
+package keptmem
+
+// raceEnabled skips, under the race detector, the tests that run one
+// goroutine over code that starts none (the postings tables, the radix
+// sort): the detector has nothing to find there, they are many times slower
+// under it, and the run without it asserts them. The Loader and AddIfNew
+// tests, whose code runs goroutines, run under it.
+const raceEnabled = true
