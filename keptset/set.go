@@ -352,10 +352,14 @@ func (s *Set) partOf(seq uint64) *part {
 }
 
 // candidates appends the live seqs that share a key with keys, ascending
-// and each once.
-func (s *Set) candidates(dst []uint64, keys []uint64) []uint64 {
+// and each once, looking only in the parts and deltas that hold seqs of
+// from and above (the caller drops the lower ones of those).
+func (s *Set) candidates(dst []uint64, keys []uint64, from uint64) []uint64 {
 	var buf [64]uint32
 	for _, p := range s.parts {
+		if p.base+uint64(p.span) <= from {
+			continue // every document of p is below from
+		}
 		for _, sl := range p.keys.findAll(buf[:0], keys) {
 			if p.has(sl) {
 				dst = append(dst, p.base+uint64(sl))
@@ -363,6 +367,9 @@ func (s *Set) candidates(dst []uint64, keys []uint64) []uint64 {
 		}
 	}
 	for _, d := range append(s.frozen[:len(s.frozen):len(s.frozen)], s.delta) {
+		if d.base+uint64(d.span()) <= from {
+			continue
+		}
 		for _, k := range keys {
 			for _, sl := range d.find(buf[:0], k) {
 				if !d.isDead(sl) {
@@ -378,11 +385,24 @@ func (s *Set) candidates(dst []uint64, keys []uint64) []uint64 {
 // Match returns the first document of the set, in priority order, that f
 // duplicates under the rule.
 func (s *Set) Match(ctx context.Context, f *dedup.Features) (dedup.KeptMatch, bool, error) {
-	ms, err := s.MatchAll(ctx, f, 1)
+	m, dup, _, err := s.MatchFrom(ctx, f, 0)
+	return m, dup, err
+}
+
+// MatchFrom is Match over the documents of seq from and above, and next is
+// the lowest seq the set had not been given when it looked up the
+// candidates: every document below next that the set then held was
+// considered. A writer that adds under its own lock can so match outside
+// it, and under it only from next: the verdict is the one a match under the
+// lock gives (the keep-first priority is the seq order, so a match below
+// next is the first one there is), and the lock is held for the documents
+// added meanwhile only, not for the candidates' record reads.
+func (s *Set) MatchFrom(ctx context.Context, f *dedup.Features, from uint64) (m dedup.KeptMatch, dup bool, next uint64, err error) {
+	ms, next, err := s.matchAll(ctx, f, 1, from)
 	if err != nil || len(ms) == 0 {
-		return dedup.KeptMatch{}, false, err
+		return dedup.KeptMatch{}, false, next, err
 	}
-	return ms[0], true, nil
+	return ms[0], true, next, nil
 }
 
 // MatchAll returns the documents of the set that f duplicates, in priority
@@ -390,15 +410,26 @@ func (s *Set) Match(ctx context.Context, f *dedup.Features) (dedup.KeptMatch, bo
 // Records in priority order, so a limit of 1 reads only until the first
 // match.
 func (s *Set) MatchAll(ctx context.Context, f *dedup.Features, limit int) ([]dedup.KeptMatch, error) {
+	ms, _, err := s.matchAll(ctx, f, limit, 0)
+	return ms, err
+}
+
+// matchAll is MatchAll over the documents of seq from and above; next is
+// MatchFrom's.
+func (s *Set) matchAll(ctx context.Context, f *dedup.Features, limit int, from uint64) (_ []dedup.KeptMatch, next uint64, _ error) {
 	var kb [64]uint64
 	keys := Keys(kb[:0], f, s.nb)
 	var cb [64]uint64
 	s.mu.RLock()
 	if s.closed {
 		s.mu.RUnlock()
-		return nil, ErrClosed
+		return nil, 0, ErrClosed
 	}
-	cands := s.candidates(cb[:0], keys)
+	next = s.next
+	cands := s.candidates(cb[:0], keys, from)
+	if from > 0 { // from the parts and deltas that straddle it
+		cands = slices.DeleteFunc(cands, func(seq uint64) bool { return seq < from })
+	}
 	// Pending documents' records are copied out under the lock.
 	var pend map[uint64]pendingDoc
 	for _, seq := range cands {
@@ -423,7 +454,7 @@ func (s *Set) MatchAll(ctx context.Context, f *dedup.Features, limit int) ([]ded
 			var err error
 			id, g, ok, err = s.rec.Record(ctx, seq)
 			if err != nil {
-				return nil, fmt.Errorf("keptset: reading candidate %d: %w", seq, err)
+				return nil, next, fmt.Errorf("keptset: reading candidate %d: %w", seq, err)
 			}
 			if !ok {
 				continue // deleted since the lookup, or before a restart
@@ -439,7 +470,7 @@ func (s *Set) MatchAll(ctx context.Context, f *dedup.Features, limit int) ([]ded
 			break
 		}
 	}
-	return ms, nil
+	return ms, next, nil
 }
 
 // A Hit is a stored fingerprint within a query's distance.

@@ -524,3 +524,62 @@ func testFingerprintQuery(t *testing.T, deltaSpan int) {
 		t.Fatalf("ID of a removed document: known %v, %v", known, err)
 	}
 }
+
+// TestMatchFrom: a match taken before other documents were added, then
+// completed from its next over what was added meanwhile, gives the verdict
+// of one match after them (the server's add_if_new matches outside its
+// write lock so).
+func TestMatchFrom(t *testing.T) {
+	rule, ex := setup(t)
+	docs := texts(t, 600)
+	s, err := keptset.Open(context.Background(), rule, newMemRecords(), keptset.Options{DeltaSpan: 64, PartSpan: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	seq := uint64(0)
+	add := func(i int) {
+		f := ex.Extract(docs[i])
+		if _, dup, err := s.Match(context.Background(), &f); err != nil || dup {
+			return
+		}
+		if err := s.Add(seq, fmt.Sprint("d", i), f); err != nil {
+			t.Fatal(err)
+		}
+		seq++
+	}
+	late := 0
+	for i := 0; i+3 < len(docs); i += 3 {
+		// Document i+2 is matched, then i and i+1 are added, then its
+		// match is completed from the next it was given.
+		f := ex.Extract(docs[i+2])
+		m, dup, next, err := s.MatchFrom(context.Background(), &f, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if next != s.Next() {
+			t.Fatalf("next %d, the set's %d", next, s.Next())
+		}
+		add(i)
+		add(i + 1)
+		if !dup {
+			if m, dup, _, err = s.MatchFrom(context.Background(), &f, next); err != nil {
+				t.Fatal(err)
+			}
+			if dup {
+				late++
+			}
+		}
+		want, wantDup, err := s.Match(context.Background(), &f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dup != wantDup || m.ID != want.ID || m.Seq != want.Seq {
+			t.Fatalf("doc %d: in two steps %+v %v, in one %+v %v", i+2, m, dup, want, wantDup)
+		}
+		add(i + 2)
+	}
+	if late == 0 {
+		t.Fatal("no match was found among the documents added meanwhile: the test tests little")
+	}
+}

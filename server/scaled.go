@@ -101,11 +101,28 @@ func (s *Server) idStored(ctx context.Context, id string) (bool, error) {
 	return err == nil, err
 }
 
-// beginScaled is begin's decision under a keptset.Set (wmu held): the
-// match, then the id's check, then the set and the store's queue.
+// beginScaled is begin's decision under a keptset.Set: the match, then,
+// under wmu, the id's check, then the set and the store's queue. An
+// add_if_new matches outside wmu first (its candidates' records may be read
+// from disk) and under it only against the documents added meanwhile
+// (keptset.Set.MatchFrom): the same verdict as a match under the lock.
 func (s *Server) beginScaled(ctx context.Context, d Doc, f dedup.Features, res Result) (Result, func() error, error) {
+	var next uint64
 	if d.Mode == ModeAddIfNew {
-		m, dup, err := s.big.Match(ctx, &f)
+		m, dup, n, err := s.big.MatchFrom(ctx, &f, 0)
+		if err != nil {
+			return res, nil, err
+		}
+		if dup {
+			res.Duplicates = []dedup.KeptMatch{m}
+			return res, nil, nil
+		}
+		next = n
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if d.Mode == ModeAddIfNew {
+		m, dup, _, err := s.big.MatchFrom(ctx, &f, next)
 		if err != nil {
 			return res, nil, err
 		}

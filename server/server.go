@@ -438,11 +438,11 @@ func (s *Server) begin(ctx context.Context, d Doc) (res Result, wait func() erro
 		res, err = s.addShared(ctx, d, f, res)
 		return res, nil, err
 	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
 	if s.big != nil {
 		return s.beginScaled(ctx, d, f, res)
 	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	switch d.Mode {
 	case ModeAddIfNew:
 		m, dup, err := s.kept.AddIfNew(d.ID, f)
