@@ -12,7 +12,8 @@ import (
 func init() {
 	register.Function3x1[context.Context, inputRange, func(lineCount), error](countLines)
 	register.DoFn6x1[context.Context, inputRange, func(*lineCount) bool, func(int, []byte), func(simEntry), func(int), error](&keysFn{})
-	register.DoFn7x1[context.Context, uint64, func(*inputRange) bool, func(*starEdge) bool, func(*lineCount) bool, func(uint64, docData), func(uint64, docData), error](&dataFn{})
+	register.DoFn9x1[context.Context, uint64, func(*inputRange) bool, func(*starEdge) bool, func(*starEdge) bool, func(*lineCount) bool, func(uint64, docData), func(uint64, docData), func(uint64, docData), error](&dataFn{})
+	register.DoFn4x0[context.Context, uint64, func(*uint64) bool, func(uint64, starEdge)](&directFn{})
 	register.DoFn4x0[context.Context, simEntry, int, func(int, []byte)](&tableKeysFn{})
 	register.DoFn4x1[context.Context, int, func(*[]byte) bool, func(uint64, starEdge), error](&starFn{})
 	register.DoFn5x1[context.Context, uint64, func(*docData) bool, func(*docData) bool, func(uint64, uint64), error](&verifyFn{})
@@ -34,6 +35,8 @@ func init() {
 	register.Function1x2[inputRange, uint64, inputRange](rangeByIndex)
 	register.Function3x0[uint64, starEdge, func(uint64, uint64)](starLink)
 	register.Function2x2[uint64, uint64, uint64, starEdge](labelByRange)
+	register.Function2x2[uint64, uint64, uint64, uint64](memberOf)
+	register.Function1x2[starEdge, uint64, starEdge](edgeByRange)
 
 	register.Emitter1[lineCount]()
 	register.Emitter1[simEntry]()
