@@ -188,13 +188,12 @@ func Components(s beam.Scope, opt Options, edges beam.PCollection) beam.PCollect
 	return components(s.Scope("Components"), opt, edges, "")
 }
 
-// CandidateComponents labels every document of a star edge with its
+// CandidateComponents labels every document of a link (Links) with its
 // component in the candidate graph, as Components does; its metrics are
 // named candidate_components and candidate_residual_label_pairs, its
 // shuffle stage candidates.
-func CandidateComponents(s beam.Scope, opt Options, stars beam.PCollection) beam.PCollection {
-	s = s.Scope("Candidate components")
-	return components(s, opt, beam.ParDo(s, starLink, stars), "candidate_")
+func CandidateComponents(s beam.Scope, opt Options, links beam.PCollection) beam.PCollection {
+	return components(s.Scope("Candidate components"), opt, links, "candidate_")
 }
 
 func components(s beam.Scope, opt Options, edges beam.PCollection, prefix string) beam.PCollection {

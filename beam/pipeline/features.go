@@ -125,13 +125,13 @@ func Keys(s beam.Scope, opt Options, in inputs) (keys, sims, counts beam.PCollec
 // dataFn, keyed by the member's range.
 type starEdge struct{ Member, Centre uint64 }
 
-// edgeByRange keys a star edge by its member's range.
-func edgeByRange(e starEdge) (uint64, starEdge) { return uint64(rangeOf(e.Member)), e }
+// batchOfRange0 keys a batch of star edges (of none: see noEdges).
+func batchOfRange0(b []byte) (uint64, []byte) { return 0, b }
 
-// noEdges is an empty PCollection of star edges keyed by range, for a read
-// that sends documents to their components only.
+// noEdges is an empty PCollection of star edge batches keyed by range, for
+// a read that sends documents to their components only.
 func noEdges(s beam.Scope) beam.PCollection {
-	return beam.ParDo(s, edgeByRange, beam.CreateList(s, []starEdge(nil)))
+	return beam.ParDo(s, batchOfRange0, beam.CreateList(s, [][]byte(nil)))
 }
 
 // dataFn reads a range again and sends the data (the features, extracted
@@ -160,14 +160,19 @@ func (f *dataFn) Setup() (err error) {
 	return err
 }
 
-// sortedEdges collects star edges (or labels) sorted by member, then
-// target, without repeats.
+// sortedEdges collects labels sorted by member, without repeats.
 func sortedEdges(iter func(*starEdge) bool) []starEdge {
 	var es []starEdge
 	var e starEdge
 	for iter(&e) {
 		es = append(es, e)
 	}
+	return sortEdges(es)
+}
+
+// sortEdges sorts star edges (or labels) by member, then target, and drops
+// repeats.
+func sortEdges(es []starEdge) []starEdge {
 	slices.SortFunc(es, func(a, b starEdge) int {
 		if c := cmp.Compare(a.Member, b.Member); c != 0 {
 			return c
@@ -177,14 +182,22 @@ func sortedEdges(iter func(*starEdge) bool) []starEdge {
 	return slices.Compact(es)
 }
 
-func (f *dataFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*inputRange) bool, edgeIter func(*starEdge) bool,
+func (f *dataFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*inputRange) bool, edgeIter func(*[]byte) bool,
 	labelIter func(*starEdge) bool, lines func(*lineCount) bool, self func(uint64, docData), leaf func(uint64, docData),
 	comp func(uint64, docData)) error {
 	var r inputRange
 	if !rangeIter(&r) {
 		return errors.New("pipeline: edges for a range that was not read")
 	}
-	es, ls := sortedEdges(edgeIter), sortedEdges(labelIter)
+	var es []starEdge
+	var b []byte
+	for edgeIter(&b) {
+		var err error
+		if es, err = appendStarEdges(es, b); err != nil {
+			return err
+		}
+	}
+	es, ls := sortEdges(es), sortedEdges(labelIter)
 	if len(es) == 0 && len(ls) == 0 {
 		return nil
 	}
@@ -237,8 +250,8 @@ func (f *dataFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*i
 	})
 }
 
-// readData runs dataFn over the ranges with the star edges and the labels
-// keyed by range; stage names the component output's shuffle counter.
+// readData runs dataFn over the ranges with the star edge batches and the
+// labels keyed by range; stage names the component output's shuffle counter.
 func readData(s beam.Scope, opt Options, in inputs, edges, labels beam.PCollection, stage string) (self, leaves, comp beam.PCollection) {
 	f := &dataFn{
 		rangeDocs: rangeDocs{Format: opt.Format, IDField: opt.IDField, TextField: opt.TextField, SkipBad: opt.SkipBad},
