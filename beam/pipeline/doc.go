@@ -74,19 +74,26 @@
 //     one partition per KeyPartBytes, 1 MiB, of input): about 125 bytes,
 //     in a few large elements.
 //     State: one document, and up to 8 MiB of key entries before a flush.
-//  2. Stars (GroupByKey on the key partition): the partition's entries are
-//     sorted; each bucket (key) of two or more documents emits one starEdge
-//     per member (member, least member), keyed by the member's range.
-//     State: one partition, about 25 entries of 16 bytes (decoded) per
-//     document of KeyPartBytes of input (~330 KB on web text), whatever the
-//     corpus size.
-//  3. Candidate components (MethodMinHash; Components over the star edges,
-//     as in 6, then GroupByKey on the label): each component of at most
+//  2. Stars (GroupByKey on the key partition, then on the range): the
+//     partition's entries are sorted; each bucket (key) of two or more
+//     documents makes one starEdge per member (member, least member), in
+//     one batch per member's range (two uvarints an edge). The range's
+//     batches are gathered, the repeats dropped (a near copy meets the same
+//     centre in most of its bands: 160K star edges, 12.6K distinct pairs on
+//     web 100K), and each distinct (centre, member) link emitted once: the
+//     candidate graph. State: one partition, about 25 entries of 16 bytes
+//     (decoded) per document of KeyPartBytes of input (~330 KB on web
+//     text), whatever the corpus size, and its star edges; then the range's
+//     star edges, 16 bytes each decoded, at most 25 per document of the
+//     range.
+//  3. Candidate components (MethodMinHash; Components over the links, as
+//     in 6, then GroupByKey on the label): each component of at most
 //     DirectComponent documents sends its documents' labels to their
 //     ranges; a larger one sends nothing. State: as in 6; one candidate
 //     component's positions up to DirectComponent (8 bytes each).
 //  4. Data to centres and components (CoGroupByKey on the range: the range,
-//     its members' star edges, its labels of small candidate components):
+//     its batch of distinct star edges, its labels of small candidate
+//     components):
 //     the range is read again and the features of each member extracted
 //     once more; a member of a small candidate component sends them, with
 //     its id and band keys, to its component (step 7) and nowhere else;
@@ -130,8 +137,9 @@
 //     State: one range's duplicates and clusters lines.
 //
 // So a document in no bucket is shuffled as its keys (about 125 bytes); a
-// document in buckets adds its star edges (16 bytes each) and their trips
-// through the candidate components, then its features once, to its
+// document in buckets adds its star edges (about 10 bytes each, then once
+// more without repeats) and its links' trips through the candidate
+// components, then its features once, to its
 // component, when its candidate component is small; in a larger one, its
 // features once per distinct centre it is a leaf of and once if it is a
 // centre, and once more to its component when it is in an edge. Nothing
@@ -146,7 +154,7 @@
 // Under MethodSimHash the key blocks of index.PlanJoin's tables grow with
 // the document count (92 tables at 9K documents, 1,820 at 1M), and a
 // document is a leaf of up to one star per table, so its stars are not
-// verified (that would send its features to each centre): the star edges
+// verified (that would send its features to each centre): the links
 // themselves are the edges, the components those of the candidate graph
 // (coarser than E's, so the verdicts are still the batch's), and only the
 // decision reads features. It gives the same verdicts, and does not scale:
