@@ -47,9 +47,9 @@ func corpusPath(tb testing.TB, name string) string {
 // and checks that its kept documents, its removals (each naming the same
 // kept document, with the same measures) and its clusters are dedup.Run's,
 // byte for byte, with both candidate methods; en_spdx and zh_laws also with
-// candidate components of more than two documents taking verified stars
-// (their largest are 14 and 27 documents, so the defaults decide them all
-// directly). en_gitdocs_dev takes about
+// DirectComponent 2, so that their candidate components of more than two
+// documents take the verified stars (the defaults decide every candidate
+// component of these corpora whole). en_gitdocs_dev takes about
 // 150 s for both methods on prism, batch runs included (2026-11-26, a
 // shared two-core machine), so it runs only with NEARDUP_BIG=1, as eval's
 // TestReferenceCounts does.
