@@ -20,7 +20,7 @@ import (
 var (
 	candidateSize = beam.NewDistribution("neardup", "candidate_component_size")
 	directDocs    = beam.NewCounter("neardup", "direct_documents")
-	verifiedDocs  = beam.NewCounter("neardup", "star_documents")
+	starDocs      = beam.NewCounter("neardup", "star_documents")
 )
 
 // memberOf swaps a candidate label KV<position, label> for its group by
@@ -46,7 +46,7 @@ func (f *directFn) ProcessElement(ctx context.Context, label uint64, members fun
 				n++
 			}
 			candidateSize.Update(ctx, n)
-			verifiedDocs.Inc(ctx, n)
+			starDocs.Inc(ctx, n)
 			return
 		}
 		held = append(held, p)

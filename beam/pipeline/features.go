@@ -139,9 +139,9 @@ func noEdges(s beam.Scope) beam.PCollection {
 // A document with a label goes to its component, with its id and band keys
 // (the third output), and nowhere else: its label is that of a component
 // decided as a whole, so its stars need no verification. A document with
-// star edges and no label goes to each distinct centre it is a leaf of,
-// however many buckets it shares with that centre, and to itself when it is
-// a centre (the first output), without id and band keys (the second). A
+// star edges and no label goes, without id and band keys, to itself when it
+// is a centre (the first output) and to each distinct centre it is a leaf
+// of, however many buckets it shares with that centre (the second). A
 // document named by neither is only read. One call holds the range's star
 // edges and labels (16 bytes each, at most 25 star edges and one label per
 // document of the range).
