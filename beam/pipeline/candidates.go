@@ -3,6 +3,8 @@ package pipeline
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
+	"errors"
 	"slices"
 	"sync"
 
@@ -56,15 +58,17 @@ var starCount = beam.NewCounter("neardup", "star_edges")
 
 // starFn turns the buckets of a key partition (the documents of one
 // candidate key) into stars: each member is linked to the least member, its
-// centre, by a starEdge keyed by the member's range, the centre to itself. A bucket of m documents costs m elements,
-// whatever their similarity; a key of one document, the fate of nearly
-// every key, none. One call holds its partition's entries (about 5 bytes
-// encoded, 16 decoded, about 25 per document of KeyPartBytes of input).
+// centre, by a starEdge, the centre to itself; the edges leave in one batch
+// per member's range (appendStarEdge). A bucket of m documents costs m
+// edges, whatever their similarity; a key of one document, the fate of
+// nearly every key, none. One call holds its partition's entries (about 5
+// bytes encoded, 16 decoded, about 25 per document of KeyPartBytes of
+// input) and their star edges.
 type starFn struct{ Shuffle shuffleCounter }
 
 type keyEntry struct{ key, pos uint64 }
 
-func (f *starFn) ProcessElement(ctx context.Context, _ int, batches func(*[]byte) bool, emit func(uint64, starEdge)) error {
+func (f *starFn) ProcessElement(ctx context.Context, _ int, batches func(*[]byte) bool, emit func(uint64, []byte)) error {
 	var es []keyEntry
 	var b []byte
 	for batches(&b) {
@@ -80,6 +84,7 @@ func (f *starFn) ProcessElement(ctx context.Context, _ int, batches func(*[]byte
 		return cmp.Compare(a.pos, b.pos)
 	})
 	es = slices.Compact(es)
+	out := map[uint64][]byte{}
 	for lo := 0; lo < len(es); {
 		hi := lo + 1
 		for hi < len(es) && es[hi].key == es[lo].key {
@@ -88,20 +93,49 @@ func (f *starFn) ProcessElement(ctx context.Context, _ int, batches func(*[]byte
 		if hi-lo >= 2 {
 			c := es[lo].pos
 			for _, e := range es[lo:hi] {
-				r, se := uint64(rangeOf(e.pos)), starEdge{Member: e.pos, Centre: c}
-				f.Shuffle.add(ctx, "star", r, se)
-				emit(r, se)
+				r := uint64(rangeOf(e.pos))
+				out[r] = appendStarEdge(out[r], starEdge{Member: e.pos, Centre: c})
 			}
 			starCount.Inc(ctx, int64(hi-lo-1))
 		}
 		lo = hi
 	}
+	for r, b := range out {
+		f.Shuffle.add(ctx, "star", r, b)
+		emit(r, b)
+	}
 	return nil
 }
 
+// Star edges travel in batches, one element per range per key partition
+// and then one per range, not one per edge: a runner's cost per element
+// dwarfs an edge's bytes. An edge is the uvarints of its member and its
+// centre.
+func appendStarEdge(b []byte, e starEdge) []byte {
+	return binary.AppendUvarint(binary.AppendUvarint(b, e.Member), e.Centre)
+}
+
+// appendStarEdges decodes a batch of star edges onto es.
+func appendStarEdges(es []starEdge, b []byte) ([]starEdge, error) {
+	for len(b) > 0 {
+		m, n := binary.Uvarint(b)
+		if n <= 0 {
+			return es, errors.New("pipeline: a star edge batch holds a bad member")
+		}
+		c, k := binary.Uvarint(b[n:])
+		if k <= 0 {
+			return es, errors.New("pipeline: a star edge batch holds a bad centre")
+		}
+		es = append(es, starEdge{Member: m, Centre: c})
+		b = b[n+k:]
+	}
+	return es, nil
+}
+
 // Stars groups the candidate keys into buckets and returns their star
-// edges, KV<range, starEdge>, at most one per key a document has. Under MethodSimHash the fingerprints are keyed
-// by the plan for the document count first.
+// edges, KV<range, batch>, at most one per key a document has. Under
+// MethodSimHash the fingerprints are keyed by the plan for the document
+// count first.
 func Stars(s beam.Scope, opt Options, keys, sims, counts beam.PCollection, keyParts int) beam.PCollection {
 	s = s.Scope("Candidates")
 	if opt.Method == dedup.MethodSimHash {
@@ -113,10 +147,39 @@ func Stars(s beam.Scope, opt Options, keys, sims, counts beam.PCollection, keyPa
 	return beam.ParDo(s.Scope("Stars"), &starFn{Shuffle: shuffleCounter{On: opt.CountShuffle}}, beam.GroupByKey(s, keys))
 }
 
-// starLink is the edge of a star edge, unverified: under MethodSimHash the
-// components are those of the candidate graph (see doc.go).
-func starLink(_ uint64, e starEdge, emit func(uint64, uint64)) {
-	if e.Member != e.Centre {
-		emit(e.Centre, e.Member)
+// linkFn gathers a range's star edges, drops the repeats (a document shares
+// most of its bands with its near copies, so it meets the same centre in
+// many buckets) and emits them as one batch for the range's read, and each
+// distinct link of a member to its centre, KV<centre, member>: the edges of
+// the candidate graph, unverified. One call holds the range's star edges,
+// 16 bytes each decoded, at most 25 per document of the range.
+type linkFn struct{ Shuffle shuffleCounter }
+
+func (f *linkFn) ProcessElement(ctx context.Context, r uint64, batches func(*[]byte) bool, edges func(uint64, []byte), links func(uint64, uint64)) error {
+	var es []starEdge
+	var b []byte
+	for batches(&b) {
+		var err error
+		if es, err = appendStarEdges(es, b); err != nil {
+			return err
+		}
 	}
+	es = sortEdges(es)
+	var out []byte
+	for _, e := range es {
+		out = appendStarEdge(out, e)
+		if e.Member != e.Centre {
+			links(e.Centre, e.Member)
+		}
+	}
+	f.Shuffle.add(ctx, "star_range", r, out)
+	edges(r, out)
+	return nil
+}
+
+// Links returns each range's distinct star edges (KV<range, batch>) and the
+// candidate graph's edges (KV<centre, member>, each once).
+func Links(s beam.Scope, opt Options, stars beam.PCollection) (edges, links beam.PCollection) {
+	s = s.Scope("Candidate links")
+	return beam.ParDo2(s, &linkFn{Shuffle: shuffleCounter{On: opt.CountShuffle}}, beam.GroupByKey(s, stars))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 )
@@ -105,6 +106,7 @@ func apartFn(v uint64, labels func(*uint64) bool, carried func(*uint64) bool, em
 // emits, for each label that is not its set's least, KV<label, root>.
 type residualFn struct {
 	Rounds, Max int
+	Prefix      string // of the metric's name: "" or "candidate_"
 }
 
 func (f *residualFn) ProcessElement(ctx context.Context, _ int, pairs func(*Pair) bool, emit func(uint64, uint64)) error {
@@ -129,7 +131,8 @@ func (f *residualFn) ProcessElement(ctx context.Context, _ int, pairs func(*Pair
 	var p Pair
 	for pairs(&p) {
 		if n++; n > f.Max {
-			return fmt.Errorf("pipeline: components: more than %d label pairs left apart after %d rounds: raise --cc-rounds (or --max-residual)", f.Max, f.Rounds)
+			return fmt.Errorf("pipeline: %scomponents: more than %d label pairs left apart after %d rounds: raise --cc-rounds (or --max-residual)",
+				strings.ReplaceAll(f.Prefix, "_", " "), f.Max, f.Rounds)
 		}
 		a, b := find(p.A), find(p.B)
 		if a == b {
@@ -143,7 +146,7 @@ func (f *residualFn) ProcessElement(ctx context.Context, _ int, pairs func(*Pair
 			parent[a] = a
 		}
 	}
-	residualCount.Inc(ctx, int64(n))
+	beam.NewCounter("neardup", f.Prefix+"residual_label_pairs").Inc(ctx, int64(n))
 	for x := range parent {
 		if r := find(x); r != x {
 			emit(x, r)
@@ -157,6 +160,8 @@ func (f *residualFn) ProcessElement(ctx context.Context, _ int, pairs func(*Pair
 // element: the pipeline has one window, so the side input is the same for
 // every bundle an instance runs.
 type relabelFn struct {
+	Prefix string // of the metric's name: "" or "candidate_"
+
 	roots map[uint64]uint64
 }
 
@@ -172,22 +177,32 @@ func (f *relabelFn) ProcessElement(ctx context.Context, u, l uint64, roots func(
 		l = r
 	}
 	if u == l {
-		componentCount.Inc(ctx, 1)
+		beam.NewCounter("neardup", f.Prefix+"components").Inc(ctx, 1)
 	}
 	emit(u, l)
 }
 
-var (
-	componentCount = beam.NewCounter("neardup", "components")
-	residualCount  = beam.NewCounter("neardup", "residual_label_pairs")
-)
-
 // Components labels every node of an edge with its connected component:
 // KV<position, label>, the label being the component's least position.
 func Components(s beam.Scope, opt Options, edges beam.PCollection) beam.PCollection {
-	s = s.Scope("Components")
+	return components(s.Scope("Components"), opt, edges, "")
+}
+
+// CandidateComponents labels every document of a link (Links) with its
+// component in the candidate graph, as Components does; its metrics are
+// named candidate_components and candidate_residual_label_pairs, its
+// shuffle stage candidates.
+func CandidateComponents(s beam.Scope, opt Options, links beam.PCollection) beam.PCollection {
+	return components(s.Scope("Candidate components"), opt, links, "candidate_")
+}
+
+func components(s beam.Scope, opt Options, edges beam.PCollection, prefix string) beam.PCollection {
 	sh := shuffleCounter{On: opt.CountShuffle}
-	count := func(s beam.Scope, c beam.PCollection) beam.PCollection { return countU64(s, sh, "components", c) }
+	stage := "components"
+	if prefix != "" {
+		stage = "candidates"
+	}
+	count := func(s beam.Scope, c beam.PCollection) beam.PCollection { return countU64(s, sh, stage, c) }
 	orig := edges
 	for r := range opt.Rounds {
 		rs := s.Scope(fmt.Sprintf("Round %d", r+1))
@@ -203,6 +218,6 @@ func Components(s beam.Scope, opt Options, edges beam.PCollection) beam.PCollect
 	cl := count(cs, labels)
 	carried := beam.ParDo(cs, edgeLabel, beam.CoGroupByKey(cs, cl, count(cs, orig)))
 	apart := beam.ParDo(cs, apartFn, beam.CoGroupByKey(cs, cl, count(cs, carried)))
-	roots := beam.ParDo(cs, &residualFn{Rounds: opt.Rounds, Max: opt.MaxResidual}, beam.GroupByKey(cs, apart))
-	return beam.ParDo(cs, &relabelFn{}, labels, beam.SideInput{Input: roots})
+	roots := beam.ParDo(cs, &residualFn{Rounds: opt.Rounds, Max: opt.MaxResidual, Prefix: prefix}, beam.GroupByKey(cs, apart))
+	return beam.ParDo(cs, &relabelFn{Prefix: prefix}, labels, beam.SideInput{Input: roots})
 }

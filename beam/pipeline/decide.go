@@ -172,10 +172,11 @@ func (f *decideFn) duplicate(d *docData, fd *dedup.Features, k *docData, fk *ded
 }
 
 // Decide applies the keep-first rule per component: the ranges are read
-// again, and the data of each document with a label goes to its component.
+// again, and the data of each document with a label goes to its component;
+// direct, when valid, holds the data of components sent on already (Data).
 // It returns the duplicates and clusters output lines keyed by the read
 // range of the document they are written at.
-func Decide(s beam.Scope, opt Options, in inputs, labels beam.PCollection) (dups, clusters beam.PCollection) {
+func Decide(s beam.Scope, opt Options, in inputs, labels, direct beam.PCollection) (dups, clusters beam.PCollection) {
 	s = s.Scope("Decide")
 	sh := shuffleCounter{On: opt.CountShuffle}
 	gs := s.Scope("Data to components")
@@ -183,7 +184,10 @@ func Decide(s beam.Scope, opt Options, in inputs, labels beam.PCollection) (dups
 	if sh.On {
 		byRange = beam.ParDo(gs, &countEdgeFn{Stage: "labels", Shuffle: sh}, byRange)
 	}
-	_, comp := readData(gs, opt, in, byRange, true)
+	_, _, comp := readData(gs, opt, in, noEdges(gs), byRange, "component")
+	if direct.IsValid() {
+		comp = beam.Flatten(gs, comp, direct)
+	}
 	ks := s.Scope("Keep first")
 	return beam.ParDo2(ks, &decideFn{Rule: opt.ruleConfig(), MaxComponent: opt.MaxComponent, Shuffle: sh}, beam.GroupByKey(ks, comp))
 }

@@ -13,7 +13,8 @@ import (
 // transforms.
 type Result struct {
 	Keys       beam.PCollection // KV<key partition, batch of (candidate key, position)>
-	Stars      beam.PCollection // KV<range, starEdge> of every bucket of two or more
+	Stars      beam.PCollection // KV<range, batch of starEdge> of every bucket of two or more
+	Candidates beam.PCollection // KV<position, label>: candidate components (MethodMinHash)
 	Edges      beam.PCollection // KV<A, B>: verified pairs (and links of coarsened stars)
 	Labels     beam.PCollection // KV<position, component label> of the documents in an edge
 	Duplicates beam.PCollection // KV<range, Line>: dedup.Duplicate JSON of the removed documents
@@ -50,15 +51,19 @@ func Dedup(s beam.Scope, opt Options) (Result, error) {
 	}
 	keys, sims, counts := Keys(s, opt, in)
 	stars := Stars(s, opt, keys, sims, counts, in.KeyParts)
-	var edges beam.PCollection
+	byRange, links := Links(s, opt, stars)
+	var cands, edges, direct beam.PCollection
 	if opt.Method == dedup.MethodMinHash {
-		self, leaves := Data(s, opt, in, stars)
-		edges = Verify(s, opt, self, leaves)
+		// Small candidate components are decided as a whole; the
+		// documents of larger ones go through verified stars (direct.go).
+		cands = CandidateComponents(s, opt, links)
+		self, leaves, comp := Data(s, opt, in, byRange, Direct(s, opt, cands))
+		edges, direct = Verify(s, opt, self, leaves), comp
 	} else {
-		edges = beam.ParDo(s.Scope("Candidate links"), starLink, stars)
+		edges = links // unverified: see doc.go
 	}
 	labels := Components(s, opt, edges)
-	dups, clusters := Decide(s, opt, in, labels)
+	dups, clusters := Decide(s, opt, in, labels, direct)
 	Write(s, opt, in.Ranges, in.LineCounts, counts, dups, clusters, in.N)
-	return Result{Keys: keys, Stars: stars, Edges: edges, Labels: labels, Duplicates: dups, Clusters: clusters}, nil
+	return Result{Keys: keys, Stars: stars, Candidates: cands, Edges: edges, Labels: labels, Duplicates: dups, Clusters: clusters}, nil
 }

@@ -39,6 +39,19 @@
 // components are E's. A star too large to hold links its leaves to the centre
 // unverified, which merges components but never splits one.
 //
+// The stars unverified are the candidate graph, coarser than E: its
+// components are unions of E's, so they are such parts too. Verifying the
+// stars costs each candidate's features a trip to each distinct centre it
+// is a leaf of (about three on a corpus of versions, whose buckets have
+// different least members) and one more to its component; a small candidate
+// component is decided as a whole instead, its documents' features sent to
+// it once. So the candidate components are computed first (16 bytes an
+// edge), and only the documents of those larger than DirectComponent (4,096
+// documents) take the verified stars; under MethodMinHash the candidate
+// components seen so far are all small (the largest: 906 documents on
+// en_gitdocs_dev, 15 on web 100K), but a corpus whose candidate graph
+// grows a giant component keeps its bounded path.
+//
 // # Transforms, what each shuffles per document, and the largest state
 //
 // Sizes are per document; "features" is dedup.Features.MarshalBinary (the
@@ -61,24 +74,39 @@
 //     one partition per KeyPartBytes, 1 MiB, of input): about 125 bytes,
 //     in a few large elements.
 //     State: one document, and up to 8 MiB of key entries before a flush.
-//  2. Stars (GroupByKey on the key partition): the partition's entries are
-//     sorted; each bucket (key) of two or more documents emits one starEdge
-//     per member (member, least member), keyed by the member's range.
-//     State: one partition, about 25 entries of 16 bytes (decoded) per
-//     document of KeyPartBytes of input (~330 KB on web text), whatever the
-//     corpus size.
-//  3. Data to centres (CoGroupByKey on the range: the range, its members'
-//     star edges): the range is read again and the features of each member
-//     extracted once more and sent once to each distinct centre it is a leaf
-//     of, and once to itself as a centre; a document in no bucket is read
-//     and sent nowhere. State: the range's star edges, 16 bytes each, at
-//     most 25 per document of the range.
-//  4. Verify stars (CoGroupByKey on the centre: its features, its leaves'):
+//  2. Stars (GroupByKey on the key partition, then on the range): the
+//     partition's entries are sorted; each bucket (key) of two or more
+//     documents makes one starEdge per member (member, least member), in
+//     one batch per member's range (two uvarints an edge). The range's
+//     batches are gathered, the repeats dropped (a near copy meets the same
+//     centre in most of its bands: 160K star edges, 12.6K distinct pairs on
+//     web 100K), and each distinct (centre, member) link emitted once: the
+//     candidate graph. State: one partition, about 25 entries of 16 bytes
+//     (decoded) per document of KeyPartBytes of input (~330 KB on web
+//     text), whatever the corpus size, and its star edges; then the range's
+//     star edges, 16 bytes each decoded, at most 25 per document of the
+//     range.
+//  3. Candidate components (MethodMinHash; Components over the links, as
+//     in 6, then GroupByKey on the label): each component of at most
+//     DirectComponent documents sends its documents' labels to their
+//     ranges; a larger one sends nothing. State: as in 6; one candidate
+//     component's positions up to DirectComponent (8 bytes each).
+//  4. Data to centres and components (CoGroupByKey on the range: the range,
+//     its batch of distinct star edges, its labels of small candidate
+//     components):
+//     the range is read again and the features of each member extracted
+//     once more; a member of a small candidate component sends them, with
+//     its id and band keys, to its component (step 7) and nowhere else;
+//     another sends them once to each distinct centre it is a leaf of, and
+//     once to itself as a centre; a document in no bucket is read and sent
+//     nowhere. State: the range's star edges and labels, 16 bytes each, at
+//     most 25 and one per document of the range.
+//  5. Verify stars (CoGroupByKey on the centre: its features, its leaves'):
 //     the checks above; emits edges KV<A, B>. State: the centre's features,
 //     24 bytes and a decoded set per leaf, the sets held up to HoldBytes
 //     (64 MiB), at most MaxChecks leaf pairs looked at; past either, the star
 //     is linked unverified (metric coarsened_stars).
-//  5. Components (Components): Rounds (3) large-star/small-star rounds over
+//  6. Components (Components): Rounds (3) large-star/small-star rounds over
 //     the edges (Kiveris et al., SoCC 2014), then every edge whose ends
 //     still have different labels gives a label pair, and one worker joins
 //     those pairs with a union-find (at most MaxResidual, 4M, or the run
@@ -86,19 +114,22 @@
 //     Each round shuffles the edges twice, 16 bytes an edge. State: one
 //     node's neighbours; the residual union-find (at most MaxResidual
 //     pairs); the roots side input (at most 2·MaxResidual labels).
-//  6. Decide (CoGroupByKey on the range: the range, its documents' labels;
+//  7. Decide (CoGroupByKey on the range: the range, its documents' labels;
 //     then GroupByKey on the label): the range is read a third time and the
 //     features of each document with a label extracted and sent to its
-//     component, where the batch's keep-first runs: documents in input
+//     component; with the small candidate components' (step 4), the
+//     batch's keep-first runs: documents in input
 //     order, each compared in input order with the kept documents it is a
 //     candidate of (dedup.Rule.Duplicates), removed in favour of the first
 //     it duplicates. State: the range's labels, 16 bytes each; one
-//     component, at most MaxComponent (262,144) documents' features; a
-//     larger one fails the run with its least position.
-//  7. Write (CoGroupByKey on the range: the range, its duplicates and
+//     component, at most DirectComponent (4,096) documents' features for a
+//     candidate component, at most MaxComponent (262,144) for a component
+//     of verified edges; a larger one fails the run with its least
+//     position.
+//  8. Write (CoGroupByKey on the range: the range, its duplicates and
 //     clusters lines): the worker that writes a range sorts the range's own
 //     output lines by position, writes its duplicates and clusters part,
-//     reads the range a fourth time and writes the output line of every
+//     reads the range again and writes the output line of every
 //     document not removed. Parts are PATH-00000-of-00012 in input order;
 //     unless Options.Parts, one worker then concatenates each output's parts
 //     (streaming) into PATH, as dedup.Run writes it, after checking that
@@ -106,20 +137,24 @@
 //     State: one range's duplicates and clusters lines.
 //
 // So a document in no bucket is shuffled as its keys (about 125 bytes); a
-// document in buckets adds its star edges (16 bytes each), its features
-// once per distinct centre it is a leaf of and once if it is a centre, and
-// once more to its component when it is in an edge. Nothing grows with the
-// corpus under MethodMinHash: the keys are fixed, the stars are linear in
-// their buckets, and the components are those of verified pairs. Reading
-// a range four times (keys, data to centres, data to components, output;
-// the features of a bucket's members extracted up to twice more) trades
-// input bandwidth and CPU, which grow with workers, for shuffle, which
-// does not.
+// document in buckets adds its star edges (about 10 bytes each, then once
+// more without repeats) and its links' trips through the candidate
+// components, then its features once, to its
+// component, when its candidate component is small; in a larger one, its
+// features once per distinct centre it is a leaf of and once if it is a
+// centre, and once more to its component when it is in an edge. Nothing
+// grows with the corpus under MethodMinHash: the keys are fixed, the stars
+// are linear in their buckets, the components decided are either small
+// candidate components or those of verified pairs. Reading a range four
+// times (keys, data to centres and components, data to components of
+// verified edges, output; the features of a bucket's members extracted up
+// to twice more) trades input bandwidth and CPU, which grow with workers,
+// for shuffle, which does not.
 //
 // Under MethodSimHash the key blocks of index.PlanJoin's tables grow with
 // the document count (92 tables at 9K documents, 1,820 at 1M), and a
 // document is a leaf of up to one star per table, so its stars are not
-// verified (that would send its features to each centre): the star edges
+// verified (that would send its features to each centre): the links
 // themselves are the edges, the components those of the candidate graph
 // (coarser than E's, so the verdicts are still the batch's), and only the
 // decision reads features. It gives the same verdicts, and does not scale:
@@ -135,8 +170,10 @@
 // Duplicate ids are not checked.
 //
 // Metrics (namespace "neardup"): documents, bad_inputs, star_edges,
+// candidate_components, candidate_residual_label_pairs, direct_documents,
+// star_documents (of candidate components too large to decide directly),
 // verifications, pivot_pruned, verified_edges, coarsened_stars, components,
-// residual_label_pairs, removed; distributions star_leaves and
-// component_size; with Options.CountShuffle, shuffle_bytes and
+// residual_label_pairs, removed; distributions candidate_component_size,
+// star_leaves and component_size; with Options.CountShuffle, shuffle_bytes and
 // shuffle_bytes_STAGE (shuffle.go).
 package pipeline

@@ -116,9 +116,13 @@ const smallCorpus = `{"id":"a","text":"the quick brown fox jumps over the lazy d
 func TestSmallEqualsBatch(t *testing.T) {
 	dir := t.TempDir()
 	in := writeFile(t, dir, "small.jsonl", smallCorpus)
-	for _, method := range []string{dedup.MethodSimHash, dedup.MethodMinHash} {
-		t.Run(method, func(t *testing.T) {
-			b, g := runBoth(t, []string{in}, pipeline.Options{Method: method})
+	for _, opt := range []pipeline.Options{
+		{Method: dedup.MethodSimHash},
+		{Method: dedup.MethodMinHash},
+		{Method: dedup.MethodMinHash, DirectComponent: 1}, // every star verified
+	} {
+		t.Run(fmt.Sprintf("%s/direct=%d", opt.Method, opt.DirectComponent), func(t *testing.T) {
+			b, g := runBoth(t, []string{in}, opt)
 			assertSame(t, b, g)
 			if strings.Count(b[1], "\n") < 3 {
 				t.Errorf("batch removed %d documents, want at least 3 (b, d, g): the test checks nothing", strings.Count(b[1], "\n"))
@@ -175,13 +179,15 @@ func TestSplitEqualsBatch(t *testing.T) {
 		writeFile(t, dir, "noids.jsonl", noIDs.String()+string(long)+"\n"+string(long)+"\n"+noIDs.String()),
 	}
 	for _, split := range []int64{13, 100, 1 << 20} {
-		t.Run(fmt.Sprint("split=", split), func(t *testing.T) {
-			b, g := runBoth(t, inputs, pipeline.Options{SplitBytes: split, SkipBad: true})
-			assertSame(t, b, g)
-			if strings.Count(b[1], "\n") < 10 || !strings.Contains(b[1], "noids.jsonl:") {
-				t.Errorf("batch removed %d documents: the test checks little", strings.Count(b[1], "\n"))
-			}
-		})
+		for _, direct := range []int{0, 1} { // the default, and every star verified
+			t.Run(fmt.Sprintf("split=%d/direct=%d", split, direct), func(t *testing.T) {
+				b, g := runBoth(t, inputs, pipeline.Options{SplitBytes: split, SkipBad: true, DirectComponent: direct})
+				assertSame(t, b, g)
+				if strings.Count(b[1], "\n") < 10 || !strings.Contains(b[1], "noids.jsonl:") {
+					t.Errorf("batch removed %d documents: the test checks little", strings.Count(b[1], "\n"))
+				}
+			})
+		}
 	}
 }
 
@@ -240,8 +246,10 @@ func TestBadLine(t *testing.T) {
 	if counts["bad_inputs"] != 1 || counts["documents"] != docs {
 		t.Errorf("metrics %v, want bad_inputs 1 and documents %d", counts, docs)
 	}
-	if counts["removed"] < 3 || counts["verified_edges"] < counts["removed"] || counts["star_edges"] < counts["verified_edges"] {
-		t.Errorf("metrics %v: want removed >= 3, verified_edges >= removed, star_edges >= verified_edges", counts)
+	// Every removed document and its keeper are in one small candidate
+	// component, decided directly.
+	if counts["removed"] < 3 || counts["direct_documents"] <= counts["removed"] || counts["star_documents"] != 0 {
+		t.Errorf("metrics %v: want removed >= 3, direct_documents > removed, star_documents 0", counts)
 	}
 }
 

@@ -121,24 +121,36 @@ func Keys(s beam.Scope, opt Options, in inputs) (keys, sims, counts beam.PCollec
 }
 
 // starEdge links a bucket member to the bucket's centre (itself, for the
-// centre), or a document in an edge to its component's label: the unit of
-// work of dataFn, keyed by the member's range.
+// centre), or a document to its component's label: the unit of work of
+// dataFn, keyed by the member's range.
 type starEdge struct{ Member, Centre uint64 }
 
+// batchOfRange0 keys a batch of star edges (of none: see noEdges).
+func batchOfRange0(b []byte) (uint64, []byte) { return 0, b }
+
+// noEdges is an empty PCollection of star edge batches keyed by range, for
+// a read that sends documents to their components only.
+func noEdges(s beam.Scope) beam.PCollection {
+	return beam.ParDo(s, batchOfRange0, beam.CreateList(s, [][]byte(nil)))
+}
+
 // dataFn reads a range again and sends the data (the features, extracted
-// once more) of each document named by an edge to the edge's target: to
-// each distinct centre it is a leaf of, however many buckets it shares with
-// that centre, and to itself when it is a centre (the first output); or,
-// with ToComponents, to its component's label (the second output). A
-// document no edge names is only read. So a candidate's data is shuffled
-// (distinct centres) + 1 times before the decision, and once to it when it
-// is in a verified edge; a document in no bucket's, never. One call holds
-// the range's edges (16 bytes each, at most 25 per document of the range).
+// once more) of each document named by a component label or a star edge.
+// A document with a label goes to its component, with its id and band keys
+// (the third output), and nowhere else: its label is that of a component
+// decided as a whole, so its stars need no verification. A document with
+// star edges and no label goes, without id and band keys, to itself when it
+// is a centre (the first output) and to each distinct centre it is a leaf
+// of, however many buckets it shares with that centre (the second). A
+// document named by neither is only read. One call holds the range's star
+// edges and labels (16 bytes each, at most 25 star edges and one label per
+// document of the range).
 type dataFn struct {
 	rangeDocs
-	Rule         ruleConfig
-	ToComponents bool
-	Shuffle      shuffleCounter
+	Rule    ruleConfig
+	Shuffle shuffleCounter
+	// Stage names the component output in the shuffle_bytes_STAGE metric.
+	Stage string
 
 	ext *dedup.Extractor
 }
@@ -148,27 +160,47 @@ func (f *dataFn) Setup() (err error) {
 	return err
 }
 
-func (f *dataFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*inputRange) bool, edgeIter func(*starEdge) bool,
-	lines func(*lineCount) bool, self func(uint64, docData), other func(uint64, docData)) error {
-	var r inputRange
-	if !rangeIter(&r) {
-		return errors.New("pipeline: edges for a range that was not read")
-	}
+// sortedEdges collects labels sorted by member, without repeats.
+func sortedEdges(iter func(*starEdge) bool) []starEdge {
 	var es []starEdge
 	var e starEdge
-	for edgeIter(&e) {
+	for iter(&e) {
 		es = append(es, e)
 	}
-	if len(es) == 0 {
-		return nil
-	}
+	return sortEdges(es)
+}
+
+// sortEdges sorts star edges (or labels) by member, then target, and drops
+// repeats.
+func sortEdges(es []starEdge) []starEdge {
 	slices.SortFunc(es, func(a, b starEdge) int {
 		if c := cmp.Compare(a.Member, b.Member); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.Centre, b.Centre)
 	})
-	es = slices.Compact(es)
+	return slices.Compact(es)
+}
+
+func (f *dataFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*inputRange) bool, edgeIter func(*[]byte) bool,
+	labelIter func(*starEdge) bool, lines func(*lineCount) bool, self func(uint64, docData), leaf func(uint64, docData),
+	comp func(uint64, docData)) error {
+	var r inputRange
+	if !rangeIter(&r) {
+		return errors.New("pipeline: edges for a range that was not read")
+	}
+	var es []starEdge
+	var b []byte
+	for edgeIter(&b) {
+		var err error
+		if es, err = appendStarEdges(es, b); err != nil {
+			return err
+		}
+	}
+	es, ls := sortEdges(es), sortedEdges(labelIter)
+	if len(es) == 0 && len(ls) == 0 {
+		return nil
+	}
 	var m map[int]int64
 	if r.split() {
 		m = lineCounts(lines)
@@ -177,12 +209,16 @@ func (f *dataFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*i
 		for len(es) > 0 && es[0].Member < pos {
 			es = es[1:]
 		}
-		if len(es) == 0 || es[0].Member != pos {
+		for len(ls) > 0 && ls[0].Member < pos {
+			ls = ls[1:]
+		}
+		labelled := len(ls) > 0 && ls[0].Member == pos
+		if !labelled && (len(es) == 0 || es[0].Member != pos) {
 			return nil
 		}
 		ft := f.ext.Extract(doc.Text)
 		d := docData{Pos: pos}
-		if f.ToComponents {
+		if labelled {
 			d.ID = doc.ID
 		} else {
 			// Verification needs neither the id nor the band keys
@@ -195,39 +231,44 @@ func (f *dataFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*i
 			return err
 		}
 		d.Features = b
+		if labelled {
+			t := ls[0].Centre
+			f.Shuffle.add(ctx, f.Stage, t, d)
+			comp(t, d)
+			return nil
+		}
 		for ; len(es) > 0 && es[0].Member == pos; es = es[1:] {
-			switch t := es[0].Centre; {
-			case f.ToComponents:
-				f.Shuffle.add(ctx, "component", t, d)
-				other(t, d)
-			case t == pos:
+			if t := es[0].Centre; t == pos {
 				f.Shuffle.add(ctx, "centre", t, d)
 				self(t, d)
-			default:
+			} else {
 				f.Shuffle.add(ctx, "leaf", t, d)
-				other(t, d)
+				leaf(t, d)
 			}
 		}
 		return nil
 	})
 }
 
-// readData runs dataFn over the ranges with the edges keyed by range.
-func readData(s beam.Scope, opt Options, in inputs, edges beam.PCollection, toComponents bool) (self, other beam.PCollection) {
+// readData runs dataFn over the ranges with the star edge batches and the
+// labels keyed by range; stage names the component output's shuffle counter.
+func readData(s beam.Scope, opt Options, in inputs, edges, labels beam.PCollection, stage string) (self, leaves, comp beam.PCollection) {
 	f := &dataFn{
-		rangeDocs:    rangeDocs{Format: opt.Format, IDField: opt.IDField, TextField: opt.TextField, SkipBad: opt.SkipBad},
-		Rule:         opt.ruleConfig(),
-		ToComponents: toComponents,
-		Shuffle:      shuffleCounter{On: opt.CountShuffle},
+		rangeDocs: rangeDocs{Format: opt.Format, IDField: opt.IDField, TextField: opt.TextField, SkipBad: opt.SkipBad},
+		Rule:      opt.ruleConfig(),
+		Shuffle:   shuffleCounter{On: opt.CountShuffle},
+		Stage:     stage,
 	}
 	ranges := beam.ParDo(s, rangeByIndex, in.Ranges)
-	return beam.ParDo2(s, f, beam.CoGroupByKey(s, ranges, edges), beam.SideInput{Input: in.LineCounts})
+	return beam.ParDo3(s, f, beam.CoGroupByKey(s, ranges, edges, labels), beam.SideInput{Input: in.LineCounts})
 }
 
-// Data sends the candidates' data to their centres: the centres' own
-// (self) and their leaves'.
-func Data(s beam.Scope, opt Options, in inputs, stars beam.PCollection) (self, leaves beam.PCollection) {
-	return readData(s.Scope("Data to centres"), opt, in, stars, false)
+// Data sends the candidates' data on: the documents of the candidate
+// components direct names (KV<range, starEdge{document, label}>) to their
+// components (comp), the others' to their star centres (self, the
+// centres' own, and leaves).
+func Data(s beam.Scope, opt Options, in inputs, stars, direct beam.PCollection) (self, leaves, comp beam.PCollection) {
+	return readData(s.Scope("Data to centres and components"), opt, in, stars, direct, "direct")
 }
 
 // Candidate keys travel in batches: one element per key partition per

@@ -26,6 +26,9 @@ const (
 	DefaultMaxChecks    = 1 << 24  // leaf pairs a star looks at before it links its leaves unverified
 	DefaultMaxResidual  = 1 << 22  // label pairs the residual union-find takes on one worker
 	DefaultMaxComponent = 1 << 18  // documents of one component decided on one worker
+	// DefaultDirectComponent is the most documents of a candidate component
+	// decided without verified stars.
+	DefaultDirectComponent = 1 << 12
 )
 
 // Options configures Dedup. The zero value means the defaults, written on each
@@ -78,6 +81,12 @@ type Options struct {
 	// decided on one worker (default DefaultMaxComponent); a larger
 	// component fails the run, naming it.
 	MaxComponent int
+	// DirectComponent is the most documents of a component of the candidate
+	// graph (MethodMinHash) decided as a whole, its documents' features
+	// sent to it once, without verifying its stars (default
+	// DefaultDirectComponent; 1 verifies every star). The documents of a
+	// larger one go through verified stars (see direct.go).
+	DirectComponent int
 	// Parts leaves each output as one file per read range (PATH-00000-of-00012,
 	// in input order) instead of concatenating them into PATH on one worker.
 	Parts bool
@@ -120,6 +129,9 @@ func (o *Options) EnsureDefaults() {
 	if o.MaxComponent == 0 {
 		o.MaxComponent = DefaultMaxComponent
 	}
+	if o.DirectComponent == 0 {
+		o.DirectComponent = min(DefaultDirectComponent, o.MaxComponent)
+	}
 }
 
 // Validate reports the first invalid option, wrapping ErrOptions (or
@@ -146,6 +158,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: max residual %d < 1", ErrOptions, o.MaxResidual)
 	case o.MaxComponent < 1:
 		return fmt.Errorf("%w: max component %d < 1", ErrOptions, o.MaxComponent)
+	case o.DirectComponent < 1 || o.DirectComponent > o.MaxComponent:
+		return fmt.Errorf("%w: direct component %d must be in [1, max component %d]", ErrOptions, o.DirectComponent, o.MaxComponent)
 	}
 	return nil
 }
