@@ -94,6 +94,11 @@ func (s *Server) idStored(ctx context.Context, id string) (bool, error) {
 	if s.big.PendingID(id) {
 		return true, nil
 	}
+	if h, ok := s.store.(interface {
+		Has(context.Context, string) (bool, error)
+	}); ok {
+		return h.Has(ctx, id) // an engine that checks an id without reading its record (pebble)
+	}
 	_, err := s.store.Get(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil

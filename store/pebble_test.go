@@ -17,8 +17,8 @@ func TestPebbleStore(t *testing.T) {
 	})
 }
 
-// TestPebbleBulkAndID: PutBulk stores what Put would, in one write, and
-// GetID reads a record's id alone.
+// TestPebbleBulkAndID: PutBulk stores what Put would, in one write, GetID
+// reads a record's id alone and Has whether an id is stored.
 func TestPebbleBulkAndID(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -66,5 +66,15 @@ func TestPebbleBulkAndID(t *testing.T) {
 	}
 	if _, err := s.GetID(ctx, 5); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("GetID of a deleted record: %v", err)
+	}
+	// Has: the ids stored, not the deleted one nor one never written.
+	for id, want := range map[string]bool{"doc0": true, "doc99": true, "doc5": false, "doc100": false, "": false} {
+		if got, err := s.Has(ctx, id); err != nil || got != want {
+			t.Errorf("Has(%q) = %v, %v; want %v", id, got, err, want)
+		}
+	}
+	s.Close()
+	if _, err := s.Has(ctx, "doc0"); err == nil {
+		t.Error("Has on a closed store: no error")
 	}
 }
