@@ -48,7 +48,10 @@
 // again and the request fails with 503 (a document declined in favour of it
 // in the meantime stays declined: the window is one commit). A delete is made
 // durable first, then removed from the set. Sequence numbers are the
-// priorities, and survive restarts.
+// priorities, and survive restarts. On the scaled set an add_if_new matches
+// before it takes the lock, and under it only against the documents added
+// meanwhile (keptset.Set.MatchFrom): the verdict a match under the lock would
+// give, without holding it while candidates' records are read.
 //
 // # Stores
 //
