@@ -19,7 +19,7 @@ import (
 //
 // Two documents are candidates when their MinHash signatures agree on every
 // row of at least one band (LSH banding), that is when they share a band key
-// (bandKey mixes the band's number into the key, so one table holds every
+// (BandKey mixes the band's number into the key, so one table holds every
 // band). Enumerating every pair of a bucket (minhash.LSH.Pairs) costs m²/2
 // pairs for a bucket of m documents, and on a corpus of versions or mirrors
 // nearly all of those pairs point at documents that keep-first removes
@@ -83,8 +83,11 @@ type bandPart struct {
 	n    int64    // entries in f
 }
 
-// bandKey is the key of band b's key k: one table holds every band.
-func bandKey(b int, key uint64) uint64 { return simhash.Mix64(key, uint64(b)) }
+// BandKey is the candidate key of band b's key: its band's number mixed in,
+// so that one table holds every band. The batch's buckets, the service's
+// kept sets (keptset, keptmem) and the Redis index all key bands so, which
+// is what makes their candidates, and so their verdicts, the same.
+func BandKey(b int, key uint64) uint64 { return simhash.Mix64(key, uint64(b)) }
 
 func newBandCollector(dir string, limit int64) *bandCollector {
 	if limit <= 0 {
@@ -99,7 +102,7 @@ func (c *bandCollector) add(doc int32, keys []uint64) error {
 		return c.err
 	}
 	for b, k := range keys {
-		k = bandKey(b, k)
+		k = BandKey(b, k)
 		p := &c.parts[k>>(64-bandPartBits)]
 		p.keys = append(p.keys, k)
 		p.docs = append(p.docs, doc)

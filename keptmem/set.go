@@ -303,7 +303,7 @@ func (k *Set) appendEntries(dst []tableKey, f *dedup.Features) []tableKey {
 	case k.minhash:
 		if len(f.Bands) == k.nbands {
 			for i, key := range f.Bands {
-				dst = append(dst, tableKey{2, bandKey(i, key)})
+				dst = append(dst, tableKey{2, dedup.BandKey(i, key)})
 			}
 		}
 	case k.byPrefix(f):
@@ -320,9 +320,6 @@ func (k *Set) appendEntries(dst []tableKey, f *dedup.Features) []tableKey {
 func (k *Set) wideDoc(f *dedup.Features) bool {
 	return !k.minhash && !k.byPrefix(f) && !k.rule.ExactOnly(f)
 }
-
-// bandKey is the table key of band b's key.
-func bandKey(b int, key uint64) uint64 { return simhash.Mix64(key, uint64(b)) }
 
 // AddBulk adds the documents ids[i] with features fs[i], in that order, last
 // in priority, through a Loader: the index sorts them at once and the tables
@@ -561,7 +558,7 @@ func (k *Set) candidatesLocked(cands []uint32, f *dedup.Features) ([]uint32, err
 		if len(f.Bands) == k.nbands {
 			for b, key := range f.Bands {
 				n := len(cands)
-				cands = k.bands.find(cands, bandKey(b, key))
+				cands = k.bands.find(cands, dedup.BandKey(b, key))
 				// The table keeps part of the key: keep only real collisions.
 				cands = append(cands[:n], slices.DeleteFunc(cands[n:], func(s uint32) bool {
 					ks := k.docs.at(s).f.Bands

@@ -121,7 +121,7 @@ var ErrClosed = errors.New("keptset: closed")
 func Keys(dst []uint64, f *dedup.Features, bands int) []uint64 {
 	if len(f.Bands) == bands && bands > 0 {
 		for b, k := range f.Bands {
-			dst = append(dst, simhash.Mix64(k, uint64(b)))
+			dst = append(dst, dedup.BandKey(b, k))
 		}
 		return dst
 	}
@@ -351,9 +351,9 @@ func (s *Set) partOf(seq uint64) *part {
 	return nil
 }
 
-// candidates appends the live seqs that share a key with keys, ascending
-// and each once, looking only in the parts and deltas that hold seqs of
-// from and above (the caller drops the lower ones of those).
+// candidates returns dst (empty) with the live seqs of from and above that
+// share a key with keys, ascending and each once; parts and deltas wholly
+// below from are not looked in.
 func (s *Set) candidates(dst []uint64, keys []uint64, from uint64) []uint64 {
 	var buf [64]uint32
 	for _, p := range s.parts {
@@ -379,7 +379,8 @@ func (s *Set) candidates(dst []uint64, keys []uint64, from uint64) []uint64 {
 		}
 	}
 	slices.Sort(dst)
-	return slices.Compact(dst)
+	lo, _ := slices.BinarySearch(dst, from) // a straddling part's or delta's lower seqs
+	return slices.Compact(dst[lo:])
 }
 
 // Match returns the first document of the set, in priority order, that f
@@ -427,9 +428,6 @@ func (s *Set) matchAll(ctx context.Context, f *dedup.Features, limit int, from u
 	}
 	next = s.next
 	cands := s.candidates(cb[:0], keys, from)
-	if from > 0 { // from the parts and deltas that straddle it
-		cands = slices.DeleteFunc(cands, func(seq uint64) bool { return seq < from })
-	}
 	// Pending documents' records are copied out under the lock.
 	var pend map[uint64]pendingDoc
 	for _, seq := range cands {
