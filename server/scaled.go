@@ -112,28 +112,28 @@ func (s *Server) idStored(ctx context.Context, id string) (bool, error) {
 // from disk) and under it only against the documents added meanwhile
 // (keptset.Set.MatchFrom): the same verdict as a match under the lock.
 func (s *Server) beginScaled(ctx context.Context, d Doc, f dedup.Features, res Result) (Result, func() error, error) {
-	var next uint64
-	if d.Mode == ModeAddIfNew {
-		m, dup, n, err := s.big.MatchFrom(ctx, &f, 0)
-		if err != nil {
-			return res, nil, err
-		}
+	// declined reports whether f duplicates a document of seq from and
+	// above (res then names it), and the set's next.
+	declined := func(from uint64) (bool, uint64, error) {
+		m, dup, next, err := s.big.MatchFrom(ctx, &f, from)
 		if dup {
 			res.Duplicates = []dedup.KeptMatch{m}
-			return res, nil, nil
+		}
+		return dup, next, err
+	}
+	var next uint64
+	if d.Mode == ModeAddIfNew {
+		dup, n, err := declined(0)
+		if err != nil || dup {
+			return res, nil, err
 		}
 		next = n
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if d.Mode == ModeAddIfNew {
-		m, dup, _, err := s.big.MatchFrom(ctx, &f, next)
-		if err != nil {
+		if dup, _, err := declined(next); err != nil || dup {
 			return res, nil, err
-		}
-		if dup {
-			res.Duplicates = []dedup.KeptMatch{m}
-			return res, nil, nil
 		}
 	}
 	if ok, err := s.idStored(ctx, d.ID); err != nil || ok {
