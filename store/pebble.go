@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/record"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -44,6 +45,11 @@ const (
 
 	// DefaultPebbleMemTable is the default of PebbleOptions.MemTableSize.
 	DefaultPebbleMemTable = 64 << 20
+	// DefaultPebbleCache is the default of PebbleOptions.CacheSize.
+	DefaultPebbleCache = 64 << 20
+	// pebbleFilterBits is the bits per key of the Bloom filters of the
+	// tables above the last level (see PebbleStore.open).
+	pebbleFilterBits = 10
 )
 
 // PebbleOptions configures OpenPebble. The zero value means the defaults.
@@ -57,6 +63,12 @@ type PebbleOptions struct {
 	// replayed after a crash. Larger means fewer, larger flushes competing
 	// with queries for the CPU.
 	MemTableSize uint64
+	// CacheSize is the size of pebble's block cache (default
+	// DefaultPebbleCache): it holds the index and filter blocks that each
+	// read goes through, and the record blocks read last. Pebble's own
+	// default, 8 MB, held too few of them at 30M documents: every record
+	// read loaded its index blocks again (BENCHMARKS.md, "30M stored").
+	CacheSize int64
 	// Recover opens a store that has lost acknowledged writes (a damaged
 	// or cut WAL: see doc.go, "Damage"), keeping what pebble could read,
 	// instead of refusing it with ErrDamaged. The number of writes
@@ -132,6 +144,9 @@ func OpenPebble(dir string, opt PebbleOptions) (*PebbleStore, error) {
 	if opt.MemTableSize == 0 {
 		opt.MemTableSize = DefaultPebbleMemTable
 	}
+	if opt.CacheSize <= 0 {
+		opt.CacheSize = DefaultPebbleCache
+	}
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -188,6 +203,7 @@ func (s *PebbleStore) open(readOnly bool) (db *pebble.DB, err error) {
 		// files to a format this build cannot read without being asked.
 		FormatMajorVersion: pebble.FormatValueSeparation,
 		MemTableSize:       s.opt.MemTableSize,
+		CacheSize:          s.opt.CacheSize,
 		Logger:             pebbleLogger{},
 		ReadOnly:           readOnly,
 		// Pebble's default ends the process on a damaged file; the read
@@ -196,6 +212,19 @@ func (s *PebbleStore) open(readOnly bool) (db *pebble.DB, err error) {
 			s.corrupt.Store(&info.Path)
 		}, BackgroundError: s.backgroundError},
 	}
+	// Bloom filters on every level but the last: a record or id read
+	// looks in each level whose tables' ranges hold its key (the records'
+	// and ids' keys span every table written by a flush), and without a
+	// filter each look reads an index block and a data block. Writes leave
+	// recent records in L0-L5 until compactions move them down, so reads
+	// of older records went through four or five levels (BENCHMARKS.md,
+	// "30M stored"); a filter answers for a level that does not hold the
+	// key. The last level holds most keys and, for records, the key read
+	// is there: its filters would cost memory and cache for nothing.
+	for i := range o.Levels {
+		o.Levels[i].FilterPolicy = bloom.FilterPolicy(pebbleFilterBits)
+	}
+	o.Levels[len(o.Levels)-1].FilterPolicy = pebble.NoFilterPolicy
 	db, err = pebble.Open(s.path, o)
 	if err != nil {
 		return nil, s.storeError("opening store", err)
