@@ -48,13 +48,23 @@ func bucketOf(h uint64, bits uint8) (uint64, uint16) {
 	return h >> (64 - bits), uint16(h >> (48 - bits))
 }
 
-// tableBits is the bucket bits of a table of n entries: about 32 a bucket.
+// tableBits is the bucket bits of a table of n entries: about 32 a bucket,
+// and minTableBits at least.
 func tableBits(n int) uint8 {
-	if n <= 32 {
-		return 0
+	if n <= 32<<minTableBits {
+		return minTableBits
 	}
 	return uint8(min(32, bits.Len(uint(n-1)/32)))
 }
+
+// minTableBits is the fewest bucket bits of a table: a small table keeps as
+// many key bits as a merge into a table of the largest part needs. A table
+// knows bits+16+8 bits of each key (bucket, tag, ext), and a part of 1<<24
+// seqs with up to 32 keys each has 24 bucket bits and needs 24+16. With
+// fewer bits a small part (a Close writes the delta at any size) could
+// never be merged into a large one, and stayed beside it for good. The
+// cost is 256 KB of bucket offsets for a part of fewer than 87K documents.
+const minTableBits = 16
 
 func getSlot(b []byte, i int) uint32 {
 	b = b[i*slotBytes : i*slotBytes+slotBytes]
