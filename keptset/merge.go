@@ -51,8 +51,52 @@ func (s *Set) tier(p *part) int {
 // (mu held): first an older part of a lower tier than its newer neighbour
 // (left by a Close, which writes the delta at any size) merged with it; then
 // the newest run of mergeFanIn or more parts of one tier, less its oldest
-// parts while it is not mergeable.
+// parts while it is not mergeable; then a part left below PartSpan in the
+// top tier (fillMergeLocked).
 func (s *Set) pickMergeLocked() []*part {
+	if run := s.tierMergeLocked(); run != nil {
+		return run
+	}
+	return s.fillMergeLocked()
+}
+
+// fillMergeLocked returns a part of at least PartSpan/mergeFanIn seqs and
+// below PartSpan with all the parts after it, once they span a
+// mergeFanIn-th of it, less the newest while the run is not mergeable; or
+// nil (mu held). An import or a rebuild ends in such a part (26.7M
+// documents are parts of 16.7M and 10M seqs), and so does a merge trimmed
+// to PartSpan. The tiers alone would never merge into it: the parts of its
+// tier that come after it could not all join it within PartSpan. So the
+// adds after it stayed beside it, up to 3 parts a lower tier, and each part
+// costs a match 24 key lookups: 7 parts at 30M took 24% of a search's CPU
+// (BENCHMARKS.md, "30M stored"). Merging them into it leaves one part
+// below PartSpan above the tiers' small parts. The cost is bounded: the
+// part grows by a mergeFanIn-th at least at each such merge, so it is
+// rewritten at most log(4)/log(1.25), about 6 times, before it is full.
+func (s *Set) fillMergeLocked() []*part {
+	ps := s.parts
+	span := uint64(s.opt.PartSpan)
+	for i := len(ps) - 2; i >= 0; i-- {
+		p := ps[i]
+		if uint64(p.span)*mergeFanIn < span || uint64(p.span) >= span {
+			continue
+		}
+		newer := ps[len(ps)-1].base + uint64(ps[len(ps)-1].span) - (p.base + uint64(p.span))
+		if newer*mergeFanIn < uint64(p.span) {
+			return nil
+		}
+		for j := len(ps); j-i >= 2; j-- {
+			if s.mergeableLocked(ps[i:j]) {
+				return ps[i:j]
+			}
+		}
+		return nil
+	}
+	return nil
+}
+
+// tierMergeLocked is pickMergeLocked's first two rules.
+func (s *Set) tierMergeLocked() []*part {
 	ps := s.parts
 	for i := len(ps) - 2; i >= 0; i-- {
 		if s.tier(ps[i]) < s.tier(ps[i+1]) && s.mergeableLocked(ps[i:i+2]) {

@@ -373,3 +373,69 @@ func TestFormat1(t *testing.T) {
 	}
 	checkSelfMatches(t, s, ex, docs, nil, half)
 }
+
+// TestFillMerge: the adds after an import's last part, below PartSpan and
+// in the top tier, are merged into it once they span a quarter of it (the
+// tiers alone would leave them beside it), and not before; the verdicts
+// stay, before and after a reopen.
+func TestFillMerge(t *testing.T) {
+	rule, ex := setup(t)
+	docs := distinct(t, 52)
+	recs := newMemRecords()
+	dir := t.TempDir()
+	opt := keptset.Options{Dir: dir, Settings: "test", DeltaSpan: 4, PartSpan: 64}
+	w, err := keptset.NewWriter(rule, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const imported = 40 // one part of 40 seqs: below 64, at least 64/4
+	for i, text := range docs[:imported] {
+		f := ex.Extract(text)
+		recs.put(uint64(i), fmt.Sprint(i), f)
+		if err := w.Add(uint64(i), fmt.Sprint(i), &f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, err := keptset.Open(ctx, rule, recs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := func(from, to int) {
+		for i := from; i < to; i++ {
+			f := ex.Extract(docs[i])
+			recs.put(uint64(i), fmt.Sprint(i), f)
+			if err := s.Add(uint64(i), fmt.Sprint(i), f); err != nil {
+				t.Fatal(err)
+			}
+			s.Written(uint64(i))
+		}
+		if err := s.WaitParts(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(imported, imported+8) // two parts of 4: 8 seqs, under a quarter of 40
+	if st := s.Stats(); st.Parts != 3 || st.Merges != 0 {
+		t.Fatalf("after 8 adds: %+v, want 3 parts and no merge", st)
+	}
+	add(imported+8, imported+12) // a third: 12 seqs, a quarter of 40 and more
+	if st := s.Stats(); st.Parts != 1 || st.Merges != 1 || st.Docs != len(docs) {
+		t.Fatalf("after 12 adds: %+v, want the 4 parts merged into 1", st)
+	}
+	checkSelfMatches(t, s, ex, docs, nil, 0)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkFiles(t, dir)
+	if names, n := manifestParts(t, dir); len(names) != 1 || n != len(docs) {
+		t.Fatalf("manifest: parts %v holding %d documents, want 1 holding %d", names, n, len(docs))
+	}
+	if s, err = keptset.Open(ctx, rule, recs, opt); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	checkSelfMatches(t, s, ex, docs, nil, 0)
+}
