@@ -100,6 +100,16 @@ func (t *table) findAll(dst []uint32, hs []uint64) []uint32 {
 		b, _ := bucketOf(h, t.bits)
 		bounds[i] = [2]uint32{t.off[b], t.off[b+1]}
 	}
+	// Touch each bucket's first and last tag before searching any: the
+	// binary searches' branches would otherwise take the buckets' cache
+	// misses one after the other (they were 60% of findAll at 30M).
+	var touch uint16
+	for _, bd := range bounds[:n] {
+		if bd[1] > bd[0] {
+			touch ^= t.tag[bd[0]] ^ t.tag[bd[1]-1]
+		}
+	}
+	keep(touch)
 	for i, h := range hs[:n] {
 		_, tag := bucketOf(h, t.bits)
 		lo, hi := int(bounds[i][0]), int(bounds[i][1])
@@ -114,6 +124,12 @@ func (t *table) findAll(dst []uint32, hs []uint64) []uint32 {
 	}
 	return dst
 }
+
+// keep takes findAll's touches of the tags, so that they are not compiled
+// away as unused loads.
+//
+//go:noinline
+func keep(uint16) {}
 
 // entries is the number of entries.
 func (t *table) entries() int { return len(t.tag) }
