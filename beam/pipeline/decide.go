@@ -48,7 +48,9 @@ type decideFn struct {
 
 func (f *decideFn) Setup() (err error) { f.rule, err = f.Rule.rule(); return err }
 
-func (f *decideFn) ProcessElement(ctx context.Context, label uint64, iter func(*docData) bool,
+// The side input after is the previous wave's signal (see Decide): it is
+// never read, only waited for.
+func (f *decideFn) ProcessElement(ctx context.Context, label uint64, iter func(*docData) bool, after func(*int) bool,
 	emitDup func(uint64, Line), emitCluster func(uint64, Line)) error {
 	var docs []docData
 	var d docData
@@ -171,11 +173,44 @@ func (f *decideFn) duplicate(d *docData, fd *dedup.Features, k *docData, fk *ded
 	return dup
 }
 
+// waveFn passes on the data of the components of one wave: those whose
+// label mixes to Wave modulo Waves.
+type waveFn struct{ Wave, Waves int }
+
+func (f *waveFn) ProcessElement(label uint64, d docData, emit func(uint64, docData)) {
+	if waveOf(label, f.Waves) == f.Wave {
+		emit(label, d)
+	}
+}
+
+func waveOf(label uint64, waves int) int { return int(simhash.Mix64(label, tagWave) % uint64(waves)) }
+
+const tagWave = 0x77617665 // "wave"
+
+// waveDone consumes a wave's duplicates lines and emits nothing: its empty
+// output, complete once the wave's keep-first is, is the next wave's
+// side input.
+func waveDone(uint64, Line, func(int)) {}
+
 // Decide applies the keep-first rule per component: the ranges are read
 // again, and the data of each document with a label goes to its component;
 // direct, when valid, holds the data of components sent on already (Data).
 // It returns the duplicates and clusters output lines keyed by the read
 // range of the document they are written at.
+//
+// The components are decided in waves (in.Waves, or opt.Waves): wave w
+// groups the data of the components whose label mixes to w, and its
+// keep-first waits, through a side input, for wave w-1's to finish. The
+// result is the same as one wave's. A runner that holds a shuffle's
+// elements in memory until their consumer has run (prism in process holds
+// the grouped input of a stage and then, while its one bundle runs, about
+// three more copies of it: the bundle's encoding, the joined block, the
+// gRPC message) then holds the grouped data of one wave at a time beside
+// the others' waiting elements, not all of it three times over: the
+// components' data is the largest shuffle of a run on web text (252 of 476
+// bytes per document at 1M). Waves run one after the other, but one
+// keep-first stage is one bundle on prism anyway; a cluster runner loses
+// the overlap of the waves' groupings.
 func Decide(s beam.Scope, opt Options, in inputs, labels, direct beam.PCollection) (dups, clusters beam.PCollection) {
 	s = s.Scope("Decide")
 	sh := shuffleCounter{On: opt.CountShuffle}
@@ -185,9 +220,35 @@ func Decide(s beam.Scope, opt Options, in inputs, labels, direct beam.PCollectio
 		byRange = beam.ParDo(gs, &countEdgeFn{Stage: "labels", Shuffle: sh}, byRange)
 	}
 	_, _, comp := readData(gs, opt, in, noEdges(gs), byRange, "component")
+	data := []beam.PCollection{comp}
 	if direct.IsValid() {
-		comp = beam.Flatten(gs, comp, direct)
+		data = append(data, direct)
 	}
 	ks := s.Scope("Keep first")
-	return beam.ParDo2(ks, &decideFn{Rule: opt.ruleConfig(), MaxComponent: opt.MaxComponent, Shuffle: sh}, beam.GroupByKey(ks, comp))
+	waves := opt.Waves
+	if waves == 0 {
+		waves = in.Waves
+	}
+	f := &decideFn{Rule: opt.ruleConfig(), MaxComponent: opt.MaxComponent, Shuffle: sh}
+	after := beam.CreateList(ks, []int(nil)) // the first wave waits for nothing
+	var ds, cs []beam.PCollection
+	for w := range max(waves, 1) {
+		ws, part := ks, data
+		if waves > 1 {
+			// Each wave's part is cut from each producer's output, not
+			// from their Flatten: prism runs a Flatten's consumers as
+			// stages of their own, each fed the whole of it.
+			ws, part = ks.Scope(fmt.Sprintf("Wave %d", w+1)), nil
+			for _, c := range data {
+				part = append(part, beam.ParDo(ws, &waveFn{Wave: w, Waves: waves}, c))
+			}
+		}
+		d, c := beam.ParDo2(ws, f, beam.GroupByKey(ws, beam.Flatten(ws, part...)), beam.SideInput{Input: after})
+		after = beam.ParDo(ws, waveDone, d)
+		ds, cs = append(ds, d), append(cs, c)
+	}
+	if len(ds) == 1 {
+		return ds[0], cs[0]
+	}
+	return beam.Flatten(ks, ds...), beam.Flatten(ks, cs...)
 }

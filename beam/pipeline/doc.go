@@ -125,7 +125,13 @@
 //     component, at most DirectComponent (4,096) documents' features for a
 //     candidate component, at most MaxComponent (262,144) for a component
 //     of verified edges; a larger one fails the run with its least
-//     position.
+//     position. The components are decided in Waves (one per 256 MiB of
+//     input by default, at most 16): a wave groups the data of the
+//     components whose label mixes to it, and its keep-first waits on the
+//     wave before it (a side input), so that a runner holding a shuffle in
+//     memory until its consumer has run (prism) holds one wave's grouped
+//     data at a time, not the whole of the run's largest shuffle (on web
+//     text, the features to the components: 252 bytes per document at 1M).
 //  8. Write (CoGroupByKey on the range: the range, its duplicates and
 //     clusters lines): the worker that writes a range sorts the range's own
 //     output lines by position, writes its duplicates and clusters part,

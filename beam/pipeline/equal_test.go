@@ -120,8 +120,10 @@ func TestSmallEqualsBatch(t *testing.T) {
 		{Method: dedup.MethodSimHash},
 		{Method: dedup.MethodMinHash},
 		{Method: dedup.MethodMinHash, DirectComponent: 1}, // every star verified
+		{Method: dedup.MethodMinHash, Waves: 3},           // decided in three waves
+		{Method: dedup.MethodMinHash, DirectComponent: 1, Waves: 3},
 	} {
-		t.Run(fmt.Sprintf("%s/direct=%d", opt.Method, opt.DirectComponent), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/direct=%d/waves=%d", opt.Method, opt.DirectComponent, opt.Waves), func(t *testing.T) {
 			b, g := runBoth(t, []string{in}, opt)
 			assertSame(t, b, g)
 			if strings.Count(b[1], "\n") < 3 {
@@ -180,8 +182,12 @@ func TestSplitEqualsBatch(t *testing.T) {
 	}
 	for _, split := range []int64{13, 100, 1 << 20} {
 		for _, direct := range []int{0, 1} { // the default, and every star verified
-			t.Run(fmt.Sprintf("split=%d/direct=%d", split, direct), func(t *testing.T) {
-				b, g := runBoth(t, inputs, pipeline.Options{SplitBytes: split, SkipBad: true, DirectComponent: direct})
+			waves := 0
+			if split == 100 {
+				waves = 2 // components of several ranges decided in waves
+			}
+			t.Run(fmt.Sprintf("split=%d/direct=%d/waves=%d", split, direct, waves), func(t *testing.T) {
+				b, g := runBoth(t, inputs, pipeline.Options{SplitBytes: split, SkipBad: true, DirectComponent: direct, Waves: waves})
 				assertSame(t, b, g)
 				if strings.Count(b[1], "\n") < 10 || !strings.Contains(b[1], "noids.jsonl:") {
 					t.Errorf("batch removed %d documents: the test checks little", strings.Count(b[1], "\n"))

@@ -29,6 +29,10 @@ const (
 	// DefaultDirectComponent is the most documents of a candidate component
 	// decided without verified stars.
 	DefaultDirectComponent = 1 << 12
+	// DefaultWaveBytes is the input per wave of the decision (Options.Waves).
+	DefaultWaveBytes = 256 << 20
+	// MaxWaves is the most waves of the decision by default.
+	MaxWaves = 16
 )
 
 // Options configures Dedup. The zero value means the defaults, written on each
@@ -87,6 +91,13 @@ type Options struct {
 	// DefaultDirectComponent; 1 verifies every star). The documents of a
 	// larger one go through verified stars (see direct.go).
 	DirectComponent int
+	// Waves is the number of parts the components are decided in, one
+	// after the other, each grouping the data of its components only
+	// once the wave before it is decided (see Decide): the same verdicts,
+	// and on a runner that holds a shuffle in memory (prism) a fraction of
+	// the largest shuffle in flight at once. Default: one wave per
+	// DefaultWaveBytes of input, at most MaxWaves.
+	Waves int
 	// Parts leaves each output as one file per read range (PATH-00000-of-00012,
 	// in input order) instead of concatenating them into PATH on one worker.
 	Parts bool
@@ -158,6 +169,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: max residual %d < 1", ErrOptions, o.MaxResidual)
 	case o.MaxComponent < 1:
 		return fmt.Errorf("%w: max component %d < 1", ErrOptions, o.MaxComponent)
+	case o.Waves < 0:
+		return fmt.Errorf("%w: waves %d < 0", ErrOptions, o.Waves)
 	case o.DirectComponent < 1 || o.DirectComponent > o.MaxComponent:
 		return fmt.Errorf("%w: direct component %d must be in [1, max component %d]", ErrOptions, o.DirectComponent, o.MaxComponent)
 	}

@@ -438,6 +438,7 @@ type inputs struct {
 	Ranges, LineCounts beam.PCollection
 	N                  int // ranges
 	KeyParts           int // partitions of the candidate keys: one per KeyPartBytes of input
+	Waves              int // of the decision, by default: one per DefaultWaveBytes of input
 }
 
 // Read lists the inputs and returns their ranges and the line counts of the
@@ -452,7 +453,11 @@ func Read(s beam.Scope, opt Options) (inputs, error) {
 	if err != nil {
 		return inputs{}, err
 	}
-	in := inputs{N: len(rs), KeyParts: int(min(max(total/opt.KeyPartBytes, 1), 1<<24))}
+	in := inputs{
+		N:        len(rs),
+		KeyParts: int(min(max(total/opt.KeyPartBytes, 1), 1<<24)),
+		Waves:    int(min(max((total+DefaultWaveBytes-1)/DefaultWaveBytes, 1), MaxWaves)),
+	}
 	in.Ranges = beam.CreateList(s, rs)
 	// One range per worker: spread them before reading.
 	in.Ranges = beam.Reshuffle(s, in.Ranges)

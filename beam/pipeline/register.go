@@ -21,7 +21,8 @@ func init() {
 	register.DoFn4x1[context.Context, int, func(*Pair) bool, func(uint64, uint64), error](&residualFn{})
 	register.DoFn5x0[context.Context, uint64, uint64, func(*uint64, *uint64) bool, func(uint64, uint64)](&relabelFn{})
 	register.DoFn4x0[context.Context, uint64, starEdge, func(uint64, starEdge)](&countEdgeFn{})
-	register.DoFn5x1[context.Context, uint64, func(*docData) bool, func(uint64, Line), func(uint64, Line), error](&decideFn{})
+	register.DoFn6x1[context.Context, uint64, func(*docData) bool, func(*int) bool, func(uint64, Line), func(uint64, Line), error](&decideFn{})
+	register.DoFn3x0[uint64, docData, func(uint64, docData)](&waveFn{})
 	register.DoFn7x1[context.Context, uint64, func(*inputRange) bool, func(*Line) bool, func(*Line) bool, func(*lineCount) bool, func(int), error](&writeRangeFn{})
 	register.DoFn4x1[context.Context, []byte, func(*int) bool, func(*int) bool, error](&finishFn{})
 	register.DoFn4x0[context.Context, uint64, uint64, func(uint64, uint64)](&countU64Fn{})
@@ -37,6 +38,7 @@ func init() {
 	register.Function2x2[uint64, uint64, uint64, starEdge](labelByRange)
 	register.Function2x2[uint64, uint64, uint64, uint64](memberOf)
 	register.Function1x2[[]byte, uint64, []byte](batchOfRange0)
+	register.Function3x0[uint64, Line, func(int)](waveDone)
 
 	register.Emitter1[lineCount]()
 	register.Emitter1[simEntry]()

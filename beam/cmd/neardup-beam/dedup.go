@@ -64,6 +64,7 @@ func (f *dedupFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.MaxResidual, "max-residual", pipeline.DefaultMaxResidual, "label pairs left apart by the rounds that one worker joins; more fail the run")
 	fs.IntVar(&o.MaxComponent, "max-component", pipeline.DefaultMaxComponent, "documents of one component decided on one worker; a larger component fails the run")
 	fs.IntVar(&o.DirectComponent, "direct-component", 0, "documents of a candidate component decided as a whole, without verified stars; larger ones verify their stars (default 4096, or --max-component if less; 1: verify every star)")
+	fs.IntVar(&o.Waves, "waves", 0, "parts the components are decided in, one after the other (default one per 256 MiB of input, at most 16)")
 	fs.BoolVar(&o.Parts, "parts", false, "leave each output as one file per read range (PATH-00000-of-00012) instead of concatenating them")
 	fs.BoolVar(&o.CountShuffle, "count-shuffle", false, "count the encoded bytes entering every shuffle in the shuffle_bytes metrics")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (with --runner prism, the whole run) to this file")
