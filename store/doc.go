@@ -63,6 +63,16 @@
 //	"i" ‖ id -> seq (8 bytes big-endian)
 //	"s" ‖ id -> fingerprint (8 bytes big-endian): deleted snapshot documents, as bbolt's "snapshot-deleted"
 //
+// Reads: a record or id read looks in each level whose tables' key ranges
+// hold the key, and a flush writes records and ids into the same tables,
+// so a key's range spans every table of the upper levels. The tables of
+// L0-L5 carry Bloom filters (10 bits a key) that answer for a level not
+// holding the key; L6, which holds most keys, has none. The block cache
+// (PebbleOptions.CacheSize, 64 MB) holds the index and filter blocks each
+// read goes through. Both came from 30M documents, where a search's record
+// reads went through five levels and pebble's default 8 MB cache
+// (BENCHMARKS.md, "30.09M stored").
+//
 // The Server's queue builds one pebble batch per write and applies it with
 // ApplyNoSyncWait under the store's lock (itself taken under the Server's),
 // which puts it in the WAL and the memtable in sequence order; the wait is
