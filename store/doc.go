@@ -67,7 +67,8 @@
 // hold the key, and a flush writes records and ids into the same tables,
 // so a key's range spans every table of the upper levels. The tables of
 // L0-L5 carry Bloom filters (10 bits a key) that answer for a level not
-// holding the key; L6, which holds most keys, has none. The block cache
+// holding the key; the tables a compaction writes to L6, which holds most
+// keys, carry none (a table moved down whole keeps its filter). The block cache
 // (PebbleOptions.CacheSize, 64 MB) holds the index and filter blocks each
 // read goes through. Both came from 30M documents, where a search's record
 // reads went through five levels and pebble's default 8 MB cache

@@ -220,7 +220,8 @@ func (s *PebbleStore) open(readOnly bool) (db *pebble.DB, err error) {
 	// of older records went through four or five levels (BENCHMARKS.md,
 	// "30M stored"); a filter answers for a level that does not hold the
 	// key. The last level holds most keys and, for records, the key read
-	// is there: its filters would cost memory and cache for nothing.
+	// is there: its filters would cost memory and cache for nothing (a
+	// table moved down whole keeps its filter).
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(pebbleFilterBits)
 	}
