@@ -426,6 +426,10 @@ func TestFillMerge(t *testing.T) {
 		t.Fatalf("after 12 adds: %+v, want the 4 parts merged into 1", st)
 	}
 	checkSelfMatches(t, s, ex, docs, nil, 0)
+	// Each match read its document at least (the first candidate).
+	if st := s.Stats(); st.Matches != uint64(len(docs)) || st.Examined < st.Matches {
+		t.Fatalf("after %d matches: %+v", len(docs), st)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

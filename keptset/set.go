@@ -100,6 +100,9 @@ type Set struct {
 	merges    int         // merges done since Open
 	mergeErr  error       // a merge failed: none starts again
 	stopMerge atomic.Bool // Close asks the running merge to stop
+
+	// Matches since Open, and the candidates they read (Stats).
+	matches, examined atomic.Uint64
 }
 
 // pendingDoc is a document added whose store write may not have landed:
@@ -439,8 +442,12 @@ func (s *Set) matchAll(ctx context.Context, f *dedup.Features, limit int, from u
 		}
 	}
 	s.mu.RUnlock()
+	s.matches.Add(1)
 	var ms []dedup.KeptMatch
+	examined := 0
+	defer func() { s.examined.Add(uint64(examined)) }()
 	for _, seq := range cands {
+		examined++
 		var (
 			id string
 			g  dedup.Features
@@ -552,6 +559,12 @@ type Stats struct {
 	DeltaBytes int64
 	Pending    int
 	Merges     int // merges of parts since Open
+	// Matches is the matches (Match, MatchFrom, MatchAll) since Open, and
+	// Examined the candidates they read and tested against the rule: what
+	// a match costs beyond its key lookups, a record read each (LSH
+	// buckets that many documents share, such as a boilerplate paragraph's,
+	// raise it).
+	Matches, Examined uint64
 }
 
 // Stats returns the set's figures.
@@ -559,7 +572,7 @@ func (s *Set) Stats() Stats {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	st := Stats{Docs: s.live, Parts: len(s.parts), Pending: len(s.pending), DeltaDocs: int(s.delta.docs),
-		DeltaBytes: s.delta.bytes(), Merges: s.merges}
+		DeltaBytes: s.delta.bytes(), Merges: s.merges, Matches: s.matches.Load(), Examined: s.examined.Load()}
 	for _, p := range s.parts {
 		st.PartBytes += p.bytes()
 	}

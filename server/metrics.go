@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/neardup/neardup/keptset"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -56,15 +57,27 @@ func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 				Name: "neardup_index_key_bytes", Help: "Bytes of the kept set's candidate-key tables and fingerprint index (mapped parts and the delta; embedded store under method minhash).",
 			}, func() float64 {
-				if !s.Ready() || s.big == nil { // s.big is set before ready
-					return 0
-				}
-				st := s.big.Stats()
+				st := s.keptStats()
 				return float64(st.PartBytes + st.DeltaBytes)
 			}),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "neardup_keptset_matches_total", Help: "Matches of the kept set since start-up (embedded store under method minhash).",
+			}, func() float64 { return float64(s.keptStats().Matches) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "neardup_keptset_candidates_examined_total", Help: "Candidates the kept set's matches read and tested since start-up: over neardup_keptset_matches_total, the record reads a match costs.",
+			}, func() float64 { return float64(s.keptStats().Examined) }),
 		)
 	}
 	return m
+}
+
+// keptStats returns the kept set's figures, zero before it is ready or
+// without one.
+func (s *Server) keptStats() keptset.Stats {
+	if !s.Ready() || s.big == nil { // s.big is set before ready
+		return keptset.Stats{}
+	}
+	return s.big.Stats()
 }
 
 type routeKey struct {

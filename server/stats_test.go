@@ -1,6 +1,7 @@
 package server
 
 import (
+	"maps"
 	"net/http"
 	"path/filepath"
 	"testing"
@@ -51,6 +52,26 @@ func TestStatsSettings(t *testing.T) {
 			}
 			if _, ok := got.KeptSet["parts"]; ok != (s.big != nil) {
 				t.Errorf("kept_set %v with a keptset.Set %v", got.KeptSet, s.big != nil)
+			}
+			if s.big != nil {
+				// A search of a stored text reads that text's record: the
+				// kept set counts the match and the candidate.
+				text := "the kept set counts its matches and the candidates they read, one record each, so that an operator sees what a search costs"
+				if code := call(t, s.Handler(), "POST", "/v1/documents", `{"id":"a","text":"`+text+`"}`, nil); code != http.StatusCreated {
+					t.Fatalf("add: %d", code)
+				}
+				before := maps.Clone(got.KeptSet) // decoding into got again reuses its map
+				if code := call(t, s.Handler(), "POST", "/v1/search", `{"text":"`+text+`"}`, nil); code != http.StatusOK {
+					t.Fatalf("search: %d", code)
+				}
+				if code := call(t, s.Handler(), "GET", "/v1/stats", "", &got); code != http.StatusOK {
+					t.Fatalf("stats: %d", code)
+				}
+				for _, k := range []string{"matches", "candidates_examined"} {
+					if b, a := before[k].(float64), got.KeptSet[k].(float64); a < b+1 {
+						t.Errorf("kept_set %s %v after a search that read a record, %v before", k, a, b)
+					}
+				}
 			}
 			for k, v := range tc.want {
 				if got.Settings[k] != v {
