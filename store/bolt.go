@@ -287,6 +287,9 @@ func encodeRecord(r *Record) ([]byte, error) {
 	return append(b, r.Meta...), nil
 }
 
+// decodeRecord decodes the record value v of key (its seq). The record
+// holds nothing of v: its id, features and metadata are copies, so v may be
+// a buffer its owner reuses (bbolt's page, pebble's block).
 func decodeRecord(key, v []byte) (Record, error) { return decodeRecordArena(key, v, nil) }
 
 // decodeRecordArena is decodeRecord with the shingle set allocated from a

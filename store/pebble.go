@@ -595,13 +595,20 @@ func (s *PebbleStore) GetSeq(_ context.Context, seq uint64) (Record, error) {
 		return Record{}, err
 	}
 	key := seqKey(seq)
-	v, err := pebbleGet(s.db, docKey(key))
+	// Decoded from pebble's buffer, which decodeRecord copies out of: the
+	// copy pebbleGet makes would be a second one, for every candidate a
+	// match reads.
+	v, closer, err := s.db.Get(docKey(key))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return Record{}, fmt.Errorf("%w: seq %d", ErrNotFound, seq)
 	} else if err != nil {
 		return Record{}, s.storeError("reading store", err)
 	}
-	return decodeRecord(key, v)
+	r, err := decodeRecord(key, v)
+	if cerr := closer.Close(); cerr != nil {
+		return Record{}, s.storeError("reading store", cerr)
+	}
+	return r, err
 }
 
 // PutSnapshotDelete implements SnapshotDeletes.

@@ -65,3 +65,32 @@ func TestPebbleFilters(t *testing.T) {
 		t.Fatalf("block cache of %d bytes, want the default %d", s.opt.CacheSize, DefaultPebbleCache)
 	}
 }
+
+// TestDecodeRecordCopies: a decoded record holds nothing of the buffer it
+// was decoded from, which GetSeq hands back to pebble before returning.
+func TestDecodeRecordCopies(t *testing.T) {
+	ex, err := dedup.NewRuleExtractor(dedup.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := ex.Extract("a record decoded from a buffer keeps copies of its id, its features and its metadata, none of the buffer")
+	if len(f.Sketch.Hashes()) == 0 || len(f.Bands) == 0 {
+		t.Fatalf("features without a shingle set or bands: %+v", f)
+	}
+	in := Record{Seq: 7, ID: "doc-7", Meta: []byte(`{"a":1}`), Features: f}
+	v, err := encodeRecord(&in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := decodeRecord(seqKey(7), v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%+v", r)
+	for i := range v {
+		v[i] = 0xff
+	}
+	if got := fmt.Sprintf("%+v", r); got != want {
+		t.Fatalf("the record changed with its buffer:\n%s\nwas\n%s", got, want)
+	}
+}
