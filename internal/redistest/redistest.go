@@ -24,6 +24,7 @@ package redistest
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -65,6 +66,34 @@ func freePort(t testing.TB) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
+// clusterBus is the offset of a cluster node's bus port from its port
+// (Redis's default): a cluster node listens on both.
+const clusterBus = 10000
+
+// freeClusterPort is freePort for a cluster node: its bus port is free too.
+func freeClusterPort(t testing.TB) int {
+	t.Helper()
+	for {
+		p := freePort(t)
+		if p+clusterBus > 65535 {
+			continue
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+clusterBus))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		return p
+	}
+}
+
+// startAttempts is how many ports a server is tried on: a port free when
+// picked can be taken by another process before redis-server binds it.
+const startAttempts = 5
+
+// errBind is a start that failed because the port was taken.
+var errBind = errors.New("port taken")
+
 // Server is one redis-server process.
 type Server struct {
 	port  int
@@ -79,10 +108,26 @@ type Server struct {
 func Start(t testing.TB) *Server {
 	t.Helper()
 	need(t, "redis-server", "redis-cli")
-	s := &Server{port: freePort(t), dir: t.TempDir()}
-	s.start(t)
+	s := startNew(t, t.TempDir())
 	t.Cleanup(s.stop)
 	return s
+}
+
+// startNew starts a server in dir on a free port, another one if the port
+// is taken before redis-server binds it, and fails t if it cannot.
+func startNew(t testing.TB, dir string) *Server {
+	t.Helper()
+	var err error
+	for range startAttempts {
+		s := &Server{port: freePort(t), dir: dir}
+		if err = s.tryStart(); err == nil {
+			return s
+		} else if !errors.Is(err, errBind) {
+			break
+		}
+	}
+	t.Fatal(err)
+	return nil
 }
 
 // shared holds the servers of Shared and SharedCluster, which outlive the
@@ -104,9 +149,7 @@ func Shared(t testing.TB) *Server {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.server == nil {
-		s := &Server{port: freePort(t), dir: sharedDir(t)}
-		s.start(t)
-		shared.server = s
+		shared.server = startNew(t, sharedDir(t))
 	}
 	return shared.server
 }
@@ -185,10 +228,30 @@ func (s *Server) tryStart() error {
 		return fmt.Errorf("redis-server: %v", err)
 	}
 	cmd := s.cmd
-	go func() { _ = cmd.Wait() }() // reap it; stop kills it
-	if err := waitFor(func() bool { return s.cli("PING") == "PONG" }); err != nil {
-		s.stop()
-		return fmt.Errorf("redis-server on port %d did not answer PING: %v\n%s", s.port, err, s.log)
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }() // reap it; stop kills it
+	gone := func() bool {
+		select {
+		case <-exited:
+			return true
+		default:
+			return false
+		}
+	}
+	if err := waitFor(func() bool { return gone() || s.cli("PING") == "PONG" }); err != nil || gone() {
+		if gone() {
+			s.cmd = nil // nothing to kill, and the port may be another process's
+		} else {
+			s.stop()
+		}
+		<-exited // its output is all in s.log
+		if err == nil {
+			err = errors.New("exited")
+		}
+		if strings.Contains(s.log.String(), "Address already in use") {
+			err = fmt.Errorf("%w: %w", errBind, err)
+		}
+		return fmt.Errorf("redis-server on port %d did not answer PING: %w\n%s", s.port, err, s.log)
 	}
 	return nil
 }
@@ -331,10 +394,18 @@ func startClusterOf(t testing.TB, dir func(testing.TB) string, n, replicas int, 
 	t.Helper()
 	c := &Cluster{}
 	for range n {
-		s := &Server{port: freePort(t), dir: dir(t)}
-		s.extra = append([]string{"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(s.dir, "nodes.conf"),
-			"--cluster-node-timeout", nodeTimeout}, extra...)
-		if err := s.tryStart(); err != nil {
+		d := dir(t)
+		var s *Server
+		var err error
+		for range startAttempts {
+			s = &Server{port: freeClusterPort(t), dir: d}
+			s.extra = append([]string{"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(s.dir, "nodes.conf"),
+				"--cluster-node-timeout", nodeTimeout}, extra...)
+			if err = s.tryStart(); !errors.Is(err, errBind) {
+				break
+			}
+		}
+		if err != nil {
 			return c, err
 		}
 		c.nodes = append(c.nodes, s)

@@ -1,8 +1,11 @@
 package redistest
 
 import (
+	"errors"
+	"net"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestStart(t *testing.T) {
@@ -51,5 +54,35 @@ func TestShared(t *testing.T) {
 	StopShared()
 	if got := s.CLI("PING"); got == "PONG" {
 		t.Fatal("shared server answers PING after StopShared")
+	}
+}
+
+// TestPortTaken: a redis-server whose port another process holds fails at
+// once with errBind (which Start and the clusters retry on another port),
+// not after startTimeout of PINGs.
+func TestPortTaken(t *testing.T) {
+	need(t, "redis-server", "redis-cli")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // hang up at once: redis-cli's PING then gets no answer, and returns
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	s := &Server{port: ln.Addr().(*net.TCPAddr).Port, dir: t.TempDir()}
+	t0 := time.Now()
+	err = s.tryStart()
+	if !errors.Is(err, errBind) {
+		t.Fatalf("start on a taken port: %v, want errBind", err)
+	}
+	if d := time.Since(t0); d > startTimeout/2 {
+		t.Fatalf("start on a taken port took %v to fail", d)
 	}
 }
