@@ -211,14 +211,7 @@ func TestMergeCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	add := func(i int) {
-		f := ex.Extract(docs[i])
-		recs.put(uint64(i), fmt.Sprint(i), f)
-		if err := s.Add(uint64(i), fmt.Sprint(i), f); err != nil {
-			t.Fatal(err)
-		}
-		s.Written(uint64(i))
-	}
+	add := func(i int) { addDocs(t, s, ex, recs, docs, i, i+1) }
 	// First some documents, merged, and removals from their parts.
 	half := len(docs) / 2
 	for i := range half {
@@ -322,21 +315,8 @@ func TestFormat1(t *testing.T) {
 	recs := newMemRecords()
 	dir := t.TempDir()
 	opt := keptset.Options{Dir: dir, Settings: "test", PartSpan: 64, DeltaSpan: 16}
-	w, err := keptset.NewWriter(rule, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
 	half := len(docs) / 2
-	for i, text := range docs[:half] {
-		f := ex.Extract(text)
-		recs.put(uint64(i), fmt.Sprint(i), f)
-		if err := w.Add(uint64(i), fmt.Sprint(i), &f); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	importDocs(t, rule, ex, recs, opt, docs[:half])
 	old, _ := filepath.Glob(filepath.Join(dir, "*.part"))
 	for _, p := range old {
 		toFormat1(t, p)
@@ -352,14 +332,7 @@ func TestFormat1(t *testing.T) {
 	if logBuf.Len() > 0 {
 		t.Fatalf("format 1 parts not mapped as they are: %s", logBuf.String())
 	}
-	for i := half; i < len(docs); i++ {
-		f := ex.Extract(docs[i])
-		recs.put(uint64(i), fmt.Sprint(i), f)
-		if err := s.Add(uint64(i), fmt.Sprint(i), f); err != nil {
-			t.Fatal(err)
-		}
-		s.Written(uint64(i))
-	}
+	addDocs(t, s, ex, recs, docs, half, len(docs))
 	if err := s.WaitParts(); err != nil {
 		t.Fatal(err)
 	}
@@ -384,35 +357,15 @@ func TestFillMerge(t *testing.T) {
 	recs := newMemRecords()
 	dir := t.TempDir()
 	opt := keptset.Options{Dir: dir, Settings: "test", DeltaSpan: 4, PartSpan: 64}
-	w, err := keptset.NewWriter(rule, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const imported = 40 // one part of 40 seqs: below 64, at least 64/4
-	for i, text := range docs[:imported] {
-		f := ex.Extract(text)
-		recs.put(uint64(i), fmt.Sprint(i), f)
-		if err := w.Add(uint64(i), fmt.Sprint(i), &f); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	importDocs(t, rule, ex, recs, opt, docs[:imported])
 	ctx := context.Background()
 	s, err := keptset.Open(ctx, rule, recs, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	add := func(from, to int) {
-		for i := from; i < to; i++ {
-			f := ex.Extract(docs[i])
-			recs.put(uint64(i), fmt.Sprint(i), f)
-			if err := s.Add(uint64(i), fmt.Sprint(i), f); err != nil {
-				t.Fatal(err)
-			}
-			s.Written(uint64(i))
-		}
+		addDocs(t, s, ex, recs, docs, from, to)
 		if err := s.WaitParts(); err != nil {
 			t.Fatal(err)
 		}

@@ -73,6 +73,41 @@ func (m *memRecords) LoadFrom(_ context.Context, from uint64, fn func(uint64, st
 	return nil
 }
 
+// addDocs adds docs[from:to] to s as documents from..to-1 (seq i, id "i"),
+// puts their records in recs and marks them written.
+func addDocs(t testing.TB, s *keptset.Set, ex *dedup.Extractor, recs *memRecords, docs []string, from, to int) {
+	t.Helper()
+	for i := from; i < to; i++ {
+		f := ex.Extract(docs[i])
+		recs.put(uint64(i), fmt.Sprint(i), f)
+		if err := s.Add(uint64(i), fmt.Sprint(i), f); err != nil {
+			t.Fatal(err)
+		}
+		s.Written(uint64(i))
+	}
+}
+
+// importDocs writes docs as documents 0..len(docs)-1 (seq i, id "i")
+// through a Writer in opt.Dir, as a bulk import does, and puts their
+// records in recs.
+func importDocs(t testing.TB, rule *dedup.Rule, ex *dedup.Extractor, recs *memRecords, opt keptset.Options, docs []string) {
+	t.Helper()
+	w, err := keptset.NewWriter(rule, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range docs {
+		f := ex.Extract(text)
+		recs.put(uint64(i), fmt.Sprint(i), f)
+		if err := w.Add(uint64(i), fmt.Sprint(i), &f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // texts returns n documents of a shared corpus with near-copies (a word
 // changed, a sentence appended) and exact copies among them.
 func texts(t *testing.T, n int) []string {
@@ -341,14 +376,7 @@ func TestDamagedPart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, text := range docs {
-		f := ex.Extract(text)
-		recs.put(uint64(i), fmt.Sprint(i), f)
-		if err := s.Add(uint64(i), fmt.Sprint(i), f); err != nil {
-			t.Fatal(err)
-		}
-		s.Written(uint64(i))
-	}
+	addDocs(t, s, ex, recs, docs, 0, len(docs))
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
