@@ -113,21 +113,31 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
-// startNew starts a server in dir on a free port, another one if the port
-// is taken before redis-server binds it, and fails t if it cannot.
+// startNew starts a server in dir on a free port, and fails t if it
+// cannot.
 func startNew(t testing.TB, dir string) *Server {
 	t.Helper()
+	s, err := startOn(func() int { return freePort(t) }, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// startOn starts a server in dir with the extra arguments on a port from
+// pick, and on another one if that port is taken before redis-server binds
+// it (startAttempts in all).
+func startOn(pick func() int, dir string, extra ...string) (*Server, error) {
 	var err error
 	for range startAttempts {
-		s := &Server{port: freePort(t), dir: dir}
+		s := &Server{port: pick(), dir: dir, extra: extra}
 		if err = s.tryStart(); err == nil {
-			return s
+			return s, nil
 		} else if !errors.Is(err, errBind) {
 			break
 		}
 	}
-	t.Fatal(err)
-	return nil
+	return nil, err
 }
 
 // shared holds the servers of Shared and SharedCluster, which outlive the
@@ -395,16 +405,8 @@ func startClusterOf(t testing.TB, dir func(testing.TB) string, n, replicas int, 
 	c := &Cluster{}
 	for range n {
 		d := dir(t)
-		var s *Server
-		var err error
-		for range startAttempts {
-			s = &Server{port: freeClusterPort(t), dir: d}
-			s.extra = append([]string{"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(s.dir, "nodes.conf"),
-				"--cluster-node-timeout", nodeTimeout}, extra...)
-			if err = s.tryStart(); !errors.Is(err, errBind) {
-				break
-			}
-		}
+		s, err := startOn(func() int { return freeClusterPort(t) }, d, append([]string{"--cluster-enabled", "yes",
+			"--cluster-config-file", filepath.Join(d, "nodes.conf"), "--cluster-node-timeout", nodeTimeout}, extra...)...)
 		if err != nil {
 			return c, err
 		}
