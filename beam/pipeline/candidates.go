@@ -69,13 +69,9 @@ type starFn struct{ Shuffle shuffleCounter }
 type keyEntry struct{ key, pos uint64 }
 
 func (f *starFn) ProcessElement(ctx context.Context, _ int, batches func(*[]byte) bool, emit func(uint64, []byte)) error {
-	var es []keyEntry
-	var b []byte
-	for batches(&b) {
-		var err error
-		if es, err = appendKeyEntries(es, b); err != nil {
-			return err
-		}
+	es, err := gather(batches, appendKeyEntries)
+	if err != nil {
+		return err
 	}
 	slices.SortFunc(es, func(a, b keyEntry) int {
 		if c := cmp.Compare(a.key, b.key); c != 0 {
@@ -113,6 +109,20 @@ func (f *starFn) ProcessElement(ctx context.Context, _ int, batches func(*[]byte
 // centre.
 func appendStarEdge(b []byte, e starEdge) []byte {
 	return binary.AppendUvarint(binary.AppendUvarint(b, e.Member), e.Centre)
+}
+
+// gather decodes every batch that batches gives (key entries, star edges)
+// onto one slice, with decode.
+func gather[T any](batches func(*[]byte) bool, decode func([]T, []byte) ([]T, error)) ([]T, error) {
+	var es []T
+	var b []byte
+	for batches(&b) {
+		var err error
+		if es, err = decode(es, b); err != nil {
+			return nil, err
+		}
+	}
+	return es, nil
 }
 
 // appendStarEdges decodes a batch of star edges onto es.
@@ -156,13 +166,9 @@ func Stars(s beam.Scope, opt Options, keys, sims, counts beam.PCollection, keyPa
 type linkFn struct{ Shuffle shuffleCounter }
 
 func (f *linkFn) ProcessElement(ctx context.Context, r uint64, batches func(*[]byte) bool, edges func(uint64, []byte), links func(uint64, uint64)) error {
-	var es []starEdge
-	var b []byte
-	for batches(&b) {
-		var err error
-		if es, err = appendStarEdges(es, b); err != nil {
-			return err
-		}
+	es, err := gather(batches, appendStarEdges)
+	if err != nil {
+		return err
 	}
 	es = sortEdges(es)
 	var out []byte

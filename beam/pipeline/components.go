@@ -162,7 +162,8 @@ func (f *residualFn) ProcessElement(ctx context.Context, _ int, pairs func(*Pair
 type relabelFn struct {
 	Prefix string // of the metric's name: "" or "candidate_"
 
-	roots map[uint64]uint64
+	roots      map[uint64]uint64
+	components beam.Counter // Prefix + "components"
 }
 
 func (f *relabelFn) ProcessElement(ctx context.Context, u, l uint64, roots func(*uint64, *uint64) bool, emit func(uint64, uint64)) {
@@ -172,12 +173,13 @@ func (f *relabelFn) ProcessElement(ctx context.Context, u, l uint64, roots func(
 		for roots(&k, &r) {
 			f.roots[k] = r
 		}
+		f.components = beam.NewCounter("neardup", f.Prefix+"components")
 	}
 	if r, ok := f.roots[l]; ok {
 		l = r
 	}
 	if u == l {
-		beam.NewCounter("neardup", f.Prefix+"components").Inc(ctx, 1)
+		f.components.Inc(ctx, 1)
 	}
 	emit(u, l)
 }

@@ -189,13 +189,9 @@ func (f *dataFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*i
 	if !rangeIter(&r) {
 		return errors.New("pipeline: edges for a range that was not read")
 	}
-	var es []starEdge
-	var b []byte
-	for edgeIter(&b) {
-		var err error
-		if es, err = appendStarEdges(es, b); err != nil {
-			return err
-		}
+	es, err := gather(edgeIter, appendStarEdges)
+	if err != nil {
+		return err
 	}
 	es, ls := sortEdges(es), sortedEdges(labelIter)
 	if len(es) == 0 && len(ls) == 0 {
