@@ -154,7 +154,7 @@ func (s *Set) mergeableLocked(run []*part) bool {
 func mergedBits(run []*part, entries int) (bits, ext uint8, ok bool) {
 	known := 64
 	for _, p := range run {
-		known = min(known, int(p.keys.bits)+16+int(p.keys.extBits))
+		known = min(known, p.keys.known())
 	}
 	bits = tableBits(entries)
 	if int(bits)+16 > known {

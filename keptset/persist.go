@@ -174,6 +174,14 @@ func (s *Set) loadParts() (from uint64, err error) {
 			p.close()
 			err = fmt.Errorf("%w: %s: not the part the manifest lists", ErrDamaged, mp.name)
 		}
+		if err == nil && p.idoff != nil && p.keys.known() < mergeKnownBits {
+			// Made by a merge of a part from before minTableBits: it can
+			// never be merged into a part as large as the largest, and
+			// would stay beside the others for good, costing every match.
+			p.close()
+			err = fmt.Errorf("%s: its key table keeps %d bits of each key, fewer than the %d a merge needs: it could never be merged",
+				mp.name, p.keys.known(), mergeKnownBits)
+		}
 		if err != nil {
 			log.Warn("kept set part unusable: rebuilding it from the store", "part", mp.name, "from", from, "err", err)
 			break

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"log/slog"
 	"math/bits"
 	"math/rand/v2"
@@ -384,9 +386,9 @@ func TestDamagedPart(t *testing.T) {
 	if len(parts) < 2 {
 		t.Fatalf("%d parts, want several", len(parts))
 	}
-	for _, damage := range []string{"flip", "cut", "missing", "manifest"} {
+	for _, damage := range []string{"flip", "cut", "missing", "manifest", "unmergeable"} {
 		t.Run(damage, func(t *testing.T) {
-			victim := parts[1]
+			victim := parts[min(1, len(parts)-1)]
 			b, _ := os.ReadFile(victim)
 			switch damage {
 			case "flip":
@@ -400,6 +402,12 @@ func TestDamagedPart(t *testing.T) {
 				victim = filepath.Join(dir, "MANIFEST")
 				m, _ := os.ReadFile(victim)
 				os.WriteFile(victim, append(m[:10], 'x'), 0o644)
+			case "unmergeable":
+				// A sound part whose table keeps no ext bits, as merges of
+				// parts from before minTableBits made: 16+16 known bits.
+				b[33] = 0 // the header's ext bits
+				binary.LittleEndian.PutUint32(b[len(b)-8:], crc32.Checksum(b[:len(b)-8], crc32.MakeTable(crc32.Castagnoli)))
+				os.WriteFile(victim, b, 0o644)
 			}
 			var logBuf bytes.Buffer
 			o := opt

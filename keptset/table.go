@@ -57,6 +57,17 @@ func tableBits(n int) uint8 {
 	return uint8(min(32, bits.Len(uint(n-1)/32)))
 }
 
+// known is the number of top bits of each key the table keeps: its bucket,
+// its tag and its ext.
+func (t *table) known() int { return int(t.bits) + 16 + int(t.extBits) }
+
+// mergeKnownBits is the key bits a table must keep to be merged into one of
+// the largest part (1<<24 seqs, up to 32 keys each: 24 bucket bits) with
+// 16-bit tags. Tables of minTableBits buckets or more, and the tables
+// merged from them, keep that many; a part that keeps fewer (made before
+// minTableBits) is rebuilt from the store when the set is opened.
+const mergeKnownBits = 24 + 16
+
 // minTableBits is the fewest bucket bits of a table: a small table keeps as
 // many key bits as a merge into a table of the largest part needs. A table
 // knows bits+16+8 bits of each key (bucket, tag, ext), and a part of 1<<24
