@@ -53,7 +53,7 @@
 // an older part of a lower tier than its newer neighbour (what a Close
 // leaves: it writes the delta at any size) is merged with it first. A part
 // below PartSpan but in the top tier (an import's last part, or a merge's
-// trimmed to PartSpan) takes the parts after it once they span a quarter
+// trimmed to PartSpan) takes the parts after it once they span an eighth
 // of it: no run of its tier could join it within PartSpan, so without that
 // rule the adds after it would stay beside it. One
 // merge runs at a time; the merged part leaves out the documents removed
@@ -61,8 +61,8 @@
 // 3 parts in each tier below PartSpan, that is 3·⌈log4(PartSpan/DeltaSpan)⌉
 // (9 with the defaults), plus the parts at PartSpan, one per 16.7M seqs: 15
 // parts at 10^8 documents where there were 400. A top-tier part that takes
-// the parts after it grows by a quarter at least each time, so it is
-// rewritten at most 6 times before it reaches PartSpan. Beyond 16.7M documents the
+// the parts after it grows by an eighth at least each time, so it is
+// rewritten at most 12 times before it reaches PartSpan. Beyond 16.7M documents the
 // parts grow in number with the corpus, by one a 16.7M; wider slots would
 // be a new part format. Each document is rewritten once a tier, 3 times with
 // the defaults.

@@ -60,9 +60,13 @@ func (s *Set) pickMergeLocked() []*part {
 	return s.fillMergeLocked()
 }
 
+// fillFraction: a part below PartSpan in the top tier takes the parts after
+// it once they span 1/fillFraction of it (fillMergeLocked).
+const fillFraction = 8
+
 // fillMergeLocked returns a part of at least PartSpan/mergeFanIn seqs and
 // below PartSpan with all the parts after it, once they span a
-// mergeFanIn-th of it, less the newest while the run is not mergeable; or
+// fillFraction-th of it, less the newest while the run is not mergeable; or
 // nil (mu held). An import or a rebuild ends in such a part (26.7M
 // documents are parts of 16.7M and 10M seqs), and so does a merge trimmed
 // to PartSpan. The tiers alone would never merge into it: the parts of its
@@ -70,9 +74,13 @@ func (s *Set) pickMergeLocked() []*part {
 // adds after it stayed beside it, up to 3 parts a lower tier, and each part
 // costs a match 24 key lookups: 7 parts at 30M took 24% of a search's CPU
 // (BENCHMARKS.md, "30M stored"). Merging them into it leaves one part
-// below PartSpan above the tiers' small parts. The cost is bounded: the
-// part grows by a mergeFanIn-th at least at each such merge, so it is
-// rewritten at most log(4)/log(1.25), about 6 times, before it is full.
+// below PartSpan above the tiers' small parts, and at an eighth (rather
+// than a quarter, which left 6 parts at 30M: a 16.7M, an 11.2M and 2.2M
+// seqs in four small ones) the adds after it are at most two parts of
+// the tiers beside it: searches probe 2 parts where they probed 6. The
+// cost is bounded: the part grows by an eighth at least at each such
+// merge, so it is rewritten at most log(4)/log(1.125), about 12 times,
+// on its way from PartSpan/4 to PartSpan.
 func (s *Set) fillMergeLocked() []*part {
 	ps := s.parts
 	span := uint64(s.opt.PartSpan)
@@ -82,7 +90,7 @@ func (s *Set) fillMergeLocked() []*part {
 			continue
 		}
 		newer := ps[len(ps)-1].base + uint64(ps[len(ps)-1].span) - (p.base + uint64(p.span))
-		if newer*mergeFanIn < uint64(p.span) {
+		if newer*fillFraction < uint64(p.span) {
 			return nil
 		}
 		for j := len(ps); j-i >= 2; j-- {

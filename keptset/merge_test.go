@@ -348,12 +348,12 @@ func TestFormat1(t *testing.T) {
 }
 
 // TestFillMerge: the adds after an import's last part, below PartSpan and
-// in the top tier, are merged into it once they span a quarter of it (the
+// in the top tier, are merged into it once they span an eighth of it (the
 // tiers alone would leave them beside it), and not before; the verdicts
 // stay, before and after a reopen.
 func TestFillMerge(t *testing.T) {
 	rule, ex := setup(t)
-	docs := distinct(t, 52)
+	docs := distinct(t, 48)
 	recs := newMemRecords()
 	dir := t.TempDir()
 	opt := keptset.Options{Dir: dir, Settings: "test", DeltaSpan: 4, PartSpan: 64}
@@ -370,13 +370,13 @@ func TestFillMerge(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	add(imported, imported+8) // two parts of 4: 8 seqs, under a quarter of 40
-	if st := s.Stats(); st.Parts != 3 || st.Merges != 0 {
-		t.Fatalf("after 8 adds: %+v, want 3 parts and no merge", st)
+	add(imported, imported+4) // a part of 4: 4 seqs, under an eighth of 40
+	if st := s.Stats(); st.Parts != 2 || st.Merges != 0 {
+		t.Fatalf("after 4 adds: %+v, want 2 parts and no merge", st)
 	}
-	add(imported+8, imported+12) // a third: 12 seqs, a quarter of 40 and more
+	add(imported+4, imported+8) // a second: 8 seqs, an eighth of 40 and more
 	if st := s.Stats(); st.Parts != 1 || st.Merges != 1 || st.Docs != len(docs) {
-		t.Fatalf("after 12 adds: %+v, want the 4 parts merged into 1", st)
+		t.Fatalf("after 8 adds: %+v, want the 3 parts merged into 1", st)
 	}
 	checkSelfMatches(t, s, ex, docs, nil, 0)
 	// Each match read its document at least (the first candidate).
