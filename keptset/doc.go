@@ -74,7 +74,11 @@
 // buckets and tags from these bits and keeps those left as its own ext: 8
 // bits pay for 4 merges of 4 equal parts (each adds 2 bucket bits), 3 with
 // the defaults; a run whose sources lack the bits (format 1 parts) is not
-// merged. The merged table is made bucket by bucket (the sources' tables
+// merged. Every table keeps 40 bits at least (2^16 buckets or more, and a
+// merge keeps what its sources had up to 8 of ext), what a merge into the
+// largest part's 24-bit table needs; a part that keeps fewer (made by a
+// merge with a part from before that minimum) could never be merged again,
+// so Open rebuilds it from the store, with a log line. The merged table is made bucket by bucket (the sources' tables
 // are sorted by those bits) in two passes over them, holding one bucket's
 // entries, its bucket offsets (4 bytes a bucket, 64 MB at 1<<24 seqs) and
 // its live bitmap in memory, its slots and ext bytes in temporary files
