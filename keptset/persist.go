@@ -174,10 +174,11 @@ func (s *Set) loadParts() (from uint64, err error) {
 			p.close()
 			err = fmt.Errorf("%w: %s: not the part the manifest lists", ErrDamaged, mp.name)
 		}
-		if err == nil && p.idoff != nil && p.keys.known() < mergeKnownBits {
+		if err == nil && p.idoff != nil && p.keys.known() < mergeKnownBits && int(p.span) < s.opt.PartSpan {
 			// Made by a merge of a part from before minTableBits: it can
 			// never be merged into a part as large as the largest, and
 			// would stay beside the others for good, costing every match.
+			// (A part of PartSpan seqs is never merged: it stays.)
 			p.close()
 			err = fmt.Errorf("%s: its key table keeps %d bits of each key, fewer than the %d a merge needs: it could never be merged",
 				mp.name, p.keys.known(), mergeKnownBits)
