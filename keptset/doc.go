@@ -78,8 +78,9 @@
 // merge keeps what its sources had up to 8 of ext), what a merge into the
 // largest part's 24-bit table needs; a part that keeps fewer (made by a
 // merge with a part from before that minimum) could never be merged again,
-// so Open rebuilds it from the store, with a log line. The merged table is made bucket by bucket (the sources' tables
-// are sorted by those bits) in two passes over them, holding one bucket's
+// so Open rebuilds it from the store, with a log line. The merged table
+// is made bucket by bucket (the sources' tables are sorted by those bits)
+// in two passes over them, holding one bucket's
 // entries, its bucket offsets (4 bytes a bucket, 64 MB at 1<<24 seqs) and
 // its live bitmap in memory, its slots and ext bytes in temporary files
 // until their sections come; once written the part is mapped beside its
