@@ -23,10 +23,11 @@ import (
 // graph becomes one star per component, centred on its least node. A
 // pipeline's graph is fixed before it runs, so Options.Rounds rounds are
 // unrolled (the verified graph is mostly stars already: a few suffice),
-// and the run then goes on until convergence in one step: every edge whose
-// two ends still have different labels gives a pair of labels, and a
-// union-find over those pairs (at most MaxResidual of them, on one worker)
-// joins the labels left apart. The final label of a node is the root of its
+// and the run then goes on until convergence in one step: every edge of the
+// graph the rounds leave (which has the original's components) whose two
+// ends still have different labels gives a pair of labels, and a union-find
+// over those pairs (at most MaxResidual of them, on one worker) joins the
+// labels left apart. The final label of a node is the root of its
 // label: the least position of its component, whatever the rounds left.
 
 func bothWays(u, v uint64, emit func(uint64, uint64)) {
@@ -70,33 +71,63 @@ func smallStar(u uint64, iter func(*uint64) bool, emit func(uint64, uint64)) {
 	}
 }
 
-// label gives each node the least of itself and its neighbours.
-func label(u uint64, iter func(*uint64) bool) (uint64, uint64) {
-	return u, min(u, neighbours(iter)[0])
+// carried is a node's label as the label stage sends it on: to the node
+// itself (Own), and to each of its neighbours above it.
+type carried struct {
+	Label uint64
+	Own   bool
 }
 
-// edgeLabel carries the label of an edge's first end to its second end.
-func edgeLabel(u uint64, labels func(*uint64) bool, ends func(*uint64) bool, emit func(uint64, uint64)) error {
-	var l, v uint64
-	if !labels(&l) {
-		return fmt.Errorf("pipeline: node %d of an edge has no component label", u)
-	}
-	for ends(&v) {
-		emit(v, l)
-	}
-	return nil
+// labelFn gives each node u the least of itself and its neighbours, l(u),
+// and sends l(u) on for the convergence check (apartFn): to u itself and to
+// each neighbour v > u, so that each edge of the graph the rounds left is
+// looked at once, at its larger end. The rounds keep the components, so
+// the edges they leave, not the original ones, are enough to find the
+// labels still apart: every node of an edge is still in one (at least the
+// one to its label).
+type labelFn struct {
+	Stage   string // of the shuffle counter
+	Shuffle shuffleCounter
 }
 
-// apartFn emits the pair of labels of an edge whose ends the rounds left
-// with different labels, under one key: the residual graph.
-func apartFn(v uint64, labels func(*uint64) bool, carried func(*uint64) bool, emit func(int, Pair)) error {
-	var l, other uint64
-	if !labels(&l) {
+func (f *labelFn) ProcessElement(ctx context.Context, u uint64, iter func(*uint64) bool, labels func(uint64, uint64), carry func(uint64, carried)) {
+	ns := neighbours(iter)
+	l := min(u, ns[0])
+	labels(u, l)
+	send := func(v uint64, c carried) {
+		f.Shuffle.add(ctx, f.Stage, v, c)
+		carry(v, c)
+	}
+	send(u, carried{Label: l, Own: true})
+	for _, v := range ns {
+		if v > u {
+			send(v, carried{Label: l})
+		}
+	}
+}
+
+// apartFn emits, under one key, the pair of labels of each edge whose ends
+// the rounds left with different labels: the residual graph. One call holds
+// the labels of a node's neighbours below it.
+func apartFn(v uint64, iter func(*carried) bool, emit func(int, Pair)) error {
+	var own uint64
+	found := false
+	var others []uint64
+	var c carried
+	for iter(&c) {
+		if c.Own {
+			own, found = c.Label, true
+		} else {
+			others = append(others, c.Label)
+		}
+	}
+	if !found {
 		return fmt.Errorf("pipeline: node %d of an edge has no component label", v)
 	}
-	for carried(&other) {
-		if other != l {
-			emit(0, newPair(other, l))
+	slices.Sort(others)
+	for _, o := range slices.Compact(others) {
+		if o != own {
+			emit(0, newPair(o, own))
 		}
 	}
 	return nil
@@ -205,7 +236,6 @@ func components(s beam.Scope, opt Options, edges beam.PCollection, prefix string
 		stage = "candidates"
 	}
 	count := func(s beam.Scope, c beam.PCollection) beam.PCollection { return countU64(s, sh, stage, c) }
-	orig := edges
 	for r := range opt.Rounds {
 		rs := s.Scope(fmt.Sprintf("Round %d", r+1))
 		ls := rs.Scope("Large star")
@@ -214,12 +244,10 @@ func components(s beam.Scope, opt Options, edges beam.PCollection, prefix string
 		edges = beam.ParDo(ss, smallStar, beam.GroupByKey(ss, count(ss, beam.ParDo(ss, largerFirst, edges))))
 	}
 	ls := s.Scope("Label")
-	labels := beam.ParDo(ls, label, beam.GroupByKey(ls, count(ls, beam.ParDo(ls, bothWays, edges))))
+	labels, carry := beam.ParDo2(ls, &labelFn{Stage: stage, Shuffle: sh}, beam.GroupByKey(ls, count(ls, beam.ParDo(ls, bothWays, edges))))
 
 	cs := s.Scope("Until convergence")
-	cl := count(cs, labels)
-	carried := beam.ParDo(cs, edgeLabel, beam.CoGroupByKey(cs, cl, count(cs, orig)))
-	apart := beam.ParDo(cs, apartFn, beam.CoGroupByKey(cs, cl, count(cs, carried)))
+	apart := beam.ParDo(cs, apartFn, beam.GroupByKey(cs, carry))
 	roots := beam.ParDo(cs, &residualFn{Rounds: opt.Rounds, Max: opt.MaxResidual, Prefix: prefix}, beam.GroupByKey(cs, apart))
 	return beam.ParDo(cs, &relabelFn{Prefix: prefix}, labels, beam.SideInput{Input: roots})
 }

@@ -48,15 +48,28 @@ type decideFn struct {
 
 func (f *decideFn) Setup() (err error) { f.rule, err = f.Rule.rule(); return err }
 
-// The side input after is the previous wave's signal (see Decide): it is
-// never read, only waited for.
-func (f *decideFn) ProcessElement(ctx context.Context, label uint64, iter func(*docData) bool, after func(*int) bool,
+func (f *decideFn) ProcessElement(ctx context.Context, label uint64, iter func(*docData) bool,
+	emitDup func(uint64, Line), emitCluster func(uint64, Line)) error {
+	return f.decide(ctx, label, iter, emitDup, emitCluster)
+}
+
+// decideAfterFn is decideFn for a wave after the first: the side input
+// after is the previous wave's signal (see Decide), never read, only waited
+// for.
+type decideAfterFn struct{ decideFn }
+
+func (f *decideAfterFn) ProcessElement(ctx context.Context, label uint64, iter func(*docData) bool, after func(*int) bool,
+	emitDup func(uint64, Line), emitCluster func(uint64, Line)) error {
+	return f.decide(ctx, label, iter, emitDup, emitCluster)
+}
+
+func (f *decideFn) decide(ctx context.Context, label uint64, iter func(*docData) bool,
 	emitDup func(uint64, Line), emitCluster func(uint64, Line)) error {
 	var docs []docData
 	var d docData
 	for iter(&d) {
 		if len(docs) == f.MaxComponent {
-			return fmt.Errorf("pipeline: the component of position %d (range %d, line %d) has more than %d documents: raise --max-component, or see the component's documents with a smaller input",
+			return fmt.Errorf("pipeline: the component of position %d (read range %d, its line %d) has more than %d documents: raise --max-component, or see the component's documents with a smaller input",
 				label, rangeOf(label), label&(1<<lineBits-1), f.MaxComponent)
 		}
 		docs = append(docs, d)
@@ -219,7 +232,7 @@ func Decide(s beam.Scope, opt Options, in inputs, labels, direct beam.PCollectio
 	if sh.On {
 		byRange = beam.ParDo(gs, &countEdgeFn{Stage: "labels", Shuffle: sh}, byRange)
 	}
-	_, _, comp := readData(gs, opt, in, noEdges(gs), byRange, "component")
+	_, _, comp := readData(gs, opt, in, beam.PCollection{}, byRange, "component")
 	data := []beam.PCollection{comp}
 	if direct.IsValid() {
 		data = append(data, direct)
@@ -229,8 +242,8 @@ func Decide(s beam.Scope, opt Options, in inputs, labels, direct beam.PCollectio
 	if waves == 0 {
 		waves = in.Waves
 	}
-	f := &decideFn{Rule: opt.ruleConfig(), MaxComponent: opt.MaxComponent, Shuffle: sh}
-	after := beam.CreateList(ks, []int(nil)) // the first wave waits for nothing
+	f := decideFn{Rule: opt.ruleConfig(), MaxComponent: opt.MaxComponent, Shuffle: sh}
+	var after beam.PCollection // the wave before's signal; none before the first
 	var ds, cs []beam.PCollection
 	for w := range max(waves, 1) {
 		ws, part := ks, data
@@ -243,8 +256,16 @@ func Decide(s beam.Scope, opt Options, in inputs, labels, direct beam.PCollectio
 				part = append(part, beam.ParDo(ws, &waveFn{Wave: w, Waves: waves}, c))
 			}
 		}
-		d, c := beam.ParDo2(ws, f, beam.GroupByKey(ws, beam.Flatten(ws, part...)), beam.SideInput{Input: after})
-		after = beam.ParDo(ws, waveDone, d)
+		grouped := beam.GroupByKey(ws, beam.Flatten(ws, part...))
+		var d, c beam.PCollection
+		if after.IsValid() {
+			d, c = beam.ParDo2(ws, &decideAfterFn{f}, grouped, beam.SideInput{Input: after})
+		} else {
+			d, c = beam.ParDo2(ws, &f, grouped)
+		}
+		if w+1 < waves {
+			after = beam.ParDo(ws, waveDone, d)
+		}
 		ds, cs = append(ds, d), append(cs, c)
 	}
 	if len(ds) == 1 {

@@ -64,6 +64,6 @@ func Dedup(s beam.Scope, opt Options) (Result, error) {
 	}
 	labels := Components(s, opt, edges)
 	dups, clusters := Decide(s, opt, in, labels, direct)
-	Write(s, opt, in.Ranges, in.LineCounts, counts, dups, clusters, in.N)
+	Write(s, opt, in.Ranges, counts, dups, clusters, in.N)
 	return Result{Keys: keys, Stars: stars, Candidates: cands, Edges: edges, Labels: labels, Duplicates: dups, Clusters: clusters}, nil
 }

@@ -42,7 +42,7 @@ type writeRangeFn struct {
 }
 
 func (f *writeRangeFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*inputRange) bool, dupIter func(*Line) bool,
-	clusterIter func(*Line) bool, lines func(*lineCount) bool, emit func(int)) (err error) {
+	clusterIter func(*Line) bool, emit func(int)) (err error) {
 	var r inputRange
 	if !rangeIter(&r) {
 		return errors.New("pipeline: output lines for a range that was not read")
@@ -69,11 +69,7 @@ func (f *writeRangeFn) ProcessElement(ctx context.Context, _ uint64, rangeIter f
 		}
 	}
 	if f.Output != "" {
-		var m map[int]int64
-		if r.split() {
-			m = lineCounts(lines)
-		}
-		if err := f.writeKept(ctx, r, m, dups); err != nil {
+		if err := f.writeKept(ctx, r, dups); err != nil {
 			return err
 		}
 	}
@@ -82,11 +78,12 @@ func (f *writeRangeFn) ProcessElement(ctx context.Context, _ uint64, rangeIter f
 }
 
 // writeKept reads range r again and writes the output line of every
-// document not in removed (sorted by position).
-func (f *writeRangeFn) writeKept(ctx context.Context, r inputRange, lines map[int]int64, removed []Line) (err error) {
+// document not in removed (sorted by position). Positions need no line
+// counts (rangeDocs.read).
+func (f *writeRangeFn) writeKept(ctx context.Context, r inputRange, removed []Line) (err error) {
 	path := partName(f.Output, r.Index, f.Ranges)
 	return writeFile(ctx, path, func(w io.Writer) error {
-		return f.read(ctx, r, lines, false, func(pos uint64, _ *corpus.Doc, out []byte) error {
+		return f.read(ctx, r, -1, false, func(pos uint64, _ *corpus.Doc, out []byte) error {
 			for len(removed) > 0 && removed[0].Pos < pos {
 				removed = removed[1:]
 			}
@@ -210,7 +207,7 @@ func concat(ctx context.Context, out, base string, n int) error {
 }
 
 // Write writes the outputs per range and finishes them.
-func Write(s beam.Scope, opt Options, ranges, lineCounts, counts, dups, clusters beam.PCollection, nRanges int) {
+func Write(s beam.Scope, opt Options, ranges, counts, dups, clusters beam.PCollection, nRanges int) {
 	s = s.Scope("Write")
 	var outs, bases []string
 	base := func(path string) string {
@@ -225,8 +222,7 @@ func Write(s beam.Scope, opt Options, ranges, lineCounts, counts, dups, clusters
 		rangeDocs: rangeDocs{Format: opt.Format, IDField: opt.IDField, TextField: opt.TextField, SkipBad: opt.SkipBad},
 		Output:    base(opt.Output), Duplicates: base(opt.Duplicates), Clusters: base(opt.Clusters), Ranges: nRanges,
 	}
-	keyed := beam.ParDo(s, rangeByIndex, ranges)
-	written := beam.ParDo(s, f, beam.CoGroupByKey(s, keyed, dups, clusters), beam.SideInput{Input: lineCounts})
+	written := beam.ParDo(s, f, beam.CoGroupByKey(s, ranges, dups, clusters))
 	beam.ParDo0(s, &finishFn{Inputs: opt.Inputs, Outputs: outs, Bases: bases, Ranges: nRanges, Parts: opt.Parts}, beam.Impulse(s),
 		beam.SideInput{Input: written}, beam.SideInput{Input: counts})
 }
