@@ -53,16 +53,6 @@ func (f *decideFn) ProcessElement(ctx context.Context, label uint64, iter func(*
 	return f.decide(ctx, label, iter, emitDup, emitCluster)
 }
 
-// decideAfterFn is decideFn for a wave after the first: the side input
-// after is the previous wave's signal (see Decide), never read, only waited
-// for.
-type decideAfterFn struct{ decideFn }
-
-func (f *decideAfterFn) ProcessElement(ctx context.Context, label uint64, iter func(*docData) bool, after func(*int) bool,
-	emitDup func(uint64, Line), emitCluster func(uint64, Line)) error {
-	return f.decide(ctx, label, iter, emitDup, emitCluster)
-}
-
 func (f *decideFn) decide(ctx context.Context, label uint64, iter func(*docData) bool,
 	emitDup func(uint64, Line), emitCluster func(uint64, Line)) error {
 	var docs []docData
@@ -201,9 +191,9 @@ func waveOf(label uint64, waves int) int { return int(simhash.Mix64(label, tagWa
 const tagWave = 0x77617665 // "wave"
 
 // waveDone consumes a wave's duplicates lines and emits nothing: its empty
-// output, complete once the wave's keep-first is, is the next wave's
-// side input.
-func waveDone(uint64, Line, func(int)) {}
+// output, complete once the wave's keep-first is, goes into the next wave's
+// grouping, which a runner starts only once all its inputs are complete.
+func waveDone(uint64, Line, func(uint64, docData)) {}
 
 // Decide applies the keep-first rule per component: the ranges are read
 // again, and the data of each document with a label goes to its component;
@@ -213,13 +203,15 @@ func waveDone(uint64, Line, func(int)) {}
 //
 // The components are decided in waves (in.Waves, or opt.Waves): wave w
 // groups the data of the components whose label mixes to w, and its
-// keep-first waits, through a side input, for wave w-1's to finish. The
-// result is the same as one wave's. A runner that holds a shuffle's
-// elements in memory until their consumer has run (prism in process holds
-// the grouped input of a stage and then, while its one bundle runs, about
-// three more copies of it: the bundle's encoding, the joined block, the
-// gRPC message) then holds the grouped data of one wave at a time beside
-// the others' waiting elements, not all of it three times over: the
+// grouping waits for wave w-1's keep-first to finish: an empty output of
+// it is one of the grouping's inputs (not a side input of the keep-first:
+// prism's scheduler spins while a stage that reads a side input runs a
+// bundle). The result is the same as one wave's. A runner that holds a
+// shuffle's elements in memory until their consumer has run (prism in
+// process holds the grouped input of a stage and then, while its one
+// bundle runs, about three more copies of it: the bundle's encoding, the
+// joined block, the gRPC message) then groups the data of one wave at a
+// time while the others' wait as elements, not all of it three times over: the
 // components' data is the largest shuffle of a run on web text (252 of 476
 // bytes per document at 1M). Waves run one after the other, but one
 // keep-first stage is one bundle on prism anyway; a cluster runner loses
@@ -242,7 +234,7 @@ func Decide(s beam.Scope, opt Options, in inputs, labels, direct beam.PCollectio
 	if waves == 0 {
 		waves = in.Waves
 	}
-	f := decideFn{Rule: opt.ruleConfig(), MaxComponent: opt.MaxComponent, Shuffle: sh}
+	f := &decideFn{Rule: opt.ruleConfig(), MaxComponent: opt.MaxComponent, Shuffle: sh}
 	var after beam.PCollection // the wave before's signal; none before the first
 	var ds, cs []beam.PCollection
 	for w := range max(waves, 1) {
@@ -256,13 +248,10 @@ func Decide(s beam.Scope, opt Options, in inputs, labels, direct beam.PCollectio
 				part = append(part, beam.ParDo(ws, &waveFn{Wave: w, Waves: waves}, c))
 			}
 		}
-		grouped := beam.GroupByKey(ws, beam.Flatten(ws, part...))
-		var d, c beam.PCollection
 		if after.IsValid() {
-			d, c = beam.ParDo2(ws, &decideAfterFn{f}, grouped, beam.SideInput{Input: after})
-		} else {
-			d, c = beam.ParDo2(ws, &f, grouped)
+			part = append(part, after)
 		}
+		d, c := beam.ParDo2(ws, f, beam.GroupByKey(ws, beam.Flatten(ws, part...)))
 		if w+1 < waves {
 			after = beam.ParDo(ws, waveDone, d)
 		}

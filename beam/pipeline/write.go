@@ -42,7 +42,7 @@ type writeRangeFn struct {
 }
 
 func (f *writeRangeFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*inputRange) bool, dupIter func(*Line) bool,
-	clusterIter func(*Line) bool, emit func(int)) (err error) {
+	clusterIter func(*Line) bool, emit func(int, int)) (err error) {
 	var r inputRange
 	if !rangeIter(&r) {
 		return errors.New("pipeline: output lines for a range that was not read")
@@ -73,7 +73,7 @@ func (f *writeRangeFn) ProcessElement(ctx context.Context, _ uint64, rangeIter f
 			return err
 		}
 	}
-	emit(r.Index)
+	emit(0, r.Index)
 	return nil
 }
 
@@ -138,7 +138,10 @@ var ErrNoDocuments = errors.New("pipeline: no documents in the inputs")
 
 // finishFn runs once all parts are written: it fails the run when no
 // document was read, and unless Parts concatenates each output's parts
-// into the file named, in range order, removing them.
+// into the file named, in range order, removing them. It gets the ranges'
+// document counts and the ranges written grouped under one key, not as
+// side inputs: prism's scheduler spins while a stage that reads a side
+// input runs a bundle, and the concatenation is a long one.
 type finishFn struct {
 	Inputs         []string
 	Outputs, Bases []string // the files named, their parts' bases
@@ -146,7 +149,7 @@ type finishFn struct {
 	Parts          bool
 }
 
-func (f *finishFn) ProcessElement(ctx context.Context, _ []byte, written func(*int) bool, counts func(*int) bool) error {
+func (f *finishFn) ProcessElement(ctx context.Context, _ int, counts func(*int) bool, written func(*int) bool) error {
 	docs, n := 0, 0
 	var c int
 	for counts(&c) {
@@ -223,9 +226,12 @@ func Write(s beam.Scope, opt Options, ranges, counts, dups, clusters beam.PColle
 		Output:    base(opt.Output), Duplicates: base(opt.Duplicates), Clusters: base(opt.Clusters), Ranges: nRanges,
 	}
 	written := beam.ParDo(s, f, beam.CoGroupByKey(s, ranges, dups, clusters))
-	beam.ParDo0(s, &finishFn{Inputs: opt.Inputs, Outputs: outs, Bases: bases, Ranges: nRanges, Parts: opt.Parts}, beam.Impulse(s),
-		beam.SideInput{Input: written}, beam.SideInput{Input: counts})
+	beam.ParDo0(s, &finishFn{Inputs: opt.Inputs, Outputs: outs, Bases: bases, Ranges: nRanges, Parts: opt.Parts},
+		beam.CoGroupByKey(s, beam.ParDo(s, underZero, counts), written))
 }
+
+// underZero keys a range's document count by 0, the finish's one key.
+func underZero(n int) (int, int) { return 0, n }
 
 // partBase is where the parts of output path go: beside it, but for a
 // local path that is not a regular file (/dev/null, /dev/stdout, a FIFO),
