@@ -171,7 +171,7 @@
 // # Stages and side inputs on prism
 //
 // Prism fuses the DoFns between groupings into stages (80 before the
-// issue-22 work on stages, 66 now under MethodMinHash with one wave) and
+// issue-22 work on stages, 67 now under MethodMinHash with one wave) and
 // runs each as a bundle. Its scheduling loop costs per stage and per pass,
 // and while a stage that reads a side input runs a bundle, the loop passes
 // again and again (the bundle holds the stage's input watermark back, so
