@@ -119,9 +119,15 @@
 //     The edges whose ends still have different labels are found in one
 //     grouping: each node's label goes to itself and to its neighbours
 //     above it in the graph the rounds left (which has the original's
-//     components). Each round shuffles the edges twice, 16 bytes an edge. State: one
-//     node's neighbours; the residual union-find (at most MaxResidual
-//     pairs); the roots side input (at most 2·MaxResidual labels).
+//     components). The edges travel in batches per node partition (as the
+//     keys: one partition per KeyPartBytes of input), each call applying
+//     the step to every node of its partition, about 10 bytes an entry;
+//     each round shuffles the edges about three times (both ways to the
+//     large-star, once to the small-star). State: one partition's entries
+//     (16 bytes each decoded; a node's neighbours among them), and up to
+//     8 MiB of entries gathered for the next grouping; the residual
+//     union-find (at most MaxResidual pairs); the roots side input (at
+//     most 2·MaxResidual labels).
 //  7. Decide (CoGroupByKey on the range: the range, its documents' labels;
 //     then GroupByKey on the label): the range is read a third time and the
 //     features of each document with a label extracted and sent to its
@@ -181,7 +187,9 @@
 // long stages (the reads, the keep-first of a wave, the finish) take what
 // they need through their groupings; only the relabelling after the
 // components (a map lookup per node) and MethodSimHash's plan keys read a
-// side input.
+// side input. Prism's cost per element and per key of a grouping is the
+// other lever: the components' rounds took a third of the CPU at 1M with
+// an element per edge, and take batches per node partition now (step 6).
 //
 // Under MethodSimHash the key blocks of index.PlanJoin's tables grow with
 // the document count (92 tables at 9K documents, 1,820 at 1M), and a
