@@ -48,15 +48,18 @@ type decideFn struct {
 
 func (f *decideFn) Setup() (err error) { f.rule, err = f.Rule.rule(); return err }
 
-// The side input after is the previous wave's signal (see Decide): it is
-// never read, only waited for.
-func (f *decideFn) ProcessElement(ctx context.Context, label uint64, iter func(*docData) bool, after func(*int) bool,
+func (f *decideFn) ProcessElement(ctx context.Context, label uint64, iter func(*docData) bool,
+	emitDup func(uint64, Line), emitCluster func(uint64, Line)) error {
+	return f.decide(ctx, label, iter, emitDup, emitCluster)
+}
+
+func (f *decideFn) decide(ctx context.Context, label uint64, iter func(*docData) bool,
 	emitDup func(uint64, Line), emitCluster func(uint64, Line)) error {
 	var docs []docData
 	var d docData
 	for iter(&d) {
 		if len(docs) == f.MaxComponent {
-			return fmt.Errorf("pipeline: the component of position %d (range %d, line %d) has more than %d documents: raise --max-component, or see the component's documents with a smaller input",
+			return fmt.Errorf("pipeline: the component of position %d (read range %d, its line %d) has more than %d documents: raise --max-component, or see the component's documents with a smaller input",
 				label, rangeOf(label), label&(1<<lineBits-1), f.MaxComponent)
 		}
 		docs = append(docs, d)
@@ -188,9 +191,9 @@ func waveOf(label uint64, waves int) int { return int(simhash.Mix64(label, tagWa
 const tagWave = 0x77617665 // "wave"
 
 // waveDone consumes a wave's duplicates lines and emits nothing: its empty
-// output, complete once the wave's keep-first is, is the next wave's
-// side input.
-func waveDone(uint64, Line, func(int)) {}
+// output, complete once the wave's keep-first is, goes into the next wave's
+// grouping, which a runner starts only once all its inputs are complete.
+func waveDone(uint64, Line, func(uint64, docData)) {}
 
 // Decide applies the keep-first rule per component: the ranges are read
 // again, and the data of each document with a label goes to its component;
@@ -200,13 +203,15 @@ func waveDone(uint64, Line, func(int)) {}
 //
 // The components are decided in waves (in.Waves, or opt.Waves): wave w
 // groups the data of the components whose label mixes to w, and its
-// keep-first waits, through a side input, for wave w-1's to finish. The
-// result is the same as one wave's. A runner that holds a shuffle's
-// elements in memory until their consumer has run (prism in process holds
-// the grouped input of a stage and then, while its one bundle runs, about
-// three more copies of it: the bundle's encoding, the joined block, the
-// gRPC message) then holds the grouped data of one wave at a time beside
-// the others' waiting elements, not all of it three times over: the
+// grouping waits for wave w-1's keep-first to finish: an empty output of
+// it is one of the grouping's inputs (not a side input of the keep-first:
+// prism's scheduler spins while a stage that reads a side input runs a
+// bundle). The result is the same as one wave's. A runner that holds a
+// shuffle's elements in memory until their consumer has run (prism in
+// process holds the grouped input of a stage and then, while its one
+// bundle runs, about three more copies of it: the bundle's encoding, the
+// joined block, the gRPC message) then groups the data of one wave at a
+// time while the others' wait as elements, not all of it three times over: the
 // components' data is the largest shuffle of a run on web text (252 of 476
 // bytes per document at 1M). Waves run one after the other, but one
 // keep-first stage is one bundle on prism anyway; a cluster runner loses
@@ -219,7 +224,7 @@ func Decide(s beam.Scope, opt Options, in inputs, labels, direct beam.PCollectio
 	if sh.On {
 		byRange = beam.ParDo(gs, &countEdgeFn{Stage: "labels", Shuffle: sh}, byRange)
 	}
-	_, _, comp := readData(gs, opt, in, noEdges(gs), byRange, "component")
+	_, _, comp := readData(gs, opt, in, beam.PCollection{}, byRange, "component")
 	data := []beam.PCollection{comp}
 	if direct.IsValid() {
 		data = append(data, direct)
@@ -230,7 +235,7 @@ func Decide(s beam.Scope, opt Options, in inputs, labels, direct beam.PCollectio
 		waves = in.Waves
 	}
 	f := &decideFn{Rule: opt.ruleConfig(), MaxComponent: opt.MaxComponent, Shuffle: sh}
-	after := beam.CreateList(ks, []int(nil)) // the first wave waits for nothing
+	var after beam.PCollection // the wave before's signal; none before the first
 	var ds, cs []beam.PCollection
 	for w := range max(waves, 1) {
 		ws, part := ks, data
@@ -243,8 +248,13 @@ func Decide(s beam.Scope, opt Options, in inputs, labels, direct beam.PCollectio
 				part = append(part, beam.ParDo(ws, &waveFn{Wave: w, Waves: waves}, c))
 			}
 		}
-		d, c := beam.ParDo2(ws, f, beam.GroupByKey(ws, beam.Flatten(ws, part...)), beam.SideInput{Input: after})
-		after = beam.ParDo(ws, waveDone, d)
+		if after.IsValid() {
+			part = append(part, after)
+		}
+		d, c := beam.ParDo2(ws, f, beam.GroupByKey(ws, beam.Flatten(ws, part...)))
+		if w+1 < waves {
+			after = beam.ParDo(ws, waveDone, d)
+		}
 		ds, cs = append(ds, d), append(cs, c)
 	}
 	if len(ds) == 1 {

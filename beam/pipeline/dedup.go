@@ -56,14 +56,14 @@ func Dedup(s beam.Scope, opt Options) (Result, error) {
 	if opt.Method == dedup.MethodMinHash {
 		// Small candidate components are decided as a whole; the
 		// documents of larger ones go through verified stars (direct.go).
-		cands = CandidateComponents(s, opt, links)
+		cands = CandidateComponents(s, opt, links, in.KeyParts)
 		self, leaves, comp := Data(s, opt, in, byRange, Direct(s, opt, cands))
 		edges, direct = Verify(s, opt, self, leaves), comp
 	} else {
 		edges = links // unverified: see doc.go
 	}
-	labels := Components(s, opt, edges)
+	labels := Components(s, opt, edges, in.KeyParts)
 	dups, clusters := Decide(s, opt, in, labels, direct)
-	Write(s, opt, in.Ranges, in.LineCounts, counts, dups, clusters, in.N)
+	Write(s, opt, in.Ranges, counts, dups, clusters, in.N)
 	return Result{Keys: keys, Stars: stars, Candidates: cands, Edges: edges, Labels: labels, Duplicates: dups, Clusters: clusters}, nil
 }

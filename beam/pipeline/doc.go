@@ -63,10 +63,15 @@
 //  1. Read (Read, Keys): inputs are listed and cut into ranges: an
 //     uncompressed JSONL or lines file in byte ranges of SplitBytes, a range
 //     owning the lines that start in it (as Beam's textio); compressed files
-//     and whole text files are one range. A first pass counts each range's
-//     newlines, so that line numbers (positions, "file:line" ids, errors) are
-//     the batch's. A document's position is range<<40 | line: input order.
-//     The rule's extractor (dedup.NewRuleExtractor) runs in the read: text is
+//     and whole text files are one range. A document's position is
+//     range<<40 | its line in the range: input order, known to every read
+//     of the range without the ranges before it, so the keys read needs
+//     no line counts. The reads that name documents (the data reads, 4
+//     and 7) get the line ends of the file before their range (a count
+//     per split range, summed on one worker: lineBases, 24 bytes a
+//     range), so that ids ("file:line" for a document without one) are
+//     the batch's; an error of the keys read counts its file's lines up
+//     to it then. The rule's extractor (dedup.NewRuleExtractor) runs in the read: text is
 //     never shuffled. Per document it emits its 25 candidate keys (24 bands
 //     and the token-sequence hash) as entries of 32 bits of key and the
 //     position's difference from the batch's previous entry (a uvarint:
@@ -111,9 +116,18 @@
 //     still have different labels gives a label pair, and one worker joins
 //     those pairs with a union-find (at most MaxResidual, 4M, or the run
 //     fails asking for more rounds); the roots go back as a side input.
-//     Each round shuffles the edges twice, 16 bytes an edge. State: one
-//     node's neighbours; the residual union-find (at most MaxResidual
-//     pairs); the roots side input (at most 2·MaxResidual labels).
+//     The edges whose ends still have different labels are found in one
+//     grouping: each node's label goes to itself and to its neighbours
+//     above it in the graph the rounds left (which has the original's
+//     components). The edges travel in batches per node partition (as the
+//     keys: one partition per KeyPartBytes of input), each call applying
+//     the step to every node of its partition, about 10 bytes an entry;
+//     each round shuffles the edges about three times (both ways to the
+//     large-star, once to the small-star). State: one partition's entries
+//     (16 bytes each decoded; a node's neighbours among them), and up to
+//     8 MiB of entries gathered for the next grouping; the residual
+//     union-find (at most MaxResidual pairs); the roots side input (at
+//     most 2·MaxResidual labels).
 //  7. Decide (CoGroupByKey on the range: the range, its documents' labels;
 //     then GroupByKey on the label): the range is read a third time and the
 //     features of each document with a label extracted and sent to its
@@ -127,8 +141,9 @@
 //     of verified edges; a larger one fails the run with its least
 //     position. The components are decided in Waves (one per 256 MiB of
 //     input by default, at most 16): a wave groups the data of the
-//     components whose label mixes to it, and its keep-first waits on the
-//     wave before it (a side input), so that a runner holding a shuffle in
+//     components whose label mixes to it, and its grouping waits for the
+//     wave before it (whose keep-first's empty output is one of its
+//     inputs), so that a runner holding a shuffle in
 //     memory until its consumer has run (prism) holds one wave's grouped
 //     data at a time, not the whole of the run's largest shuffle (on web
 //     text, the features to the components: 252 bytes per document at 1M).
@@ -139,8 +154,10 @@
 //     document not removed. Parts are PATH-00000-of-00012 in input order;
 //     unless Options.Parts, one worker then concatenates each output's parts
 //     (streaming) into PATH, as dedup.Run writes it, after checking that
-//     documents were read (a run without any fails, with ErrNoDocuments).
-//     State: one range's duplicates and clusters lines.
+//     documents were read (a run without any fails, with ErrNoDocuments):
+//     the ranges' document counts and the ranges written reach it grouped
+//     under one key. State: one range's duplicates and clusters lines; the
+//     finish, two ints per range.
 //
 // So a document in no bucket is shuffled as its keys (about 125 bytes); a
 // document in buckets adds its star edges (about 10 bytes each, then once
@@ -156,6 +173,23 @@
 // verified edges, output; the features of a bucket's members extracted up
 // to twice more) trades input bandwidth and CPU, which grow with workers,
 // for shuffle, which does not.
+//
+// # Stages and side inputs on prism
+//
+// Prism fuses the DoFns between groupings into stages (80 before the
+// issue-22 work on stages, 67 now under MethodMinHash with one wave) and
+// runs each as a bundle. Its scheduling loop costs per stage and per pass,
+// and while a stage that reads a side input runs a bundle, the loop passes
+// again and again (the bundle holds the stage's input watermark back, so
+// the stage looks ready and is put back each pass): a core spun for the
+// length of the bundle, 2.6 of 14.3 CPU-s on en_gitdocs_dev when the keys
+// read and the data reads took the line counts as a side input. So the
+// long stages (the reads, the keep-first of a wave, the finish) take what
+// they need through their groupings; only the relabelling after the
+// components (a map lookup per node) and MethodSimHash's plan keys read a
+// side input. Prism's cost per element and per key of a grouping is the
+// other lever: the components' rounds took a third of the CPU at 1M with
+// an element per edge, and take batches per node partition now (step 6).
 //
 // Under MethodSimHash the key blocks of index.PlanJoin's tables grow with
 // the document count (92 tables at 9K documents, 1,820 at 1M), and a

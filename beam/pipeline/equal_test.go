@@ -232,6 +232,17 @@ func TestBadLine(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "bad.jsonl:2") {
 		t.Errorf("malformed line 2: err %v, want one naming bad.jsonl:2", err)
 	}
+	// Read in byte ranges, the line starts in the third range, whose keys
+	// read has no line counts: the error's line is counted from the
+	// file's start.
+	p, s = beam.NewPipelineWithRoot()
+	if _, err := pipeline.Dedup(s, pipeline.Options{Inputs: []string{in}, Output: in + ".out", SplitBytes: 13}); err != nil {
+		t.Fatal(err)
+	}
+	err = ptest.Run(p)
+	if err == nil || !strings.Contains(err.Error(), "bad.jsonl:2") {
+		t.Errorf("malformed line 2 in the third of 13-byte ranges: err %v, want one naming bad.jsonl:2", err)
+	}
 
 	b, g := runBoth(t, []string{in}, pipeline.Options{SkipBad: true})
 	assertSame(t, b, g)

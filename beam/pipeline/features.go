@@ -73,18 +73,16 @@ func (f *keysFn) Setup() (err error) {
 	return err
 }
 
-func (f *keysFn) ProcessElement(ctx context.Context, r inputRange, lines func(*lineCount) bool,
+func (f *keysFn) ProcessElement(ctx context.Context, _ uint64, r inputRange,
 	keys func(int, []byte), sims func(simEntry), counts func(int)) error {
-	var m map[int]int64
-	if r.split() {
-		m = lineCounts(lines)
-	}
 	kb := newKeyBatcher(f.KeyParts, func(part int, b []byte) {
 		f.Shuffle.add(ctx, "keys", part, b)
 		keys(part, b)
 	})
 	n := 0
-	err := f.read(ctx, r, m, true, func(pos uint64, doc *corpus.Doc, _ []byte) error {
+	// Neither ids nor the file's line numbers are needed here: no line
+	// counts, so that the read fuses with the ranges' stage.
+	err := f.read(ctx, r, -1, true, func(pos uint64, doc *corpus.Doc, _ []byte) error {
 		ft := f.ext.Extract(doc.Text)
 		n++
 		docsRead.Inc(ctx, 1)
@@ -117,22 +115,13 @@ func Keys(s beam.Scope, opt Options, in inputs) (keys, sims, counts beam.PCollec
 		KeyParts:  in.KeyParts,
 		Shuffle:   shuffleCounter{On: opt.CountShuffle},
 	}
-	return beam.ParDo3(s, f, in.Ranges, beam.SideInput{Input: in.LineCounts})
+	return beam.ParDo3(s, f, in.Ranges)
 }
 
 // starEdge links a bucket member to the bucket's centre (itself, for the
 // centre), or a document to its component's label: the unit of work of
 // dataFn, keyed by the member's range.
 type starEdge struct{ Member, Centre uint64 }
-
-// batchOfRange0 keys a batch of star edges (of none: see noEdges).
-func batchOfRange0(b []byte) (uint64, []byte) { return 0, b }
-
-// noEdges is an empty PCollection of star edge batches keyed by range, for
-// a read that sends documents to their components only.
-func noEdges(s beam.Scope) beam.PCollection {
-	return beam.ParDo(s, batchOfRange0, beam.CreateList(s, [][]byte(nil)))
-}
 
 // dataFn reads a range again and sends the data (the features, extracted
 // once more) of each document named by a component label or a star edge.
@@ -183,25 +172,41 @@ func sortEdges(es []starEdge) []starEdge {
 }
 
 func (f *dataFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*inputRange) bool, edgeIter func(*[]byte) bool,
-	labelIter func(*starEdge) bool, lines func(*lineCount) bool, self func(uint64, docData), leaf func(uint64, docData),
+	labelIter func(*starEdge) bool, before func(*int64) bool, self func(uint64, docData), leaf func(uint64, docData),
 	comp func(uint64, docData)) error {
-	var r inputRange
-	if !rangeIter(&r) {
-		return errors.New("pipeline: edges for a range that was not read")
-	}
 	es, err := gather(edgeIter, appendStarEdges)
 	if err != nil {
 		return err
 	}
-	es, ls := sortEdges(es), sortedEdges(labelIter)
+	return f.send(ctx, rangeIter, sortEdges(es), sortedEdges(labelIter), before, self, leaf, comp)
+}
+
+// componentDataFn is dataFn for a read that sends documents to their
+// components only (no star edges): a grouping of two inputs, where dataFn
+// would need an empty third.
+type componentDataFn struct{ dataFn }
+
+func (f *componentDataFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*inputRange) bool,
+	labelIter func(*starEdge) bool, before func(*int64) bool, comp func(uint64, docData)) error {
+	return f.send(ctx, rangeIter, nil, sortedEdges(labelIter), before, nil, nil, comp)
+}
+
+// send reads the range rangeIter gives and sends its documents' data as
+// star edges es and labels ls (sorted by member) say.
+func (f *dataFn) send(ctx context.Context, rangeIter func(*inputRange) bool, es, ls []starEdge, beforeIter func(*int64) bool,
+	self, leaf, comp func(uint64, docData)) error {
+	var r inputRange
+	if !rangeIter(&r) {
+		return errors.New("pipeline: edges for a range that was not read")
+	}
 	if len(es) == 0 && len(ls) == 0 {
 		return nil
 	}
-	var m map[int]int64
-	if r.split() {
-		m = lineCounts(lines)
+	var before int64
+	if r.split() && !beforeIter(&before) {
+		return fmt.Errorf("pipeline: %s: no line count before range %d", r.Path, r.Index)
 	}
-	return f.read(ctx, r, m, false, func(pos uint64, doc *corpus.Doc, _ []byte) error {
+	return f.read(ctx, r, before, false, func(pos uint64, doc *corpus.Doc, _ []byte) error {
 		for len(es) > 0 && es[0].Member < pos {
 			es = es[1:]
 		}
@@ -247,16 +252,19 @@ func (f *dataFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*i
 }
 
 // readData runs dataFn over the ranges with the star edge batches and the
-// labels keyed by range; stage names the component output's shuffle counter.
+// labels keyed by range (edges invalid: the labels only); stage names the
+// component output's shuffle counter.
 func readData(s beam.Scope, opt Options, in inputs, edges, labels beam.PCollection, stage string) (self, leaves, comp beam.PCollection) {
-	f := &dataFn{
+	f := dataFn{
 		rangeDocs: rangeDocs{Format: opt.Format, IDField: opt.IDField, TextField: opt.TextField, SkipBad: opt.SkipBad},
 		Rule:      opt.ruleConfig(),
 		Shuffle:   shuffleCounter{On: opt.CountShuffle},
 		Stage:     stage,
 	}
-	ranges := beam.ParDo(s, rangeByIndex, in.Ranges)
-	return beam.ParDo3(s, f, beam.CoGroupByKey(s, ranges, edges, labels), beam.SideInput{Input: in.LineCounts})
+	if !edges.IsValid() {
+		return self, leaves, beam.ParDo(s, &componentDataFn{f}, beam.CoGroupByKey(s, in.Ranges, labels, in.Bases))
+	}
+	return beam.ParDo3(s, &f, beam.CoGroupByKey(s, in.Ranges, edges, labels, in.Bases))
 }
 
 // Data sends the candidates' data on: the documents of the candidate

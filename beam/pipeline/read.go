@@ -3,10 +3,12 @@ package pipeline
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,9 +19,11 @@ import (
 )
 
 // A document's position is its read range's index in input order, shifted
-// left by lineBits, or'ed with its line in the file (1-based; 0 for a whole
-// file): input order is position order, and the range that holds a
-// document, the one that writes its verdict, is pos >> lineBits.
+// left by lineBits, or'ed with its line in the range (1-based from the
+// range's first line start, which for a range of a whole file is the file's
+// line; 0 for a whole text file): input order is position order, and the
+// range that holds a document, the one that writes its verdict, is
+// pos >> lineBits.
 const (
 	lineBits  = 40
 	rangeBits = 64 - lineBits
@@ -178,39 +182,74 @@ func splittable(ctx context.Context, fs filesystem.Interface, name string, forma
 	return !bytes.HasPrefix(head[:n], gzipMagic) && !bytes.HasPrefix(head[:n], zstdMagic)
 }
 
-// lineCount is the number of "\n" bytes in a split range's [Start, End).
+// lineCount is the number of "\n" bytes in a split range's [Start, End)
+// (0 for a file's last range, whose count no range needs).
 type lineCount struct {
-	Index int
-	Lines int64
+	Index, First int // the range's index and its file's first range's
+	Lines        int64
 }
 
-// countLines counts the line ends in a split range, for the line numbers of
-// the ranges after it. Ranges of whole files have line numbers of their own.
-func countLines(ctx context.Context, r inputRange, emit func(lineCount)) error {
-	if !r.split() || r.End < 0 {
+// countLines counts the line ends in a split range, for the ids of the
+// documents without one in the ranges after it, under one key (lineBases
+// adds them up). Ranges of whole files have line numbers of their own.
+func countLines(ctx context.Context, _ uint64, r inputRange, emit func(int, lineCount)) error {
+	if !r.split() {
 		return nil
 	}
-	f, err := openAt(ctx, r.Path, r.Start)
+	c := lineCount{Index: r.Index, First: r.First}
+	if r.End >= 0 {
+		n, err := newlines(ctx, r.Path, r.Start, r.End-r.Start)
+		if err != nil {
+			return err
+		}
+		c.Lines = n
+	}
+	emit(0, c)
+	return nil
+}
+
+// lineBases emits, for each split range, KV<index, the line ends of its
+// file before its Start>: the sum of the counts of the file's ranges before
+// it. One call holds a lineCount per split range (24 bytes each; at most
+// 2^24 ranges).
+func lineBases(_ int, iter func(*lineCount) bool, emit func(uint64, int64)) {
+	var cs []lineCount
+	var c lineCount
+	for iter(&c) {
+		cs = append(cs, c)
+	}
+	slices.SortFunc(cs, func(a, b lineCount) int { return cmp.Compare(a.Index, b.Index) })
+	var before int64
+	for i, c := range cs {
+		if i == 0 || c.First != cs[i-1].First {
+			before = 0
+		}
+		emit(uint64(c.Index), before)
+		before += c.Lines
+	}
+}
+
+// newlines counts the "\n" bytes in the n bytes of path from off.
+func newlines(ctx context.Context, path string, off, n int64) (int64, error) {
+	f, err := openAt(ctx, path, off)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer f.Close()
 	buf := make([]byte, 1<<16)
-	var n int64
-	left := r.End - r.Start
-	for left > 0 {
-		m, err := f.Read(buf[:min(int64(len(buf)), left)])
-		n += int64(bytes.Count(buf[:m], []byte{'\n'}))
-		left -= int64(m)
+	var c int64
+	for n > 0 {
+		m, err := f.Read(buf[:min(int64(len(buf)), n)])
+		c += int64(bytes.Count(buf[:m], []byte{'\n'}))
+		n -= int64(m)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("pipeline: %s: %w", r.Path, err)
+			return 0, fmt.Errorf("pipeline: %s: %w", path, err)
 		}
 	}
-	emit(lineCount{Index: r.Index, Lines: n})
-	return nil
+	return c, nil
 }
 
 // openAt opens path at byte offset off: by seeking when the file system's
@@ -336,17 +375,27 @@ var (
 
 // rangeDocs reads the documents of a range with package corpus, as dedup.Run
 // reads the file: ids, line numbers and bad-line handling are the batch's.
-// base is the file's line number of the range's first line start (1 for a
-// whole file); each document goes to fn with its position and output line.
+// Each document goes to fn with its position and output line.
 type rangeDocs struct {
 	Format             string
 	IDField, TextField string
 	SkipBad            bool
 }
 
-// The first read of a range (countBad) counts its bad lines; the reads
-// after it skip the same lines silently.
-func (f *rangeDocs) read(ctx context.Context, r inputRange, lines map[int]int64, countBad bool, fn func(pos uint64, doc *corpus.Doc, out []byte) error) error {
+// read reads range r. A document's position is the range's index and the
+// document's line in the range (1-based from the range's first line start;
+// a whole file's lines are the file's): every read gives a document the
+// same position without knowing the ranges before it, so the reads that
+// need no ids (the keys, the kept output) do without the line counts, and
+// run in the stage that reads the ranges. before is the number of line
+// ends in a split range's file before its Start (lineBases): with it, the
+// documents of a split range get the file's line numbers, and a document
+// without an id the batch's "file:line"; without it (negative), a split
+// range's documents keep the range's line numbers and ids, and only an
+// error's line is the file's (counted then from the file's start). The
+// first read of a range (countBad) counts its bad lines; the reads after
+// it skip the same lines silently.
+func (f *rangeDocs) read(ctx context.Context, r inputRange, before int64, countBad bool, fn func(pos uint64, doc *corpus.Doc, out []byte) error) error {
 	format, err := corpus.ParseFormat(f.Format)
 	if err != nil {
 		return err
@@ -358,14 +407,20 @@ func (f *rangeDocs) read(ctx context.Context, r inputRange, lines map[int]int64,
 	defer rc.Close()
 	base := int64(0) // line ends before the range's first line
 	if r.split() {
-		for i := r.First; i < r.Index; i++ {
-			n, ok := lines[i]
-			if !ok {
-				return fmt.Errorf("pipeline: %s: no line count for range %d", r.Path, i)
-			}
-			base += n
+		base = -1 // not known: counted only for an error
+		if before >= 0 {
+			base = before + skip - 1
 		}
-		base += skip - 1
+	}
+	shift := func(err error) error {
+		if base < 0 {
+			n, cerr := newlines(ctx, r.Path, 0, r.Start)
+			if cerr != nil {
+				return errors.Join(err, cerr)
+			}
+			base = n + skip - 1
+		}
+		return shiftError(err, base)
 	}
 	opt := corpus.Options{Format: format, IDField: f.IDField, TextField: f.TextField, SkipBad: f.SkipBad}
 	if countBad {
@@ -373,7 +428,7 @@ func (f *rangeDocs) read(ctx context.Context, r inputRange, lines map[int]int64,
 	}
 	rd, err := corpus.OpenReader(in, r.Path, opt)
 	if err != nil {
-		return shiftError(err, base)
+		return shift(err)
 	}
 	defer rd.Close()
 	for {
@@ -384,18 +439,19 @@ func (f *rangeDocs) read(ctx context.Context, r inputRange, lines map[int]int64,
 		if err != nil {
 			var ce *corpus.Error
 			if errors.As(err, &ce) {
-				return shiftError(err, base)
+				return shift(err)
 			}
 			return fmt.Errorf("pipeline: %s: %w", r.Path, err)
 		}
+		if doc.Line >= 1<<lineBits {
+			return fmt.Errorf("pipeline: %s: more than %d lines in a read range", r.Path, 1<<lineBits-1)
+		}
+		pos := Pos(r.Index, doc.Line)
 		if base > 0 && doc.Line > 0 {
 			if doc.ID == r.Path+":"+strconv.Itoa(doc.Line) {
 				doc.ID = r.Path + ":" + strconv.FormatInt(base+int64(doc.Line), 10) // a missing id is file:line
 			}
 			doc.Line += int(base)
-		}
-		if doc.Line >= 1<<lineBits {
-			return fmt.Errorf("pipeline: %s: more than %d lines", r.Path, 1<<lineBits-1)
 		}
 		var out []byte
 		switch {
@@ -406,7 +462,7 @@ func (f *rangeDocs) read(ctx context.Context, r inputRange, lines map[int]int64,
 		default:
 			out = []byte(doc.Source)
 		}
-		if err := fn(Pos(r.Index, doc.Line), &doc, out); err != nil {
+		if err := fn(pos, &doc, out); err != nil {
 			return err
 		}
 	}
@@ -422,26 +478,24 @@ func shiftError(err error, base int64) error {
 	return &corpus.Error{Source: ce.Source, Line: ce.Line + int(base), Err: ce.Err}
 }
 
-// lineCounts turns the side input of split ranges' line counts into a map.
-func lineCounts(iter func(*lineCount) bool) map[int]int64 {
-	m := map[int]int64{}
-	var c lineCount
-	for iter(&c) {
-		m[c.Index] = c.Lines
-	}
-	return m
-}
-
-// inputs are the read ranges, the line counts of the split ones, and the
+// inputs are the read ranges, the line bases of the split ones, and the
 // sizes the stages after the read are cut by.
 type inputs struct {
-	Ranges, LineCounts beam.PCollection
-	N                  int // ranges
-	KeyParts           int // partitions of the candidate keys: one per KeyPartBytes of input
-	Waves              int // of the decision, by default: one per DefaultWaveBytes of input
+	// Ranges are the read ranges keyed by index, KV<index, inputRange>,
+	// spread over the workers: every read starts from them.
+	Ranges beam.PCollection
+	// Bases are KV<index, line ends before the range> of the split
+	// ranges (lineBases), for the reads that name documents by id. They
+	// go with the range through the reads' groupings, not as a side
+	// input: prism's scheduler spins (a core) while a stage with a side
+	// input runs a bundle, and the reads are long bundles.
+	Bases    beam.PCollection
+	N        int // ranges
+	KeyParts int // partitions of the candidate keys: one per KeyPartBytes of input
+	Waves    int // of the decision, by default: one per DefaultWaveBytes of input
 }
 
-// Read lists the inputs and returns their ranges and the line counts of the
+// Read lists the inputs and returns their ranges and the line bases of the
 // split ones.
 func Read(s beam.Scope, opt Options) (inputs, error) {
 	s = s.Scope("Read")
@@ -458,9 +512,12 @@ func Read(s beam.Scope, opt Options) (inputs, error) {
 		KeyParts: int(min(max(total/opt.KeyPartBytes, 1), 1<<24)),
 		Waves:    int(min(max((total+DefaultWaveBytes-1)/DefaultWaveBytes, 1), MaxWaves)),
 	}
-	in.Ranges = beam.CreateList(s, rs)
-	// One range per worker: spread them before reading.
-	in.Ranges = beam.Reshuffle(s, in.Ranges)
-	in.LineCounts = beam.ParDo(s.Scope("Count lines"), countLines, in.Ranges)
+	// One range per worker: spread them before reading. A runner that
+	// elides the reshuffle (prism) starts a stage at each of its
+	// consumers, so it has one: the keying, which the counting, the keys
+	// read and the reads after a grouping all start from.
+	in.Ranges = beam.ParDo(s, rangeByIndex, beam.Reshuffle(s, beam.CreateList(s, rs)))
+	cs := s.Scope("Count lines")
+	in.Bases = beam.ParDo(cs, lineBases, beam.GroupByKey(cs, beam.ParDo(cs, countLines, in.Ranges)))
 	return in, nil
 }

@@ -33,7 +33,7 @@ func componentsOf(t *testing.T, pairs []Pair, opt Options, want []any) error {
 	p, s := beam.NewPipelineWithRoot()
 	opt.Inputs = []string{"x"}
 	opt.EnsureDefaults()
-	labels := Components(s, opt, beam.ParDo(s, pairKV, beam.CreateList(s, pairs)))
+	labels := Components(s, opt, beam.ParDo(s, pairKV, beam.CreateList(s, pairs)), 3)
 	if want != nil {
 		passert.Equals(s, beam.ParDo(s, toLabelKV, labels), want...)
 	}

@@ -42,7 +42,7 @@ type writeRangeFn struct {
 }
 
 func (f *writeRangeFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*inputRange) bool, dupIter func(*Line) bool,
-	clusterIter func(*Line) bool, lines func(*lineCount) bool, emit func(int)) (err error) {
+	clusterIter func(*Line) bool, emit func(int, int)) (err error) {
 	var r inputRange
 	if !rangeIter(&r) {
 		return errors.New("pipeline: output lines for a range that was not read")
@@ -69,24 +69,21 @@ func (f *writeRangeFn) ProcessElement(ctx context.Context, _ uint64, rangeIter f
 		}
 	}
 	if f.Output != "" {
-		var m map[int]int64
-		if r.split() {
-			m = lineCounts(lines)
-		}
-		if err := f.writeKept(ctx, r, m, dups); err != nil {
+		if err := f.writeKept(ctx, r, dups); err != nil {
 			return err
 		}
 	}
-	emit(r.Index)
+	emit(0, r.Index)
 	return nil
 }
 
 // writeKept reads range r again and writes the output line of every
-// document not in removed (sorted by position).
-func (f *writeRangeFn) writeKept(ctx context.Context, r inputRange, lines map[int]int64, removed []Line) (err error) {
+// document not in removed (sorted by position). Positions need no line
+// counts (rangeDocs.read).
+func (f *writeRangeFn) writeKept(ctx context.Context, r inputRange, removed []Line) (err error) {
 	path := partName(f.Output, r.Index, f.Ranges)
 	return writeFile(ctx, path, func(w io.Writer) error {
-		return f.read(ctx, r, lines, false, func(pos uint64, _ *corpus.Doc, out []byte) error {
+		return f.read(ctx, r, -1, false, func(pos uint64, _ *corpus.Doc, out []byte) error {
 			for len(removed) > 0 && removed[0].Pos < pos {
 				removed = removed[1:]
 			}
@@ -141,7 +138,10 @@ var ErrNoDocuments = errors.New("pipeline: no documents in the inputs")
 
 // finishFn runs once all parts are written: it fails the run when no
 // document was read, and unless Parts concatenates each output's parts
-// into the file named, in range order, removing them.
+// into the file named, in range order, removing them. It gets the ranges'
+// document counts and the ranges written grouped under one key, not as
+// side inputs: prism's scheduler spins while a stage that reads a side
+// input runs a bundle, and the concatenation is a long one.
 type finishFn struct {
 	Inputs         []string
 	Outputs, Bases []string // the files named, their parts' bases
@@ -149,7 +149,7 @@ type finishFn struct {
 	Parts          bool
 }
 
-func (f *finishFn) ProcessElement(ctx context.Context, _ []byte, written func(*int) bool, counts func(*int) bool) error {
+func (f *finishFn) ProcessElement(ctx context.Context, _ int, counts func(*int) bool, written func(*int) bool) error {
 	docs, n := 0, 0
 	var c int
 	for counts(&c) {
@@ -210,7 +210,7 @@ func concat(ctx context.Context, out, base string, n int) error {
 }
 
 // Write writes the outputs per range and finishes them.
-func Write(s beam.Scope, opt Options, ranges, lineCounts, counts, dups, clusters beam.PCollection, nRanges int) {
+func Write(s beam.Scope, opt Options, ranges, counts, dups, clusters beam.PCollection, nRanges int) {
 	s = s.Scope("Write")
 	var outs, bases []string
 	base := func(path string) string {
@@ -225,11 +225,13 @@ func Write(s beam.Scope, opt Options, ranges, lineCounts, counts, dups, clusters
 		rangeDocs: rangeDocs{Format: opt.Format, IDField: opt.IDField, TextField: opt.TextField, SkipBad: opt.SkipBad},
 		Output:    base(opt.Output), Duplicates: base(opt.Duplicates), Clusters: base(opt.Clusters), Ranges: nRanges,
 	}
-	keyed := beam.ParDo(s, rangeByIndex, ranges)
-	written := beam.ParDo(s, f, beam.CoGroupByKey(s, keyed, dups, clusters), beam.SideInput{Input: lineCounts})
-	beam.ParDo0(s, &finishFn{Inputs: opt.Inputs, Outputs: outs, Bases: bases, Ranges: nRanges, Parts: opt.Parts}, beam.Impulse(s),
-		beam.SideInput{Input: written}, beam.SideInput{Input: counts})
+	written := beam.ParDo(s, f, beam.CoGroupByKey(s, ranges, dups, clusters))
+	beam.ParDo0(s, &finishFn{Inputs: opt.Inputs, Outputs: outs, Bases: bases, Ranges: nRanges, Parts: opt.Parts},
+		beam.CoGroupByKey(s, beam.ParDo(s, underZero, counts), written))
 }
+
+// underZero keys a range's document count by 0, the finish's one key.
+func underZero(n int) (int, int) { return 0, n }
 
 // partBase is where the parts of output path go: beside it, but for a
 // local path that is not a regular file (/dev/null, /dev/stdout, a FIFO),
