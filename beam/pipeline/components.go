@@ -53,14 +53,13 @@ func nodePart(u uint64, parts int) int { return int(simhash.Mix64(u, tagNode) % 
 
 // edgeBatcher gathers entries per destination partition.
 type edgeBatcher struct {
-	parts [][]byte
-	held  int
+	partBatches
 	emit  func(int, []byte)
 	count func(int, []byte)
 }
 
 func newEdgeBatcher(parts int) *edgeBatcher {
-	return &edgeBatcher{parts: make([][]byte, max(parts, 1))}
+	return &edgeBatcher{partBatches: newPartBatches(parts)}
 }
 
 // add appends an entry keyed by u; extra, when not nil, appends more to it.
@@ -68,20 +67,16 @@ func (b *edgeBatcher) add(u, v uint64, extra ...byte) {
 	p := nodePart(u, len(b.parts))
 	n := len(b.parts[p])
 	b.parts[p] = append(appendStarEdge(b.parts[p], starEdge{Member: u, Centre: v}), extra...)
-	if b.held += len(b.parts[p]) - n; b.held >= edgeFlushBytes {
+	if b.grew(p, n, edgeFlushBytes) {
 		b.flush()
 	}
 }
 
 func (b *edgeBatcher) flush() {
-	for p, e := range b.parts {
-		if len(e) > 0 {
-			b.count(p, e)
-			b.emit(p, e)
-			b.parts[p] = nil
-		}
-	}
-	b.held = 0
+	b.partBatches.flush(func(p int, e []byte) {
+		b.count(p, e)
+		b.emit(p, e)
+	})
 }
 
 // edgeOps are what an edgeFn does with a node u and its distinct

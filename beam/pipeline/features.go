@@ -295,15 +295,14 @@ func Data(s beam.Scope, opt Options, in inputs, stars, direct beam.PCollection) 
 const keyFlushBytes = 8 << 20 // entries a reader holds before it emits them
 
 type keyBatcher struct {
-	parts [][]byte
-	last  []uint64 // the position of each partition's last entry
-	held  int
-	emit  func(part int, b []byte)
+	partBatches
+	last []uint64 // the position of each partition's last entry
+	emit func(part int, b []byte)
 }
 
 func newKeyBatcher(parts int, emit func(int, []byte)) *keyBatcher {
-	n := max(parts, 1)
-	return &keyBatcher{parts: make([][]byte, n), last: make([]uint64, n), emit: emit}
+	pb := newPartBatches(parts)
+	return &keyBatcher{partBatches: pb, last: make([]uint64, len(pb.parts)), emit: emit}
 }
 
 // add appends an entry; pos must not be less than the positions added
@@ -316,21 +315,46 @@ func (kb *keyBatcher) add(key, pos uint64) {
 	// pairs are candidates that verification rejects (or under simhash an
 	// unverified link that merges two components), never a lost pair.
 	n := len(kb.parts[p])
+	if n == 0 {
+		kb.last[p] = 0 // a new batch: its first entry's difference is from 0
+	}
 	kb.parts[p] = binary.AppendUvarint(binary.LittleEndian.AppendUint32(kb.parts[p], uint32(key>>32)), pos-kb.last[p])
 	kb.last[p] = pos
-	if kb.held += len(kb.parts[p]) - n; kb.held >= keyFlushBytes {
+	if kb.grew(p, n, keyFlushBytes) {
 		kb.flush()
 	}
 }
 
-func (kb *keyBatcher) flush() {
-	for p, b := range kb.parts {
+func (kb *keyBatcher) flush() { kb.partBatches.flush(kb.emit) }
+
+// partBatches holds a DoFn's output batches (keyBatcher's, edgeBatcher's),
+// one per destination partition, and the bytes they hold together.
+type partBatches struct {
+	parts [][]byte
+	held  int
+}
+
+func newPartBatches(parts int) partBatches {
+	return partBatches{parts: make([][]byte, max(parts, 1))}
+}
+
+// grew counts the bytes partition p's batch gained since it held n, and
+// reports whether the batches now hold limit bytes or more.
+func (pb *partBatches) grew(p, n, limit int) bool {
+	pb.held += len(pb.parts[p]) - n
+	return pb.held >= limit
+}
+
+// flush hands each batch that holds anything to emit and starts them all
+// anew (emit keeps its batch).
+func (pb *partBatches) flush(emit func(part int, b []byte)) {
+	for p, b := range pb.parts {
 		if len(b) > 0 {
-			kb.emit(p, b)
-			kb.parts[p], kb.last[p] = nil, 0
+			emit(p, b)
+			pb.parts[p] = nil
 		}
 	}
-	kb.held = 0
+	pb.held = 0
 }
 
 // appendKeyEntries decodes a batch of keyBatcher entries onto es.
