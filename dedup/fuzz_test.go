@@ -38,7 +38,7 @@ func FuzzShingle(f *testing.F) {
 		if _, e2 := s2.shingle(string(b)); n > 0 && e2 != exact {
 			t.Fatalf("%q and %q: exact hashes differ", text, b)
 		}
-		sk, _ := newSketch(h, nil, 0)
+		sk, _ := newSketch(nil, h, nil, 0)
 		if j := jaccard(sk, sk); j != 1 {
 			t.Fatalf("self-similarity %v", j)
 		}

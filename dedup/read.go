@@ -276,7 +276,8 @@ func (r *runner) newWorker() *worker {
 
 func (w *worker) process(it *item) {
 	o := w.r.opt
-	it.f, it.vec = w.e.extract(it.doc.Text)
+	it.f = Features{} // the features are kept: they must own their slices
+	it.vec = w.e.extract(&it.f, it.doc.Text)
 	if it.raw != nil {
 		it.key = fieldValue(it.raw, o.KeepField)
 		it.raw = nil

@@ -378,14 +378,24 @@ func (o *Options) extractor(hasher *minhash.Hasher, fp bool) (*Extractor, error)
 // verification's Vector needs IDF weights learned from a whole corpus and is
 // left empty; Terms returns the raw counts.
 func (e *Extractor) Extract(text string) Features {
-	f, _ := e.extract(text)
+	var f Features
+	e.extract(&f, text)
 	return f
 }
 
-// extract returns text's features and for VerifyCosine the term counts
-// (hash<<32 | count).
-func (e *Extractor) extract(text string) (Features, []uint64) {
-	var f Features
+// ExtractInto sets *f to the features of text as Extract returns them,
+// reusing the capacity of f's slices (Sketch, Sig, Bands): a caller that
+// extracts text after text into the same Features, and lets none of them
+// outlive the next call, allocates nothing once the buffers have grown.
+func (e *Extractor) ExtractInto(f *Features, text string) {
+	e.extract(f, text)
+}
+
+// extract sets *f to text's features, reusing the capacity of its slices,
+// and returns for VerifyCosine the term counts (hash<<32 | count).
+func (e *Extractor) extract(f *Features, text string) []uint64 {
+	sketch, sig, bands := f.Sketch.h[:0], f.Sig[:0], f.Bands[:0]
+	*f = Features{}
 	f.Length = sat32(len(text))
 	if e.profile != nil {
 		res := e.profile.Fingerprint(text)
@@ -406,7 +416,7 @@ func (e *Extractor) extract(text string) (Features, []uint64) {
 	var terms []uint64
 	switch e.verify {
 	case VerifyJaccard:
-		f.Sketch, e.tmp = newSketch(hashes, e.tmp, 0)
+		f.Sketch, e.tmp = newSketch(sketch, hashes, e.tmp, 0)
 	case VerifyCosine:
 		clear(e.tf)
 		for _, t := range e.sh.toks {
@@ -422,12 +432,12 @@ func (e *Extractor) extract(text string) (Features, []uint64) {
 		for _, h := range hashes {
 			e.set64 = append(e.set64, uint64(h))
 		}
-		f.Sig = e.hasher.Sign(nil, e.set64)
+		f.Sig = e.hasher.Sign(sig, e.set64)
 		if e.lsh != nil && f.Tokens > 0 {
-			f.Bands, _ = e.lsh.BandKeys(nil, f.Sig) // Sign returns Perms >= bands·rows values
+			f.Bands, _ = e.lsh.BandKeys(bands, f.Sig) // Sign returns Perms >= bands·rows values
 		}
 	}
-	return f, terms
+	return terms
 }
 
 // shrink drops scratch buffers grown by a huge document.

@@ -2,6 +2,7 @@ package dedup_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/dedup"
@@ -31,6 +32,32 @@ func TestRuleExtractor(t *testing.T) {
 		gb, _ := got.MarshalBinary()
 		if !slices.Equal(wb, gb) || !slices.Equal(want.Sig, got.Sig) {
 			t.Errorf("%s: rule extractor's features differ from NewExtractor's beyond the fingerprint", method)
+		}
+	}
+}
+
+// TestExtractInto: extracting text after text into one Features gives each
+// text's Extract features, whatever the previous text left in its slices (a
+// longer text, a text without tokens and so without band keys).
+func TestExtractInto(t *testing.T) {
+	long := strings.Repeat("the quick brown fox jumps over the lazy dog near the river bank today ", 40)
+	texts := []string{long, "a short text of seven words here", "!!! ???", "", long + " and more",
+		"中华人民共和国宪法 第一条", "one two", long}
+	for _, method := range []string{dedup.MethodMinHash, dedup.MethodSimHash} {
+		ex, err := dedup.NewExtractor(dedup.Options{Method: method})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f dedup.Features
+		for _, text := range texts {
+			want := ex.Extract(text)
+			ex.ExtractInto(&f, text)
+			wb, _ := want.MarshalBinary()
+			gb, _ := f.MarshalBinary()
+			if !slices.Equal(wb, gb) || !slices.Equal(want.Sig, f.Sig) || !slices.Equal(want.Bands, f.Bands) ||
+				want.FP != f.FP || want.Empty != f.Empty {
+				t.Errorf("%s, %.20q: ExtractInto differs from Extract", method, text)
+			}
 		}
 	}
 }

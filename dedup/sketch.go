@@ -61,14 +61,14 @@ func docShift(n int, global uint8) uint8 {
 }
 
 // newSketch sorts and dedups h in place and returns its sketch at the global
-// modulus 2^global (0, exact, but for tests of sampled sets), copied into a
-// right-sized slice (the worker reuses h). tmp is scratch space for the sort,
-// returned for reuse.
-func newSketch(h, tmp []uint32, global uint8) (Sketch, []uint32) {
+// modulus 2^global (0, exact, but for tests of sampled sets), copied into dst
+// (appended; nil gives a right-sized slice, as the worker reuses h). tmp is
+// scratch space for the sort, returned for reuse.
+func newSketch(dst, h, tmp []uint32, global uint8) (Sketch, []uint32) {
 	tmp = sortHashes(h, tmp)
 	h = slices.Compact(h)
 	s := docShift(len(h), global)
-	return Sketch{h: thin(nil, h, s), n: uint32(len(h)), shift: s}, tmp
+	return Sketch{h: thin(dst, h, s), n: uint32(len(h)), shift: s}, tmp
 }
 
 // thin appends to dst the values of h divisible by 2^shift.

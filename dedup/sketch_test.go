@@ -126,8 +126,8 @@ func TestJaccardExact(t *testing.T) {
 		a, b := overlap(rng, n, rng.Float64())
 		b = b[:1+rng.IntN(len(b))] // sizes differ too
 		want := exactJaccard(a, b)
-		ka, _ := newSketch(slices.Clone(a), nil, 0)
-		kb, _ := newSketch(slices.Clone(b), nil, 0)
+		ka, _ := newSketch(nil, slices.Clone(a), nil, 0)
+		kb, _ := newSketch(nil, slices.Clone(b), nil, 0)
 		if got := jaccard(ka, kb); math.Abs(got-want) > 1e-12 {
 			t.Fatalf("jaccard %v, want %v", got, want)
 		}
@@ -141,7 +141,7 @@ func TestJaccardExact(t *testing.T) {
 	if jaccard(empty, empty) != 1 {
 		t.Error("two empty sets: want 1")
 	}
-	one, _ := newSketch([]uint32{1}, nil, 0)
+	one, _ := newSketch(nil, []uint32{1}, nil, 0)
 	if jaccard(empty, one) != 0 {
 		t.Error("empty against non-empty: want 0")
 	}
@@ -155,8 +155,8 @@ func TestJaccardSampled(t *testing.T) {
 		a, b := overlap(rng, 20000, j)
 		want := exactJaccard(a, b)
 		for _, shift := range []uint8{1, 3, 5} {
-			ka, _ := newSketch(slices.Clone(a), nil, shift)
-			kb, _ := newSketch(slices.Clone(b), nil, shift)
+			ka, _ := newSketch(nil, slices.Clone(a), nil, shift)
+			kb, _ := newSketch(nil, slices.Clone(b), nil, shift)
 			if ka.shift != shift || kb.shift != shift {
 				t.Fatalf("shifts %d, %d, want %d", ka.shift, kb.shift, shift)
 			}
@@ -165,7 +165,7 @@ func TestJaccardSampled(t *testing.T) {
 			}
 		}
 	}
-	small, _ := newSketch(randomSet(rng, 100), nil, 10)
+	small, _ := newSketch(nil, randomSet(rng, 100), nil, 10)
 	if small.shift != 0 || len(small.h) != 100 {
 		t.Errorf("a 100-hash set was thinned: shift %d, %d left", small.shift, len(small.h))
 	}
