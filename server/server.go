@@ -144,7 +144,7 @@ type Server struct {
 	store   store.Store
 	log     *slog.Logger
 	met     *metrics
-	pool    sync.Pool // *dedup.Extractor
+	pool    sync.Pool // *extractor
 	start   time.Time
 	ready   atomic.Bool
 
@@ -193,7 +193,7 @@ func New(st store.Store, opt Options) (*Server, error) {
 		start: time.Now()}
 	s.pool.New = func() any {
 		e, _ := dedup.NewExtractor(opt.Dedup) // checked above
-		return e
+		return &extractor{e: e}
 	}
 	s.met = newMetrics(opt.Registry, s)
 	if o, ok := st.(commitObserver); ok {
@@ -343,10 +343,19 @@ func (s *Server) Close() error {
 	return errors.Join(err, s.store.Close())
 }
 
+// extractor is an Extractor with a Features to extract into whose slices
+// (about 2.5 KB: signature, band keys, shingle set) it reuses from one
+// search to the next.
+type extractor struct {
+	e *dedup.Extractor
+	f dedup.Features
+}
+
+// extract returns text's features, in slices of their own.
 func (s *Server) extract(text string) dedup.Features {
-	e := s.pool.Get().(*dedup.Extractor)
-	f := e.Extract(text)
-	s.pool.Put(e)
+	x := s.pool.Get().(*extractor)
+	f := x.e.Extract(text)
+	s.pool.Put(x)
 	return f
 }
 
@@ -697,10 +706,22 @@ func (s *Server) Search(ctx context.Context, text string, limit int) (Result, er
 	if !s.Ready() {
 		return Result{}, ErrNotReady
 	}
-	f := s.extract(text)
-	ms, err := s.set.MatchAll(ctx, &f, limit)
-	return Result{FP: f.FP, ExactOnly: s.rule.ExactOnly(&f), Duplicates: ms}, err
+	// The features live only as long as the match: extract them into the
+	// pooled extractor's buffers.
+	x := s.pool.Get().(*extractor)
+	x.e.ExtractInto(&x.f, text)
+	ms, err := s.set.MatchAll(ctx, &x.f, limit)
+	r := Result{FP: x.f.FP, ExactOnly: s.rule.ExactOnly(&x.f), Duplicates: ms}
+	if x.f.Tokens <= maxPooledTokens { // else let a huge text's buffers go
+		s.pool.Put(x)
+	}
+	return r, err
 }
+
+// maxPooledTokens is the largest text, in tokens, whose grown buffers an
+// extractor keeps in the pool: 64K tokens are about 400 KB of text and 256 KB
+// of shingle set.
+const maxPooledTokens = 1 << 16
 
 // SearchFingerprint returns the stored fingerprints within k bits of fp,
 // nearest first: no text, so nothing is verified.
