@@ -72,7 +72,11 @@
 // (PebbleOptions.CacheSize, 64 MB) holds the index and filter blocks each
 // read goes through. Both came from 30M documents, where a search's record
 // reads went through five levels and pebble's default 8 MB cache
-// (BENCHMARKS.md, "30.09M stored").
+// (BENCHMARKS.md, "30.09M stored"). A read from a table pebble does not
+// hold open opens it first (footer, properties, index); the tables kept
+// open (PebbleOptions.MaxOpenFiles) default to three quarters of the
+// process's open-file limit rather than pebble's 1,000, which 30M documents
+// outgrow (1,131 tables; ~38 per million documents).
 //
 // The Server's queue builds one pebble batch per write and applies it with
 // ApplyNoSyncWait under the store's lock (itself taken under the Server's),

@@ -52,6 +52,17 @@ const (
 	pebbleFilterBits = 10
 )
 
+// defaultMaxOpenFiles is PebbleOptions.MaxOpenFiles's default: three
+// quarters of the process's limit on open files (which Go raises to the hard
+// limit at start), at least pebble's own default of 1,000, at most 1<<20.
+func defaultMaxOpenFiles() int {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur == ^uint64(0) {
+		return 1 << 20
+	}
+	return int(min(max(lim.Cur/4*3, 1000), 1<<20))
+}
+
 // PebbleOptions configures OpenPebble. The zero value means the defaults.
 type PebbleOptions struct {
 	// Settings names the decision settings the stored features depend on
@@ -69,6 +80,14 @@ type PebbleOptions struct {
 	// default, 8 MB, held too few of them at 30M documents: every record
 	// read loaded its index blocks again (BENCHMARKS.md, "30M stored").
 	CacheSize int64
+	// MaxOpenFiles bounds the files pebble keeps open (default
+	// defaultMaxOpenFiles: from the process's limit on open files, less a
+	// quarter of it for the server's connections). A record read from a
+	// table that is not open opens it first (its footer, properties and
+	// index read again): pebble's own default, 1,000, is fewer tables than
+	// 30M documents make (1,131), and a search then paid for an open now
+	// and then (BENCHMARKS.md, "30.2M stored: tables kept open").
+	MaxOpenFiles int
 	// Recover opens a store that has lost acknowledged writes (a damaged
 	// or cut WAL: see doc.go, "Damage"), keeping what pebble could read,
 	// instead of refusing it with ErrDamaged. The number of writes
@@ -147,6 +166,9 @@ func OpenPebble(dir string, opt PebbleOptions) (*PebbleStore, error) {
 	if opt.CacheSize <= 0 {
 		opt.CacheSize = DefaultPebbleCache
 	}
+	if opt.MaxOpenFiles <= 0 {
+		opt.MaxOpenFiles = defaultMaxOpenFiles()
+	}
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -204,6 +226,7 @@ func (s *PebbleStore) open(readOnly bool) (db *pebble.DB, err error) {
 		FormatMajorVersion: pebble.FormatValueSeparation,
 		MemTableSize:       s.opt.MemTableSize,
 		CacheSize:          s.opt.CacheSize,
+		MaxOpenFiles:       s.opt.MaxOpenFiles,
 		Logger:             pebbleLogger{},
 		ReadOnly:           readOnly,
 		// Pebble's default ends the process on a damaged file; the read

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -208,6 +209,71 @@ func BenchmarkGetID(b *testing.B) {
 					b.Fatalf("seq %d: %q %v", seq, id, err)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkGetSeqTables reads records at random seqs of an existing pebble
+// data directory (NEARDUP_BENCH_DIR, a service's --data; skipped without
+// it), as a search's candidates are read, with pebble's own limit of 1,000
+// open files and with PebbleOptions' default: a store with more tables than
+// the limit reopens some of them on reads. 200,000 seqs, drawn once and
+// read once before the clock starts, so that their blocks are in the page
+// cache and what differs is the tables kept open:
+//
+//	NEARDUP_BENCH_DIR=/data/imp30m go test ./store -run '^$' -bench GetSeqTables -benchtime 3x
+func BenchmarkGetSeqTables(b *testing.B) {
+	dir := os.Getenv("NEARDUP_BENCH_DIR")
+	if dir == "" {
+		b.Skip("NEARDUP_BENCH_DIR names no data directory")
+	}
+	for _, c := range []struct {
+		name string
+		max  int
+	}{{"open=1000", 1000}, {"open=default", 0}} {
+		b.Run(c.name, func(b *testing.B) {
+			st, err := OpenPebble(dir, PebbleOptions{MaxOpenFiles: c.max})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			ctx := context.Background()
+			// The highest seq: the first absent power of two, then halves.
+			has := func(seq uint64) bool { _, err := st.GetSeq(ctx, seq); return err == nil }
+			hi := uint64(1)
+			for has(hi) {
+				hi *= 2
+			}
+			lo := hi / 2 // present, or 0
+			for hi-lo > 1 {
+				if mid := (lo + hi) / 2; has(mid) {
+					lo = mid
+				} else {
+					hi = mid
+				}
+			}
+			n := lo
+			if n == 0 {
+				b.Fatalf("%s: no records", dir)
+			}
+			r := rand.New(rand.NewPCG(1, 2))
+			seqs := make([]uint64, 200000)
+			for i := range seqs {
+				seqs[i] = 1 + r.Uint64N(uint64(n))
+			}
+			read := func() {
+				for _, s := range seqs {
+					if _, err := st.GetSeq(ctx, s); err != nil && !errors.Is(err, ErrNotFound) {
+						b.Fatal(err)
+					}
+				}
+			}
+			read()
+			b.ResetTimer()
+			for b.Loop() {
+				read()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(seqs))/1e3, "us/read")
 		})
 	}
 }
