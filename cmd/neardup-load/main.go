@@ -28,6 +28,11 @@
 //	neardup-load -mode fp -url http://127.0.0.1:8080 -peer http://127.0.0.1:8081 -fps /tmp/fps.txt \
 //		-c 64 -d 8s -rounds 3 -pid-a NEARDUP_PID -pid-b SIMD_PID
 //
+// The load tool shares the machine with the server it measures, so it keeps
+// its own CPU per request low: one core by default (-procs), requests made
+// before the clock starts, responses read without net/http's Response. A
+// phase's "server CPU per request" line (-pid-a) is the server's share.
+//
 // It refuses any address that is not loopback, and stops after -d per phase.
 package main
 
@@ -44,7 +49,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"runtime"
+	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -96,7 +105,22 @@ func main() {
 	flag.IntVar(&cfg.rounds, "rounds", 3, "-mode fp: measured phases per system, alternating")
 	flag.IntVar(&cfg.pidA, "pid-a", 0, "PID of the service: its CPU time per request (and, with -mode fp, its VmRSS)")
 	flag.IntVar(&cfg.pidB, "pid-b", 0, "-mode fp: PID of the peer, for its VmRSS")
+	cpuprofile := flag.String("cpuprofile", "", "write the load tool's own CPU profile to this file")
+	procs := flag.Int("procs", 1, "GOMAXPROCS of the load tool (0: Go's default, every core); one core leaves the others to the server it measures on the same machine, and each client goroutine waits for its reply most of the time")
 	flag.Parse()
+	if *procs > 0 {
+		runtime.GOMAXPROCS(*procs)
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	cfg.host = loopbackHost(cfg.base)
 	cfg.n = min(cfg.n, 10_000_000)
 	cfg.d = min(cfg.d, 5*time.Minute)
@@ -215,6 +239,7 @@ func runText(cfg *config, prose string) {
 		texts[i], _ = json.Marshal(src(r))
 	}
 	log.Printf("%d request texts ready", len(texts))
+	var searches [][]byte
 	for _, name := range strings.Split(cfg.phases, ",") {
 		switch name {
 		case "add_if_new":
@@ -242,15 +267,19 @@ func runText(cfg *config, prose string) {
 			res.print()
 			printCPU(res, cfg.pidA, t0)
 		case "search":
+			// The whole requests, made once: the same bytes each time a
+			// text comes round.
+			if searches == nil {
+				searches = make([][]byte, len(texts))
+				var body []byte
+				for i, t := range texts {
+					body = append(append(append(body[:0], `{"text":`...), t...), '}')
+					searches[i] = postRequest(nil, cfg.host, "/v1/search", body)
+				}
+			}
 			t0 := cpuTime(cfg.pidA)
 			res := phase(cfg.host, cfg.c, cfg.d, name, func(g int) func(n int) []byte {
-				var body, req []byte
-				return func(n int) []byte {
-					body = append(body[:0], `{"text":`...)
-					body = append(body, texts[(g*104729+n*31)%len(texts)]...)
-					req = postRequest(req[:0], cfg.host, "/v1/search", append(body, '}'))
-					return req
-				}
+				return func(n int) []byte { return searches[(g*104729+n*31)%len(searches)] }
 			})
 			res.print()
 			printCPU(res, cfg.pidA, t0)
@@ -399,18 +428,13 @@ func phase(host string, conc int, d time.Duration, name string, newClient func(g
 				if _, err := conn.Write(req); err != nil {
 					log.Fatal(err)
 				}
-				resp, err := http.ReadResponse(br, nil)
-				if err != nil {
-					log.Fatal(err)
-				}
-				_, err = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
+				code, err := readResponse(br)
 				if err != nil {
 					log.Fatal(err)
 				}
 				my = append(my, time.Since(t0))
-				myCodes[resp.StatusCode]++
-				if resp.StatusCode >= 300 {
+				myCodes[code]++
+				if code >= 300 {
 					failed.Add(1)
 				}
 			}
@@ -426,6 +450,85 @@ func phase(host string, conc int, d time.Duration, name string, newClient func(g
 	slices.Sort(res.lat)
 	res.failed = failed.Load()
 	return res
+}
+
+// readResponse reads one HTTP/1.1 response from br, discards its body and
+// returns its status code. It is http.ReadResponse without the Response:
+// the status line, the headers scanned for Content-Length and
+// Transfer-Encoding only, the body skipped by its length or its chunks. The
+// load tool shares the server's cores, so its own CPU per request counts
+// (http.ReadResponse's header map was a tenth of it).
+func readResponse(br *bufio.Reader) (int, error) {
+	line, err := br.ReadSlice('\n')
+	if err != nil {
+		return 0, err
+	}
+	// "HTTP/1.1 200 OK\r\n"
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
+		return 0, fmt.Errorf("malformed status line %q", line)
+	}
+	code, err := strconv.Atoi(string(line[9:12]))
+	if err != nil {
+		return 0, fmt.Errorf("malformed status line %q", line)
+	}
+	length, chunked := -1, false
+	for {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			return 0, err
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		if len(line) == 0 {
+			break
+		}
+		name, value, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			return 0, fmt.Errorf("malformed header line %q", line)
+		}
+		value = bytes.TrimSpace(value)
+		switch {
+		case bytes.EqualFold(name, []byte("Content-Length")):
+			if length, err = strconv.Atoi(string(value)); err != nil || length < 0 {
+				return 0, fmt.Errorf("malformed Content-Length %q", value)
+			}
+		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+			chunked = bytes.EqualFold(value, []byte("chunked"))
+		}
+	}
+	switch {
+	case chunked:
+		for {
+			line, err := br.ReadSlice('\n')
+			if err != nil {
+				return 0, err
+			}
+			size, _, _ := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte(";"))
+			n, err := strconv.ParseUint(string(size), 16, 31)
+			if err != nil {
+				return 0, fmt.Errorf("malformed chunk size %q", line)
+			}
+			if n == 0 { // trailers, then the empty line
+				for {
+					line, err := br.ReadSlice('\n')
+					if err != nil {
+						return 0, err
+					}
+					if len(bytes.TrimRight(line, "\r\n")) == 0 {
+						return code, nil
+					}
+				}
+			}
+			if _, err := br.Discard(int(n) + 2); err != nil {
+				return 0, err
+			}
+		}
+	case length >= 0:
+		_, err := br.Discard(length)
+		return code, err
+	case code == http.StatusNoContent || code == http.StatusNotModified:
+		return code, nil
+	}
+	return 0, fmt.Errorf("status %d: a response without a length on a kept-alive connection", code)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
