@@ -121,13 +121,24 @@ func (t *table) findAll(dst []uint32, hs []uint64) []uint32 {
 		}
 	}
 	keep(touch)
+	// The entries' positions first, then their slots: the slots are another
+	// array, a miss each, and read in a loop of their own the misses of
+	// different keys overlap (the binary searches' branches between them
+	// kept them apart).
 	for i, h := range hs[:n] {
 		_, tag := bucketOf(h, t.bits)
 		lo, hi := int(bounds[i][0]), int(bounds[i][1])
 		tags := t.tag[lo:hi]
 		j, _ := slices.BinarySearch(tags, tag)
-		for ; j < len(tags) && tags[j] == tag; j++ {
-			dst = append(dst, getSlot(t.slot, lo+j))
+		e := j
+		for e < len(tags) && tags[e] == tag {
+			e++
+		}
+		bounds[i] = [2]uint32{uint32(lo + j), uint32(lo + e)}
+	}
+	for _, bd := range bounds[:n] {
+		for p := bd[0]; p < bd[1]; p++ {
+			dst = append(dst, getSlot(t.slot, int(p)))
 		}
 	}
 	for _, h := range hs[n:] {
