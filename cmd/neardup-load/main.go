@@ -231,8 +231,11 @@ func runText(cfg *config, prose string) {
 	// more than the system calls, and the figures are the server's.
 	if cfg.seed != 0 {
 		// Other request texts than an earlier run's (whose add_if_new
-		// documents the service now holds), after the same preload.
+		// documents the service now holds), the same whether this run sent
+		// the preload or skipped it: a new source, as the word-pair model
+		// keeps the texts it made for its edited copies.
 		r = rand.New(rand.NewPCG(cfg.seed, 2))
+		src = textSource(cfg, prose)
 	}
 	texts := make([][]byte, cfg.pool)
 	for i := range texts {
