@@ -50,11 +50,6 @@ func (f *decideFn) Setup() (err error) { f.rule, err = f.Rule.rule(); return err
 
 func (f *decideFn) ProcessElement(ctx context.Context, label uint64, iter func(*docData) bool,
 	emitDup func(uint64, Line), emitCluster func(uint64, Line)) error {
-	return f.decide(ctx, label, iter, emitDup, emitCluster)
-}
-
-func (f *decideFn) decide(ctx context.Context, label uint64, iter func(*docData) bool,
-	emitDup func(uint64, Line), emitCluster func(uint64, Line)) error {
 	var docs []docData
 	var d docData
 	for iter(&d) {
