@@ -125,7 +125,7 @@ func preloadFingerprints(cfg *config, prose string) []stored {
 	if prose == "" {
 		log.Fatalf("%s is absent and the service does not hold pre-0: give the prose file to preload it", cfg.fps)
 	}
-	src := textSource(cfg, prose)
+	src := textSource(cfg, prose)()
 	var fps []stored
 	var declined int
 	preload(cfg, rand.New(rand.NewPCG(1, 1)), src, func(j int, it preloadItem) {

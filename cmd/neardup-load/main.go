@@ -220,7 +220,8 @@ func holdsPreload(cfg *config) bool {
 
 // runText preloads the service and measures add_if_new and search by text.
 func runText(cfg *config, prose string) {
-	src := textSource(cfg, prose)
+	newSrc := textSource(cfg, prose)
+	src := newSrc()
 	r := rand.New(rand.NewPCG(1, 1))
 	run := time.Now().UnixNano()
 	preload(cfg, r, src, nil)
@@ -235,7 +236,7 @@ func runText(cfg *config, prose string) {
 		// the preload or skipped it: a new source, as the word-pair model
 		// keeps the texts it made for its edited copies.
 		r = rand.New(rand.NewPCG(cfg.seed, 2))
-		src = textSource(cfg, prose)
+		src = newSrc()
 	}
 	texts := make([][]byte, cfg.pool)
 	for i := range texts {
@@ -312,9 +313,10 @@ func printCPU(r result, pid int, t0 time.Duration) float64 {
 	return us
 }
 
-// textSource returns the maker of documents' texts that -workload names,
-// over the words of the prose file.
-func textSource(cfg *config, prose string) func(*rand.Rand) string {
+// textSource reads the words of the prose file and returns what makes a
+// new source of documents' texts of the kind -workload names (a source has
+// state: the word-pair model keeps the texts it made for its edited copies).
+func textSource(cfg *config, prose string) func() func(*rand.Rand) string {
 	words, err := textgen.ReadWords(prose)
 	if err != nil {
 		log.Fatal(err)
@@ -322,9 +324,9 @@ func textSource(cfg *config, prose string) func(*rand.Rand) string {
 	log.Printf("%d words of prose", len(words))
 	switch cfg.workload {
 	case "windows":
-		return textgen.Windows(words)
+		return func() func(*rand.Rand) string { return textgen.Windows(words) }
 	case "markov":
-		return textgen.NewMarkov(words).Doc
+		return func() func(*rand.Rand) string { return textgen.NewMarkov(words).Doc }
 	}
 	log.Fatalf("-workload %q: want markov or windows", cfg.workload)
 	return nil
