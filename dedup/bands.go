@@ -329,7 +329,7 @@ func sortUint64(a []uint64, workers int) {
 // (y<<32 | x, x < y, sorted; exact copies with different fingerprints).
 // removed and the result are as for Rule.KeepFirst. It stops with ctx's
 // error when ctx is done (checked every 1,024 documents).
-func (r *Rule) keepFirstBuckets(ctx context.Context, n int, feat func(p int) Features, b *buckets, pairs []uint64, removed []bool, st *candStats) ([]int32, error) {
+func (r *Rule) keepFirstBuckets(ctx context.Context, n int, feat func(p int) Features, pre func(p int) *Prefilter, b *buckets, pairs []uint64, removed []bool, st *candStats) ([]int32, error) {
 	keeper := newKeeper(n, removed)
 	var cands []int32
 	mi, pi := 0, 0
@@ -369,7 +369,7 @@ func (r *Rule) keepFirstBuckets(ctx context.Context, n int, feat func(p int) Fea
 			if st != nil {
 				st.candidates.Add(int64(len(cands)))
 			}
-			if m := r.firstKept(y, cands, feat, st); m >= 0 {
+			if m := r.firstKept(y, cands, feat, pre, st); m >= 0 {
 				keeper[y] = m
 			}
 		}

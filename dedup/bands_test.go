@@ -98,10 +98,10 @@ func TestKeepFirstBucketsCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	feat := func(int) Features { return Features{} }
-	if _, err := rule.keepFirstBuckets(ctx, 2, feat, &buckets{}, []uint64{PackPair(0, 1)}, nil, nil); !errors.Is(err, context.Canceled) {
+	if _, err := rule.keepFirstBuckets(ctx, 2, feat, nil, &buckets{}, []uint64{PackPair(0, 1)}, nil, nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
-	keeper, err := rule.keepFirstBuckets(context.Background(), 2, feat, &buckets{}, nil, nil, nil)
+	keeper, err := rule.keepFirstBuckets(context.Background(), 2, feat, nil, &buckets{}, nil, nil, nil)
 	if err != nil || len(keeper) != 2 {
 		t.Fatalf("got %v, %v", keeper, err)
 	}

@@ -135,7 +135,8 @@ func (r *sliceReader) ReadByte() (byte, error) {
 
 // AppendBinary appends what the rule needs of f for a store to keep (the
 // fingerprint, the token-sequence hash, the counts and the shingle set; not
-// Vector or Sig): the record of one document in the kept-set file.
+// Vector or Sig, nor Pre, which decoding computes from the shingle set):
+// the record of one document in the kept-set file.
 func (f *Features) AppendBinary(b []byte) ([]byte, error) {
 	b = binary.LittleEndian.AppendUint64(b, f.FP)
 	b = binary.LittleEndian.AppendUint64(b, f.Exact)
@@ -232,6 +233,8 @@ func (f *Features) readBinary(r *sliceReader) error {
 	if err := f.Sketch.readBinary(r); err != nil {
 		return err
 	}
+	// The prefilter is a function of the set: recomputed, not stored.
+	f.Pre = f.Prefilter()
 	nb, err := r.uvarint()
 	if err != nil || nb > 4096 {
 		return fmt.Errorf("band count")

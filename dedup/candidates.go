@@ -29,6 +29,7 @@ import (
 
 type candStats struct {
 	candidates, skipped, verified, rejected atomic.Int64
+	prefiltered                             atomic.Int64 // rejected by the prefilter, without a read
 }
 
 type pairJob struct{ a, b int32 }
@@ -66,7 +67,9 @@ func (r *runner) components(ctx context.Context, lsh *minhash.LSH) error {
 			defer wg.Done()
 			for js := range jobs {
 				for _, j := range js {
-					if r.verify(int(j.a), int(j.b)) {
+					if r.rule.PrefilterRejects(r.pre(int(j.a)), r.pre(int(j.b))) {
+						r.cand.prefiltered.Add(1)
+					} else if r.verify(int(j.a), int(j.b)) {
 						r.cand.verified.Add(1)
 						mu.Lock()
 						r.uf.Union(int(j.a), int(j.b))
@@ -205,6 +208,7 @@ func (r *runner) exactOnly(i int) bool {
 func (r *runner) feat(i int) Features {
 	d := r.d
 	f := Features{FP: d.fps[i], Exact: d.exact[i], Tokens: d.tokens[i], Length: d.length[i]}
+	f.Pre = *r.pre(i)
 	if r.sets != nil && r.sets.off != nil {
 		sk, err := r.sets.get(i)
 		if err != nil {
@@ -228,6 +232,18 @@ func (r *runner) feat(i int) Features {
 		f.Vector = r.vectors[i]
 	}
 	return f
+}
+
+// noPrefilter is the unknown prefilter of runs without one.
+var noPrefilter Prefilter
+
+// pre returns document i's prefilter; the unknown one without Jaccard
+// verification.
+func (r *runner) pre(i int) *Prefilter {
+	if r.d.pre.len() == 0 {
+		return &noPrefilter
+	}
+	return r.d.pre.at(i)
 }
 
 // verify reports whether documents a and b pass verification.

@@ -125,3 +125,28 @@ func (t *u64Table) grow() {
 
 // release frees the table.
 func (t *u64Table) release() { *t = u64Table{} }
+
+// chunked is a column of fixed-size values in chunks of chunkLen that never
+// move: it grows without the copy of a doubling (a slice of 10^8 prefilters
+// would copy 4.8 GB at its last one, and hold old and new at once). Not safe
+// for concurrent use while appending; at is safe once appending is over.
+type chunked[T any] struct {
+	chunks [][]T
+	n      int
+}
+
+const chunkLen = 1 << 16
+
+func (c *chunked[T]) append(v T) {
+	if c.n%chunkLen == 0 {
+		c.chunks = append(c.chunks, make([]T, 0, chunkLen))
+	}
+	last := &c.chunks[len(c.chunks)-1]
+	*last = append(*last, v)
+	c.n++
+}
+
+// at returns element i.
+func (c *chunked[T]) at(i int) *T { return &c.chunks[i/chunkLen][i%chunkLen] }
+
+func (c *chunked[T]) len() int { return c.n }

@@ -42,7 +42,10 @@ type Summary struct {
 	Candidates int64 `json:"candidates"`
 	Skipped    int64 `json:"skipped"`  // candidates not verified: already decided (greedy: a removed partner, or the document matched already; components: already in one cluster)
 	Verified   int64 `json:"verified"` // candidates that passed verification
-	Rejected   int64 `json:"rejected"` // candidates that failed it
+	Rejected   int64 `json:"rejected"` // candidates that failed it: the exact check, after reading the verification data
+	// Prefiltered are candidates the prefilter rejected (prefilter.go)
+	// without reading their verification data: not verified, not rejected.
+	Prefiltered int64 `json:"prefiltered"`
 
 	// SketchModulus is 1: the sets are exact (older versions sampled them
 	// past the budget, MOD_m; kept-set files may still hold such sets).
@@ -400,6 +403,7 @@ func (r *runner) finishSummary() {
 	s.Skipped = r.cand.skipped.Load()
 	s.Verified = r.cand.verified.Load()
 	s.Rejected = r.cand.rejected.Load()
+	s.Prefiltered = r.cand.prefiltered.Load()
 	s.SketchModulus = 1
 	s.Seconds = time.Since(r.start).Seconds()
 	if s.Seconds > 0 {

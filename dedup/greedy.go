@@ -94,6 +94,10 @@ func (r *runner) greedyCandidates(ctx context.Context, lsh *minhash.LSH) error {
 
 	st := &r.cand
 	feat := func(p int) Features { return r.feat(doc(p)) }
+	var pre func(p int) *Prefilter
+	if r.d.pre.len() > 0 {
+		pre = func(p int) *Prefilter { return r.d.pre.at(doc(p)) }
+	}
 	var keeper []int32
 	if r.bands != nil {
 		b, err := r.bands.group(r.opt.Workers, func(i int32) int32 { return pos(lead[i]) })
@@ -109,13 +113,13 @@ func (r *runner) greedyCandidates(ctx context.Context, lsh *minhash.LSH) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if keeper, err = r.rule.keepFirstBuckets(ctx, n, feat, b, pairs, removed, st); err != nil {
+		if keeper, err = r.rule.keepFirstBuckets(ctx, n, feat, pre, b, pairs, removed, st); err != nil {
 			return err
 		}
 		count = int(st.candidates.Load())
 	} else {
-		keeper = r.rule.keepFirst(n, feat, pairs, removed, st)
-		st.skipped.Store(int64(count) - st.verified.Load() - st.rejected.Load())
+		keeper = r.rule.keepFirst(n, feat, pre, pairs, removed, st)
+		st.skipped.Store(int64(count) - st.verified.Load() - st.rejected.Load() - st.prefiltered.Load())
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -207,7 +211,7 @@ func (r *runner) matchKept(ctx context.Context, lead []int32) error {
 }
 
 // keepFirst is KeepFirst counting the verifications in st.
-func (r *Rule) keepFirst(n int, feat func(i int) Features, pairs []uint64, removed []bool, st *candStats) []int32 {
+func (r *Rule) keepFirst(n int, feat func(i int) Features, pre func(i int) *Prefilter, pairs []uint64, removed []bool, st *candStats) []int32 {
 	keeper := newKeeper(n, removed)
 	var cands []int32
 	for p := 0; p < len(pairs); {
@@ -228,7 +232,7 @@ func (r *Rule) keepFirst(n int, feat func(i int) Features, pairs []uint64, remov
 		if len(cands) == 0 {
 			continue
 		}
-		if m := r.firstKept(y, cands, feat, st); m >= 0 {
+		if m := r.firstKept(y, cands, feat, pre, st); m >= 0 {
 			keeper[y] = m
 		}
 	}
@@ -251,11 +255,26 @@ func newKeeper(n int, removed []bool) []int32 {
 // firstKept returns the first of cands (kept documents, in priority order)
 // that document y duplicates, or -1: Rule.Match, reading each candidate's
 // features only when its turn comes, since a read may go to the disk
-// (sketchStore) and the first match ends the search. It counts in st.
-func (r *Rule) firstKept(y int32, cands []int32, feat func(i int) Features, st *candStats) int32 {
-	fy := feat(int(y))
-	m := -1
+// (sketchStore) and the first match ends the search. pre, when not nil,
+// gives the documents' prefilters (in memory): a candidate the prefilter
+// rejects is not read at all, nor is y when every candidate is rejected so.
+// It counts in st.
+func (r *Rule) firstKept(y int32, cands []int32, feat func(i int) Features, pre func(i int) *Prefilter, st *candStats) int32 {
+	var fy Features
+	readY := false
+	var py *Prefilter
+	if pre != nil {
+		py = pre(int(y))
+	}
+	m, prefiltered := -1, 0
 	for j, x := range cands {
+		if py != nil && r.PrefilterRejects(pre(int(x)), py) {
+			prefiltered++
+			continue
+		}
+		if !readY {
+			fy, readY = feat(int(y)), true
+		}
 		fx := feat(int(x))
 		if r.Duplicates(&fx, &fy) {
 			m = j
@@ -263,12 +282,13 @@ func (r *Rule) firstKept(y int32, cands []int32, feat func(i int) Features, st *
 		}
 	}
 	if st != nil {
+		st.prefiltered.Add(int64(prefiltered))
 		if m >= 0 {
 			st.verified.Add(1)
-			st.rejected.Add(int64(m))
+			st.rejected.Add(int64(m - prefiltered))
 			st.skipped.Add(int64(len(cands) - m - 1))
 		} else {
-			st.rejected.Add(int64(len(cands)))
+			st.rejected.Add(int64(len(cands) - prefiltered))
 		}
 	}
 	if m < 0 {

@@ -28,11 +28,12 @@ import (
 // docs holds what the run keeps per document, column-wise to keep it compact.
 type docs struct {
 	ids    strArena
-	fps    []uint64 // SimHash fingerprints (zero for MethodMinHash)
-	exact  []uint64 // hash of the token sequence: equal values are exact duplicates
-	first  []int32  // the first document with the same exact hash and fingerprint (itself if none before)
-	length []uint32 // text length in bytes (saturating)
-	tokens []uint32 // token count (saturating)
+	fps    []uint64           // SimHash fingerprints (zero for MethodMinHash)
+	exact  []uint64           // hash of the token sequence: equal values are exact duplicates
+	first  []int32            // the first document with the same exact hash and fingerprint (itself if none before)
+	length []uint32           // text length in bytes (saturating)
+	tokens []uint32           // token count (saturating)
+	pre    chunked[Prefilter] // VerifyJaccard: the prefilter of each document (prefilter.go)
 	vec    [][]uint64
 	keys   []keyValue // KeepField values
 
@@ -404,6 +405,9 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 	d.first = append(d.first, r.twin(i, f))
 	d.length = append(d.length, f.Length)
 	d.tokens = append(d.tokens, f.Tokens)
+	if r.opt.Verify == VerifyJaccard {
+		d.pre.append(f.Pre)
+	}
 	if f.Empty {
 		d.empty++
 	}

@@ -65,6 +65,10 @@ type Features struct {
 	Sketch          Sketch         // shingle set (VerifyJaccard)
 	Vector          measure.Vector // TF-IDF vector (VerifyCosine; filled in by the batch run)
 	Sig             minhash.Signature
+	// Pre is the prefilter of the shingle set (VerifyJaccard; prefilter.go):
+	// a function of Sketch, which Extractor and the binary decoding compute;
+	// zero (unknown) for a MOD_m sample or a fingerprint-only document.
+	Pre Prefilter
 	// Bands are the LSH band keys of Sig (MethodMinHash, from Extractor and
 	// NewExtractor's options; nil for a document without tokens, which only
 	// exact copies match).
@@ -107,6 +111,9 @@ type Rule struct {
 	threshold      float64
 	bands, rows    int // MethodMinHash: the LSH bands that make candidates
 	shingle        int // shingle width in tokens
+	// preCut[F]: the agreeing bins a pair with F occupied bins needs to pass
+	// the prefilter (VerifyJaccard; nil otherwise: prefilter.go).
+	preCut []uint8
 }
 
 // NewRule returns the rule for opt (after defaults; invalid options are an
@@ -130,7 +137,17 @@ func (o *Options) rule() *Rule {
 		threshold:    o.Threshold,
 		bands:        o.Bands, rows: o.Rows,
 		shingle: o.Shingle,
+		preCut:  o.prefilterCuts(),
 	}
+}
+
+// prefilterCuts returns the prefilter's cuts at the threshold under
+// VerifyJaccard, nil otherwise.
+func (o *Options) prefilterCuts() []uint8 {
+	if o.Verify != VerifyJaccard {
+		return nil
+	}
+	return prefilterCuts(o.Threshold, PrefilterFalseReject)
 }
 
 // MinHashVersion numbers the MinHash signatures of MethodMinHash, which band
@@ -256,6 +273,9 @@ func (r *Rule) Verify(a, b *Features) bool {
 	}
 	switch r.verify {
 	case VerifyJaccard:
+		if r.PrefilterRejects(&a.Pre, &b.Pre) {
+			return false
+		}
 		return similarAtLeast(a.Sketch, b.Sketch, r.threshold)
 	case VerifyCosine:
 		return measure.Cosine(a.Vector, b.Vector) >= r.threshold
@@ -311,7 +331,7 @@ func (r *Rule) Match(doc *Features, kept []*Features) int {
 // The pairs of one connected component do not depend on any other, so
 // callers may run KeepFirst per component, in parallel.
 func (r *Rule) KeepFirst(n int, feat func(i int) Features, pairs []uint64, removed []bool) []int32 {
-	return r.keepFirst(n, feat, pairs, removed, nil)
+	return r.keepFirst(n, feat, nil, pairs, removed, nil)
 }
 
 // SortPairs sorts packed pairs for KeepFirst.
@@ -417,6 +437,7 @@ func (e *Extractor) extract(f *Features, text string) []uint64 {
 	switch e.verify {
 	case VerifyJaccard:
 		f.Sketch, e.tmp = newSketch(sketch, hashes, e.tmp, 0)
+		f.Pre = PrefilterOf(f.Sketch.h)
 	case VerifyCosine:
 		clear(e.tf)
 		for _, t := range e.sh.toks {
