@@ -1,6 +1,22 @@
 package keptset
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/neardup/neardup/dedup"
+)
+
+// preWords is the words of a prefilter in a prefilter column.
+const preWords = len(dedup.Prefilter{})
+
+// prefilterAt returns the prefilter of slot s in a column of preWords words
+// a slot, or nil when the column is absent (a part of format 2 or older).
+func prefilterAt(col []uint64, s uint32) *dedup.Prefilter {
+	if len(col) == 0 {
+		return nil
+	}
+	return (*dedup.Prefilter)(col[preWords*int(s) : preWords*(int(s)+1)])
+}
 
 // A builder collects documents in ascending seq order for one part: its
 // entries (mixed key, slot) and fingerprint column, ready to be sorted into
@@ -12,6 +28,7 @@ type builder struct {
 	keys    []uint64 // entry keys
 	slots   []uint32 // entry slots
 	fps     []uint64 // by slot
+	pre     []uint64 // by slot, preWords each: the prefilters (zero: unknown)
 	present []uint64 // bitmap of the slots that hold a document
 	docs    uint32
 	ids     []byte   // the documents' ids, end to end
@@ -23,14 +40,16 @@ func newBuilder(base uint64) *builder { return &builder{base: base} }
 // span is the seqs the builder covers so far.
 func (b *builder) span() uint32 { return uint32(len(b.fps)) }
 
-// add adds the document seq (>= base + span) with its id, keys and
-// fingerprint.
-func (b *builder) add(seq uint64, id string, keys []uint64, fp uint64) {
+// add adds the document seq (>= base + span) with its id, keys,
+// fingerprint and prefilter.
+func (b *builder) add(seq uint64, id string, keys []uint64, fp uint64, pre *dedup.Prefilter) {
 	s := uint32(seq - b.base)
 	for uint32(len(b.fps)) <= s {
 		b.fps = append(b.fps, 0)
+		b.pre = append(b.pre, make([]uint64, preWords)...)
 		b.idEnd = append(b.idEnd, uint64(len(b.ids)))
 	}
+	copy(b.pre[preWords*int(s):], pre[:])
 	b.ids = append(b.ids, id...)
 	b.idEnd[s] = uint64(len(b.ids))
 	for len(b.present) <= int(s/64) {
@@ -81,12 +100,14 @@ func (b *builder) build(dead func(s uint32) bool) *part {
 		has = func(s uint32) bool { return b.has(s) && !dead(s) }
 	}
 	fps := make([]uint64, len(b.fps))
+	pre := make([]uint64, len(b.pre))
 	live := make([]uint64, (len(b.fps)+63)/64)
 	idoff := make([]uint64, len(b.fps)+1)
 	var ids []byte
 	for s := range fps {
 		if has(uint32(s)) {
 			fps[s] = b.fps[s]
+			copy(pre[preWords*s:preWords*(s+1)], b.pre[preWords*s:])
 			live[s/64] |= 1 << (s % 64)
 			ids = append(ids, b.id(uint32(s))...)
 		}
@@ -98,6 +119,7 @@ func (b *builder) build(dead func(s uint32) bool) *part {
 		docs:  docs,
 		keys:  buildTable(keys, slots),
 		fps:   fps,
+		pre:   pre,
 		live:  live,
 		fpx:   buildFPIndex(fps, func(s int) bool { return has(uint32(s)) }, int(docs)),
 		idoff: idoff,
@@ -138,9 +160,9 @@ func (d *delta) indexFP(s uint32, fp uint64) {
 	}
 }
 
-func (d *delta) add(seq uint64, id string, keys []uint64, fp uint64) {
+func (d *delta) add(seq uint64, id string, keys []uint64, fp uint64, pre *dedup.Prefilter) {
 	n := len(d.builder.keys)
-	d.builder.add(seq, id, keys, fp)
+	d.builder.add(seq, id, keys, fp, pre)
 	d.indexFP(uint32(seq-d.base), fp)
 	if 2*len(d.builder.keys) > len(d.cells) {
 		d.rehash(2 * len(d.cells))
@@ -219,7 +241,7 @@ func (d *delta) fingerprint(fp uint64, k int, fn func(slot uint32, dist int)) {
 
 // bytes is the memory the delta holds.
 func (d *delta) bytes() int64 {
-	n := int64(cap(d.builder.keys)*8 + cap(d.builder.slots)*4 + cap(d.fps)*8 + cap(d.cells)*4 +
+	n := int64(cap(d.builder.keys)*8 + cap(d.builder.slots)*4 + cap(d.fps)*8 + cap(d.pre)*8 + cap(d.cells)*4 +
 		cap(d.present)*8 + cap(d.dead)*8 + cap(d.ids) + cap(d.idEnd)*8)
 	for t := range fpTables {
 		n += int64(cap(d.fpHead[t])*4 + cap(d.fpNext[t])*4)

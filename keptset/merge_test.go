@@ -279,10 +279,37 @@ func TestMergeCrash(t *testing.T) {
 	}
 }
 
-// toFormat1 rewrites the format 2 part file at path as format 1, as sets
-// before merges wrote it: no ext section, no ext bits.
+// toFormat2 rewrites the format 3 part file at path as format 2, as sets
+// before the prefilter wrote it: no pre section.
+func toFormat2(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b[:8]) != "NDKPART3" {
+		t.Fatalf("%s: magic %q", path, b[:8])
+	}
+	body := b[:len(b)-8]
+	pad := func(n int) int { return n + (8-n%8)%8 }
+	span := int(binary.LittleEndian.Uint32(body[16:]))
+	entries := int(binary.LittleEndian.Uint64(body[24:]))
+	// The pre section follows live.
+	start := 40 + pad(int(binary.LittleEndian.Uint32(body[36:]))) + pad(4*(1<<body[32]+1)) + pad(2*entries) +
+		pad(3*entries) + 8*span + 8*((span+63)/64)
+	body = append(slices.Clone(body[:start]), body[start+48*span:]...)
+	copy(body, "NDKPART2")
+	out := binary.LittleEndian.AppendUint32(body, crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
+	if err := os.WriteFile(path, append(out, "PEND"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// toFormat1 rewrites the format 3 part file at path as format 1, as sets
+// before merges wrote it: no ext section, no ext bits (and no pre section).
 func toFormat1(t *testing.T, path string) {
 	t.Helper()
+	toFormat2(t, path)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -345,6 +372,51 @@ func TestFormat1(t *testing.T) {
 		}
 	}
 	checkSelfMatches(t, s, ex, docs, nil, half)
+}
+
+// TestFormat2: the parts of format 2 (before the prefilter column) are
+// mapped, not rebuilt, answer as before (their documents are not
+// prefiltered), and merge with the parts written since.
+func TestFormat2(t *testing.T) {
+	rule, ex := setup(t)
+	docs := distinct(t, 400)
+	recs := newMemRecords()
+	dir := t.TempDir()
+	opt := keptset.Options{Dir: dir, Settings: "test", PartSpan: 64, DeltaSpan: 16}
+	half := len(docs) / 2
+	importDocs(t, rule, ex, recs, opt, docs[:half])
+	old, _ := filepath.Glob(filepath.Join(dir, "*.part"))
+	for _, p := range old {
+		toFormat2(t, p)
+	}
+	var logBuf bytes.Buffer
+	opt.Logger = slog.New(slog.NewTextHandler(&logBuf, nil))
+	opt.PartSpan = 1 << 12
+	s, err := keptset.Open(context.Background(), rule, recs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if logBuf.Len() > 0 {
+		t.Fatalf("format 2 parts not mapped as they are: %s", logBuf.String())
+	}
+	addDocs(t, s, ex, recs, docs, half, len(docs))
+	if err := s.WaitParts(); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.Merges == 0 {
+		t.Fatalf("%+v: no merge", st)
+	}
+	gone := 0
+	for _, p := range old {
+		if _, err := os.Stat(p); err != nil {
+			gone++
+		}
+	}
+	if gone == 0 {
+		t.Fatalf("none of the %d format 2 parts was merged", len(old))
+	}
+	checkSelfMatches(t, s, ex, docs, nil, 0)
 }
 
 // TestFillMerge: the adds after an import's last part, below PartSpan and

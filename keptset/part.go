@@ -26,6 +26,7 @@ type part struct {
 	docs uint32
 	keys table
 	fps  []uint64 // by slot; 0 where no document
+	pre  []uint64 // by slot, preWords each: the prefilters; nil before format 3
 	live []uint64 // bitmap of the slots that hold a document
 	fpx  fpIndex
 	dead []uint64 // bitmap of the slots removed since (in memory; Set.mu)
@@ -46,7 +47,8 @@ type part struct {
 // multiple of 8 bytes, zero-padded):
 //
 //	header (40 bytes):
-//	  magic    [8]byte "NDKPART2" ("NDKPART1": no ext section)
+//	  magic    [8]byte "NDKPART3" ("NDKPART2": no pre section; "NDKPART1":
+//	                    no pre, ext, idoff or ids section)
 //	  base     uint64   seq of slot 0
 //	  span     uint32   seqs covered
 //	  docs     uint32   documents in the part
@@ -61,6 +63,9 @@ type part struct {
 //	slot      entries × 3 bytes         key table slots
 //	fps       span × uint64             fingerprint column
 //	live      ⌈span/64⌉ × uint64        bitmap of the slots holding a document
+//	pre       span × 6 × uint64         prefilter column (dedup.Prefilter: three
+//	                                    bit planes of 128 bins; zero where no
+//	                                    document or unknown; format 3 only)
 //	fpoff     4 × (65536 + 1) × uint32  fingerprint block tables' offsets
 //	fpslot    4 × docs × 3 bytes        fingerprint block tables' slots
 //	ext       entries × 1 byte          the key bits after each tag, for
@@ -68,14 +73,15 @@ type part struct {
 //	idoff     (span + 1) × uint64       by slot, where its id starts in ids
 //	                                    (a slot without a document: none)
 //	ids       the documents' ids, end to end
-//	                                    (ext, idoff and ids are in format 2
-//	                                    only, last, so that they are
+//	                                    (ext, idoff and ids are in formats 2
+//	                                    and 3 only, last, so that they are
 //	                                    released from memory once the
 //	                                    checksum is verified; ids are read
 //	                                    from the file)
 //	trailer   crc32c (Castagnoli) of everything before it, uint32; "PEND"
 const (
-	partMagic   = "NDKPART2"
+	partMagic   = "NDKPART3"
+	partMagic2  = "NDKPART2"
 	partMagic1  = "NDKPART1"
 	partHeader  = 40
 	partTrailer = "PEND"
@@ -191,6 +197,12 @@ func (p *part) writeSections(pw *partWriter, settings string) {
 	pw.put(bytesOf(p.fps))
 	pw.align()
 	pw.put(bytesOf(p.live))
+	pw.align()
+	if p.pre != nil {
+		pw.put(bytesOf(p.pre))
+	} else {
+		pw.put(make([]byte, 8*preWords*int(p.span))) // a part read from format 2
+	}
 	for t := range fpTables {
 		pw.align()
 		pw.put(bytesOf(p.fpx.off[t]))
@@ -322,9 +334,11 @@ func parsePart(data []byte, path, settings string) (p *part, err error) {
 	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(tr[:4]) {
 		return nil, bad("checksum mismatch")
 	}
-	version := 2
+	version := 3
 	switch string(body[:8]) {
 	case partMagic:
+	case partMagic2:
+		version = 2
 	case partMagic1:
 		version = 1
 	default:
@@ -368,6 +382,9 @@ func parsePart(data []byte, path, settings string) (p *part, err error) {
 	p.keys.slot = take(slotBytes * int(entries))
 	p.fps = sliceOf[uint64](take(8 * int(p.span)))
 	p.live = sliceOf[uint64](take(8 * ((int(p.span) + 63) / 64)))
+	if version >= 3 {
+		p.pre = sliceOf[uint64](take(8 * preWords * int(p.span)))
+	}
 	for t := range fpTables {
 		p.fpx.off[t] = sliceOf[uint32](take(4 * (fpBuckets + 1)))
 	}
@@ -478,7 +495,7 @@ func (p *part) close() error {
 
 // bytes is the memory the part's sections take.
 func (p *part) bytes() int64 {
-	n := int64(len(p.keys.off)*4 + len(p.keys.tag)*2 + len(p.keys.slot) + len(p.fps)*8 + len(p.live)*8 + len(p.dead)*8)
+	n := int64(len(p.keys.off)*4 + len(p.keys.tag)*2 + len(p.keys.slot) + len(p.fps)*8 + len(p.pre)*8 + len(p.live)*8 + len(p.dead)*8)
 	for t := range fpTables {
 		n += int64(len(p.fpx.off[t])*4 + len(p.fpx.slot[t]))
 	}

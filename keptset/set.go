@@ -101,8 +101,9 @@ type Set struct {
 	mergeErr  error       // a merge failed: none starts again
 	stopMerge atomic.Bool // Close asks the running merge to stop
 
-	// Matches since Open, and the candidates they read (Stats).
-	matches, examined atomic.Uint64
+	// Matches since Open, the candidates they read (Stats), and those the
+	// prefilter dropped before a read.
+	matches, examined, prefiltered atomic.Uint64
 }
 
 // pendingDoc is a document added whose store write may not have landed:
@@ -163,7 +164,8 @@ func Open(ctx context.Context, rule *dedup.Rule, rec Records, opt Options) (*Set
 			b = newBuilder(end)
 		}
 		keys = Keys(keys[:0], f, bands)
-		b.add(seq, id, keys, f.FP)
+		pre := prefilterOf(f)
+		b.add(seq, id, keys, f.FP, &pre)
 		s.next = seq + 1
 		return nil
 	})
@@ -185,7 +187,7 @@ func Open(ctx context.Context, rule *dedup.Rule, rec Records, opt Options) (*Set
 		d.builder.keys = append(d.builder.keys, b.keys[i])
 		d.builder.slots = append(d.builder.slots, b.slots[i])
 	}
-	d.builder.fps, d.builder.present, d.builder.docs = b.fps, b.present, b.docs
+	d.builder.fps, d.builder.pre, d.builder.present, d.builder.docs = b.fps, b.pre, b.present, b.docs
 	d.builder.ids, d.builder.idEnd = b.ids, b.idEnd
 	for sl, fp := range b.fps {
 		if b.has(uint32(sl)) {
@@ -255,7 +257,8 @@ func (s *Set) Add(seq uint64, id string, f dedup.Features) error {
 			return err
 		}
 	}
-	s.delta.add(seq, id, keys, f.FP)
+	pre := prefilterOf(&f)
+	s.delta.add(seq, id, keys, f.FP, &pre)
 	s.pending[seq] = pendingDoc{id: id, f: f}
 	s.pendIDs[id]++
 	s.next = seq + 1
@@ -335,6 +338,28 @@ func (s *Set) deltaOf(seq uint64) *delta {
 		if seq >= d.base && seq-d.base < uint64(d.span()) {
 			return d
 		}
+	}
+	return nil
+}
+
+// prefilterOf returns f's prefilter: the extractor's, or, for features
+// read back from a record (which does not keep it), one computed from the
+// shingle set.
+func prefilterOf(f *dedup.Features) dedup.Prefilter {
+	if f.Pre.Known() {
+		return f.Pre
+	}
+	return f.Prefilter()
+}
+
+// prefilterLocked returns the prefilter of document seq, nil when its part
+// keeps none (mu held).
+func (s *Set) prefilterLocked(seq uint64) *dedup.Prefilter {
+	if d := s.deltaOf(seq); d != nil {
+		return prefilterAt(d.pre, uint32(seq-d.base))
+	}
+	if p := s.partOf(seq); p != nil {
+		return prefilterAt(p.pre, uint32(seq-p.base))
 	}
 	return nil
 }
@@ -431,6 +456,19 @@ func (s *Set) matchAll(ctx context.Context, f *dedup.Features, limit int, from u
 	}
 	next = s.next
 	cands := s.candidates(cb[:0], keys, from)
+	// The prefilter, before any record is read: candidates whose sets are
+	// far below the threshold are dropped here (dedup's prefilter.go).
+	if f.Pre.Known() {
+		kept := cands[:0]
+		for _, seq := range cands {
+			if pre := s.prefilterLocked(seq); pre != nil && s.rule.PrefilterRejects(pre, &f.Pre) {
+				continue
+			}
+			kept = append(kept, seq)
+		}
+		s.prefiltered.Add(uint64(len(cands) - len(kept)))
+		cands = kept
+	}
 	// Pending documents' records are copied out under the lock.
 	var pend map[uint64]pendingDoc
 	for _, seq := range cands {
@@ -563,8 +601,9 @@ type Stats struct {
 	// Examined the candidates they read and tested against the rule: what
 	// a match costs beyond its key lookups, a record read each (LSH
 	// buckets that many documents share, such as a boilerplate paragraph's,
-	// raise it).
-	Matches, Examined uint64
+	// raise it). Prefiltered is the candidates the prefilter dropped
+	// without reading their records (not counted in Examined).
+	Matches, Examined, Prefiltered uint64
 }
 
 // Stats returns the set's figures.
@@ -572,7 +611,8 @@ func (s *Set) Stats() Stats {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	st := Stats{Docs: s.live, Parts: len(s.parts), Pending: len(s.pending), DeltaDocs: int(s.delta.docs),
-		DeltaBytes: s.delta.bytes(), Merges: s.merges, Matches: s.matches.Load(), Examined: s.examined.Load()}
+		DeltaBytes: s.delta.bytes(), Merges: s.merges, Matches: s.matches.Load(), Examined: s.examined.Load(),
+		Prefiltered: s.prefiltered.Load()}
 	for _, p := range s.parts {
 		st.PartBytes += p.bytes()
 	}

@@ -619,3 +619,69 @@ func TestMatchFrom(t *testing.T) {
 		t.Fatal("no match was found among the documents added meanwhile: the test tests little")
 	}
 }
+
+// TestPrefilterBeforeRecords: documents that share a long passage (a site's
+// template, J about 0.4 between any two) are often LSH candidates of one
+// another; the prefilter drops nearly all of them before their records are
+// read, from the delta and from mapped parts alike (after a reopen), and the
+// verdicts are the rule's.
+func TestPrefilterBeforeRecords(t *testing.T) {
+	rule, ex := setup(t)
+	r := rand.New(rand.NewPCG(3, 4))
+	words := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			fmt.Fprintf(&b, "w%d", r.IntN(1_000_000))
+		}
+		return b.String()
+	}
+	template := words(150)
+	page := func() string { return template + " " + words(100) }
+	var docs []string
+	for range 300 {
+		docs = append(docs, page())
+	}
+	recs := newMemRecords()
+	dir := t.TempDir()
+	opt := keptset.Options{Dir: dir, Settings: "test", DeltaSpan: 64}
+	ctx := context.Background()
+	s, err := keptset.Open(ctx, rule, recs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addDocs(t, s, ex, recs, docs, 0, len(docs))
+	if err := s.WaitParts(); err != nil {
+		t.Fatal(err)
+	}
+	check := func(s *keptset.Set) {
+		t.Helper()
+		before := s.Stats()
+		for range 100 {
+			f := ex.Extract(page())
+			if m, dup, err := s.Match(ctx, &f); err != nil || dup {
+				t.Fatalf("a new page matched %+v, %v, %v", m, dup, err)
+			}
+		}
+		st := s.Stats()
+		pre, read := st.Prefiltered-before.Prefiltered, st.Examined-before.Examined
+		t.Logf("parts %d: %d candidates dropped by the prefilter, %d records read", st.Parts, pre, read)
+		if pre < 20 || 5*read > pre {
+			t.Errorf("%d candidates dropped by the prefilter and %d records read, want most dropped", pre, read)
+		}
+	}
+	check(s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = keptset.Open(ctx, rule, recs, opt); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if st := s.Stats(); st.Parts == 0 || st.DeltaDocs != 0 {
+		t.Fatalf("%+v: want every document in mapped parts", st)
+	}
+	check(s)
+}

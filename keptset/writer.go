@@ -43,7 +43,8 @@ func (w *Writer) Add(seq uint64, id string, f *dedup.Features) error {
 		}
 	}
 	w.keys = Keys(w.keys[:0], f, w.s.nb)
-	w.b.add(seq, id, w.keys, f.FP)
+	pre := prefilterOf(f)
+	w.b.add(seq, id, w.keys, f.FP, &pre)
 	return nil
 }
 
