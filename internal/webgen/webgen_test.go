@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -96,29 +97,41 @@ func TestSentences(t *testing.T) {
 }
 
 func TestDeterministic(t *testing.T) {
-	opt := Options{Seed: 7, Hot: 0.2}
-	want := generate(t, opt, 3000, 1)
-	for _, workers := range []int{1, 2, 3, 8} {
-		if got := generate(t, opt, 3000, workers); !bytes.Equal(got, want) {
-			t.Errorf("workers %d: %d bytes differ from one worker's %d", workers, len(got), len(want))
+	for _, opt := range []Options{
+		{Seed: 7, Hot: 0.2},
+		{Seed: 7, Hot: 0.2, Sites: 50, ShortShare: 0.3},
+	} {
+		want := generate(t, opt, 3000, 1)
+		for _, workers := range []int{1, 2, 3, 8} {
+			if got := generate(t, opt, 3000, workers); !bytes.Equal(got, want) {
+				t.Errorf("%+v, workers %d: %d bytes differ from one worker's %d", opt, workers, len(got), len(want))
+			}
 		}
-	}
-	// A later range is the tail of the whole.
-	g, _ := New(testPool(t), opt)
-	var tail bytes.Buffer
-	if err := g.Write(context.Background(), &tail, 1000, 2000, 2); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.HasSuffix(want, tail.Bytes()) {
-		t.Errorf("documents 1000..2999 written alone differ from the tail of 0..2999")
-	}
-	if other := generate(t, Options{Seed: 8, Hot: 0.2}, 3000, 2); bytes.Equal(other, want) {
-		t.Errorf("seeds 7 and 8 gave the same corpus")
+		// A later range is the tail of the whole.
+		g, _ := New(testPool(t), opt)
+		var tail bytes.Buffer
+		if err := g.Write(context.Background(), &tail, 1000, 2000, 2); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasSuffix(want, tail.Bytes()) {
+			t.Errorf("%+v: documents 1000..2999 written alone differ from the tail of 0..2999", opt)
+		}
+		other := opt
+		other.Seed++
+		if bytes.Equal(generate(t, other, 3000, 2), want) {
+			t.Errorf("%+v: seeds 7 and 8 gave the same corpus", opt)
+		}
 	}
 }
 
 func TestPlantedJaccard(t *testing.T) {
-	docs := parse(t, generate(t, Options{Seed: 3}, 20000, 0))
+	for _, opt := range []Options{{Seed: 3}, {Seed: 3, Sites: 2000, ShortShare: 0.3}} {
+		t.Run(fmt.Sprintf("sites=%d", opt.Sites), func(t *testing.T) { testPlantedJaccard(t, opt) })
+	}
+}
+
+func testPlantedJaccard(t *testing.T, opt Options) {
+	docs := parse(t, generate(t, opt, 20000, 0))
 	byID := map[string]string{}
 	for _, d := range docs {
 		byID[d.ID] = d.Text
