@@ -32,6 +32,10 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Float64Var(&opt.Exact, "exact", 0, "fraction of exact copies (0: 0.02; negative: none)")
 	fs.Float64Var(&opt.Boilerplate, "boilerplate", 0, "fraction of documents with a shared paragraph (0: 0.3; negative: none)")
 	fs.IntVar(&opt.Paragraphs, "paragraphs", 0, "number of shared paragraphs (0: 2000)")
+	fs.IntVar(&opt.Sites, "sites", 0, "number of web sites whose pages share the site's template: header, menu, notices, footer (0: none)")
+	fs.Float64Var(&opt.SiteShare, "site-share", 0, "fraction of documents that are pages of a site, with -sites (0: 0.8)")
+	fs.Float64Var(&opt.ShortShare, "short", 0, "fraction of documents with a short body: 1 to 3 sentences, 80 to 400 bytes (0: none)")
+	profile := fs.String("profile", "", `named option set: "default", or "crawl" (-sites 2000 -site-share 0.8 -short 0.3); other flags override its values`)
 	out := fs.String("out", "-", `output file ("-": standard output); a .zst suffix compresses with zstd`)
 	workers := fs.Int("workers", 0, "generating goroutines (0: GOMAXPROCS); the output does not depend on it")
 	dir := fs.String("corpora", "", "directory of the shared corpora (default: NEARDUP_CORPORA, else shared/corpora beside the repository)")
@@ -40,6 +44,18 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *profile != "" {
+		p, err := webgen.Profile(*profile)
+		if err != nil {
+			return err
+		}
+		p.Seed = opt.Seed // -seed, given or not
+		opt = p
+		// Parse again onto the profile's values: flags given win.
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
 	}
 	if *n < 0 {
 		return fmt.Errorf("-n %d: want at least 0", *n)

@@ -29,15 +29,25 @@ func gen(t *testing.T, args ...string) []byte {
 }
 
 func TestGenSameBytesForAnyWorkersAndZstd(t *testing.T) {
-	want := gen(t, "-n", "2000", "-seed", "3", "-hot", "0.2", "-workers", "1")
+	for _, opts := range [][]string{
+		{"-seed", "3", "-hot", "0.2"},
+		{"-seed", "3", "-hot", "0.2", "-profile", "crawl"},
+	} {
+		t.Run(strings.Join(opts, " "), func(t *testing.T) { testSameBytes(t, opts...) })
+	}
+}
+
+func testSameBytes(t *testing.T, opts ...string) {
+	args := func(more ...string) []string { return append(append([]string{"-n", "2000"}, opts...), more...) }
+	want := gen(t, args("-workers", "1")...)
 	if n := bytes.Count(want, []byte("\n")); n != 2000 {
 		t.Fatalf("%d lines, want 2000", n)
 	}
-	if got := gen(t, "-n", "2000", "-seed", "3", "-hot", "0.2", "-workers", "2"); !bytes.Equal(got, want) {
+	if got := gen(t, args("-workers", "2")...); !bytes.Equal(got, want) {
 		t.Errorf("-workers 2 wrote other bytes than -workers 1")
 	}
 	path := filepath.Join(t.TempDir(), "web.jsonl.zst")
-	gen(t, "-n", "2000", "-seed", "3", "-hot", "0.2", "-out", path)
+	gen(t, args("-out", path)...)
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -60,11 +70,35 @@ func TestGenSameBytesForAnyWorkersAndZstd(t *testing.T) {
 	}
 }
 
+// TestGenProfile checks that a profile is its flags, and that flags given
+// beside it win.
+func TestGenProfile(t *testing.T) {
+	same := func(a, b []string) {
+		t.Helper()
+		if !bytes.Equal(gen(t, append([]string{"-n", "300"}, a...)...), gen(t, append([]string{"-n", "300"}, b...)...)) {
+			t.Errorf("neardup-gen %s differs from %s", strings.Join(a, " "), strings.Join(b, " "))
+		}
+	}
+	same([]string{"-profile", "default"}, nil)
+	same([]string{"-short", "0.5", "-profile", "crawl", "-sites", "10", "-seed", "2"}, []string{"-seed", "2", "-sites", "10", "-short", "0.5"})
+	crawl := gen(t, "-n", "300", "-profile", "crawl")
+	if !bytes.Equal(crawl, gen(t, "-n", "300", "-sites", "2000", "-site-share", "0.8", "-short", "0.3")) {
+		t.Errorf("-profile crawl differs from -sites 2000 -site-share 0.8 -short 0.3")
+	}
+	if !bytes.Contains(crawl, []byte(` views\nCopyright `)) {
+		t.Errorf("-profile crawl: no page with a footer in 300 documents")
+	}
+}
+
 func TestGenRejects(t *testing.T) {
 	for _, args := range [][]string{
 		{"-n", "-1"},
 		{"-near", "0.95"},
 		{"-mean", "100"},
+		{"-profile", "web"},
+		{"-site-share", "0.5"}, // without -sites
+		{"-sites", "-1"},
+		{"-short", "2"},
 		{"extra"},
 	} {
 		var out, errs bytes.Buffer

@@ -6,6 +6,15 @@
 //	neardup dedup web.jsonl.zst --duplicates dups.jsonl
 //	neardup-gen check -corpus web.jsonl.zst -duplicates dups.jsonl [-threshold 0.8] [-json]
 //
+// -sites N makes a fraction (-site-share, 0.8) of the documents pages of N
+// sites, each wrapped in its site's template (header, menu, notices,
+// footer), so that pages per site, and the dedup's candidates per document,
+// grow with -n; -short F gives that fraction of documents a short body (80
+// to 400 bytes). -profile names a set of these: -profile crawl is -sites
+// 2000 -site-share 0.8 -short 0.3, and flags given beside it override it:
+//
+//	neardup-gen -n 300000 -profile crawl -out crawl.jsonl
+//
 // The corpus is made from the sentences of the shared English corpora
 // (-corpora, default NEARDUP_CORPORA or shared/corpora beside the
 // repository) and is the same bytes for the same seed and flags, whatever

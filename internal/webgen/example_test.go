@@ -85,3 +85,17 @@ func ExampleCheck() {
 	// false removals     1 (recomputed J < 0.80)
 	//   d0000000007 removed for d0000000001: reported J -, recomputed 0.0000 (unplanted)
 }
+
+// A named option set, such as the crawl profile of neardup-gen -profile
+// crawl, with the seed set apart.
+func ExampleProfile() {
+	opt, err := webgen.Profile("crawl")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	opt.Seed = 1
+	fmt.Printf("%d sites, %.0f%% of documents pages of one, %.0f%% short\n", opt.Sites, 100*opt.SiteShare, 100*opt.ShortShare)
+	// Output:
+	// 2000 sites, 80% of documents pages of one, 30% short
+}

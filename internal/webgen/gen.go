@@ -28,16 +28,58 @@ const (
 
 // Options configure a Generator. The zero value is the default corpus: 10% of
 // documents near-copies (a tenth of them controls), 2% exact copies, 30% with
-// one of 2,000 shared boilerplate paragraphs, no hot paragraph.
+// one of 2,000 shared boilerplate paragraphs, no hot paragraph, no sites and
+// no short bodies. Options whose zero value means "none" leave the corpus of
+// every seed byte for byte as it was before they existed (TestGolden).
 type Options struct {
 	Seed        uint64  // the corpus; any value
 	MeanBytes   int     // mean body size; 0: 1000 (bodies uniform in 300 .. 2*MeanBytes-300 bytes, shared paragraphs added)
 	Near        float64 // fraction of documents that are near-copies or controls; 0: 0.10; negative: none
 	Control     float64 // share of those planted as controls; 0: 0.1; negative: none
 	Exact       float64 // fraction of exact copies; 0: 0.02; negative: none
-	Boilerplate float64 // fraction of documents with a shared paragraph; 0: 0.3; negative: none
+	Boilerplate float64 // fraction of documents with a shared paragraph (short ones excepted); 0: 0.3; negative: none
 	Paragraphs  int     // number of shared paragraphs; 0: 2000
 	Hot         float64 // fraction of documents carrying the one hot paragraph; 0: none
+
+	// Sites is the number of web sites whose pages wrap their body in the
+	// site's template (site.go); 0: none. It does not grow with the corpus,
+	// so pages per site do. At most MaxSites.
+	Sites int
+	// SiteShare is the fraction of documents that are pages of a site;
+	// 0: 0.8 when Sites > 0; negative: none.
+	SiteShare float64
+	// ShortShare is the fraction of documents whose body is short: one to
+	// three pool sentences, ShortMin to ShortMax bytes, no shared paragraph;
+	// 0: none.
+	ShortShare float64
+}
+
+// MaxSites bounds Options.Sites: New builds every site's template (about
+// 1.5 KB) and holds them all.
+const MaxSites = 100_000
+
+// Short bodies aim at ShortMin to ShortMax bytes (news blurbs, forum
+// replies, product cards); see appendShortBody.
+const ShortMin, ShortMax = 80, 400
+
+// profiles are the named option sets of Profile.
+var profiles = map[string]Options{
+	"default": {},
+	// A crawl: 80% of documents are pages of 2,000 sites (so pages per site
+	// grow with the corpus, and with them the dedup's candidates per
+	// document), 30% have short bodies.
+	"crawl": {Sites: 2000, SiteShare: 0.8, ShortShare: 0.3},
+}
+
+// Profile returns the named option set, for short benchmark commands
+// (neardup-gen -profile): "default" (the zero Options) or "crawl" (Sites
+// 2000, SiteShare 0.8, ShortShare 0.3). The seed is left at 0.
+func Profile(name string) (Options, error) {
+	o, ok := profiles[name]
+	if !ok {
+		return o, fmt.Errorf("%w: no profile %q (want default or crawl)", ErrOptions, name)
+	}
+	return o, nil
 }
 
 // EnsureDefaults replaces zero fields by their defaults and negative
@@ -64,6 +106,14 @@ func (o *Options) EnsureDefaults() {
 	if o.Hot < 0 {
 		o.Hot = 0
 	}
+	if o.Sites > 0 {
+		def(&o.SiteShare, 0.8)
+	} else if o.SiteShare < 0 {
+		o.SiteShare = 0
+	}
+	if o.ShortShare < 0 {
+		o.ShortShare = 0
+	}
 }
 
 // Validate reports options out of range.
@@ -77,6 +127,12 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: Control, Boilerplate and Hot are fractions, at most 1", ErrOptions)
 	case o.Paragraphs < 1:
 		return fmt.Errorf("%w: Paragraphs %d, want at least 1", ErrOptions, o.Paragraphs)
+	case o.Sites < 0 || o.Sites > MaxSites:
+		return fmt.Errorf("%w: Sites %d, want 0 to %d", ErrOptions, o.Sites, MaxSites)
+	case o.Sites == 0 && o.SiteShare > 0:
+		return fmt.Errorf("%w: SiteShare %v without Sites", ErrOptions, o.SiteShare)
+	case o.SiteShare > 1 || o.ShortShare > 1:
+		return fmt.Errorf("%w: SiteShare and ShortShare are fractions, at most 1", ErrOptions)
 	}
 	return nil
 }
@@ -91,6 +147,7 @@ type Generator struct {
 	pool  *Pool
 	paras []string // shared boilerplate paragraphs
 	hot   string
+	sites []site // templates, Options.Sites of them
 }
 
 // New returns a Generator over pool.
@@ -109,6 +166,11 @@ func New(pool *Pool, opt Options) (*Generator, error) {
 	}
 	s.seed(opt.Seed, 0, tagHot)
 	g.hot = string(g.sentences(nil, s.r, 200, 1, 300))
+	g.sites = make([]site, opt.Sites)
+	for k := range g.sites {
+		s.seed(opt.Seed, uint64(k), tagSite)
+		g.sites[k] = g.newSite(s.r)
+	}
 	return g, nil
 }
 
@@ -167,6 +229,8 @@ const (
 	tagEdit
 	tagPara
 	tagHot
+	tagSite // a site's template, by site number
+	tagPage // a document's page: short or not, which site, the template's variations
 )
 
 // seed points s's random source at stream (seed, i, tag). The two PCG words
@@ -265,6 +329,17 @@ const minSentences = 3
 
 // appendOriginal appends the text of original document i.
 func (g *Generator) appendOriginal(dst []byte, i int64, s *Scratch) []byte {
+	// The page's decisions come first, from their own stream, so that with
+	// neither sites nor short bodies no draw moves and the text stream of
+	// every document is what it always was.
+	pg := page{site: -1}
+	if g.opt.Sites > 0 || g.opt.ShortShare > 0 {
+		s.seed(g.opt.Seed, uint64(i), tagPage)
+		pg = g.planPage(s.r)
+		if pg.site >= 0 {
+			dst = g.appendHead(dst, &pg, s.r)
+		}
+	}
 	s.seed(g.opt.Seed, uint64(i), tagText)
 	r := s.r
 	lo := 300
@@ -277,7 +352,7 @@ func (g *Generator) appendOriginal(dst []byte, i int64, s *Scratch) []byte {
 			tail = append(tail, g.hot)
 		}
 	}
-	if r.Float64() < g.opt.Boilerplate {
+	if !pg.short && r.Float64() < g.opt.Boilerplate {
 		p := g.paras[r.IntN(len(g.paras))]
 		if r.IntN(2) == 0 {
 			head = append(head, p)
@@ -289,10 +364,50 @@ func (g *Generator) appendOriginal(dst []byte, i int64, s *Scratch) []byte {
 		dst = append(dst, p...)
 		dst = append(dst, "\n\n"...)
 	}
-	dst = g.sentences(dst, r, body, minSentences, 0)
+	if pg.short {
+		dst = g.appendShortBody(dst, r)
+	} else {
+		dst = g.sentences(dst, r, body, minSentences, 0)
+	}
 	for _, p := range tail {
 		dst = append(dst, "\n\n"...)
 		dst = append(dst, p...)
+	}
+	if pg.site >= 0 {
+		dst = g.appendFoot(dst, &pg)
+	}
+	return dst
+}
+
+// appendShortBody appends a short body: one to three pool sentences (30 to
+// 400 bytes each) up to a target drawn in [ShortMin, ShortMax] bytes, each
+// taken only if the body stays within 40 bytes past the target and within
+// ShortMax, so that the bodies spread over the range rather than bunch past
+// its middle. With so few sentences such bodies repeat by chance where
+// minSentences keeps longer ones apart: a corpus of m one-sentence bodies
+// drawn from the pool's 85K sentences holds about m²/170,000 pairs of equal
+// bodies (6,000 at m = 30,000), and two pages of one site with equal or
+// overlapping short bodies are near-duplicates nobody planted. Check counts
+// them among the unplanted removals at J >= threshold, which are
+// legitimate.
+func (g *Generator) appendShortBody(dst []byte, r *rand.Rand) []byte {
+	start := len(dst)
+	target := ShortMin + r.IntN(ShortMax-ShortMin+1)
+	limit := min(target+40, ShortMax)
+	n := 0
+	for tries := 0; n < 3 && len(dst)-start < target && tries < 20; tries++ {
+		sent := g.pool.Sentence(r.IntN(g.pool.Len()))
+		if len(dst)-start+min(n, 1)+len(sent) > limit {
+			continue
+		}
+		if n > 0 {
+			dst = append(dst, ' ')
+		}
+		dst = append(dst, sent...)
+		n++
+	}
+	if n == 0 { // 20 sentences too long for the target: take one
+		dst = append(dst, g.pool.Sentence(r.IntN(g.pool.Len()))...)
 	}
 	return dst
 }
