@@ -58,7 +58,9 @@ func bandCorpus(tb testing.TB, hot, other int) []testDoc {
 // A budget far below the corpus's sets changes nothing: the sets past it go
 // to the temporary file and verification reads them back exactly, so the
 // duplicates and their Jaccard values are those of a run that held every set
-// in memory (before, the sets were sampled and the verdicts moved).
+// in memory (before, the sets were sampled and the verdicts moved). The same
+// holds for the ids (a 1 KiB budget: the reports and the output pass read
+// them back from their file).
 func TestRunSketchBudgetExact(t *testing.T) {
 	in := testcorpora.Path(t, "en_spdx")
 	dir := t.TempDir()
@@ -67,16 +69,24 @@ func TestRunSketchBudgetExact(t *testing.T) {
 			var outs [2][]byte
 			var sums [2]Summary
 			for i, budget := range []int64{0, 64 << 10} {
-				dups := filepath.Join(dir, fmt.Sprintf("%s-%d.jsonl", method, i))
-				sum, err := Run(context.Background(), []string{in}, Options{Method: method, SketchBudget: budget, Duplicates: dups, TempDir: t.TempDir()})
+				name := func(what string) string { return filepath.Join(dir, fmt.Sprintf("%s-%d-%s.jsonl", method, i, what)) }
+				opt := Options{Method: method, SketchBudget: budget, Duplicates: name("dups"), Clusters: name("clusters"),
+					Output: name("kept"), TempDir: t.TempDir()}
+				if budget > 0 {
+					opt.idSpill = 1 << 10
+				}
+				sum, err := Run(context.Background(), []string{in}, opt)
 				if err != nil {
 					t.Fatal(err)
 				}
-				b, err := os.ReadFile(dups)
-				if err != nil {
-					t.Fatal(err)
+				for _, what := range []string{"dups", "clusters", "kept"} {
+					b, err := os.ReadFile(name(what))
+					if err != nil {
+						t.Fatal(err)
+					}
+					outs[i] = append(append(outs[i], what...), b...)
 				}
-				outs[i], sums[i] = b, sum
+				sums[i] = sum
 			}
 			if sums[1].SketchDiskBytes == 0 || sums[0].SketchDiskBytes != 0 {
 				t.Errorf("sets on disk: %d bytes with the default budget, %d with 64 KiB; want 0 and more", sums[0].SketchDiskBytes, sums[1].SketchDiskBytes)
@@ -85,7 +95,7 @@ func TestRunSketchBudgetExact(t *testing.T) {
 				t.Errorf("removed %d/%d, verified %d/%d with the default budget and 64 KiB", sums[0].Removed, sums[1].Removed, sums[0].Verified, sums[1].Verified)
 			}
 			if !bytes.Equal(outs[0], outs[1]) {
-				t.Errorf("the duplicates differ between the default budget and 64 KiB")
+				t.Errorf("the duplicates, clusters or kept documents differ between the default budgets and small ones")
 			}
 		})
 	}

@@ -50,7 +50,7 @@ func (r *runner) components(ctx context.Context, lsh *minhash.LSH) error {
 	n := d.len()
 	r.uf = index.NewUnionFind(n)
 	for i := range n {
-		if f := int(d.first[i]); f != i {
+		if f := int(d.first.get(int(i))); f != i {
 			r.uf.Union(i, f)
 		}
 	}
@@ -93,7 +93,7 @@ func (r *runner) components(ctx context.Context, lsh *minhash.LSH) error {
 			r.progress(Progress{Stage: "candidates", Docs: r.cand.candidates.Load()})
 		}
 		none := r.opt.Verify == VerifyNone
-		accept := none && r.d.tokens[a] > 0 && r.d.tokens[b] > 0
+		accept := none && r.d.tokens.get(int(a)) > 0 && r.d.tokens.get(int(b)) > 0
 		mu.Lock()
 		same := r.uf.Same(a, b)
 		if !same && accept {
@@ -163,18 +163,18 @@ func (r *runner) simhashPairs(ctx context.Context, submit func(a, b int) error) 
 		// Documents without features all have fingerprint 0: they can only be
 		// exact duplicates (Rule.ExactOnly), and joining them would make a
 		// clique of pairs.
-		if int(d.first[i]) != i || r.exactOnly(i) {
+		if int(d.first.get(int(i))) != i || r.exactOnly(i) {
 			continue
 		}
 		pos = append(pos, int32(i))
-		fps = append(fps, d.fps[i])
-		if short > long && d.tokens[i] < partnerLimit {
+		fps = append(fps, d.fps.get(int(i)))
+		if short > long && d.tokens.get(int(i)) < partnerLimit {
 			spos = append(spos, int32(i))
-			sfps = append(sfps, d.fps[i])
+			sfps = append(sfps, d.fps.get(int(i)))
 		}
 	}
 	pairK := func(a, b int) int {
-		fa, fb := Features{Tokens: d.tokens[a]}, Features{Tokens: d.tokens[b]}
+		fa, fb := Features{Tokens: d.tokens.get(int(a))}, Features{Tokens: d.tokens.get(int(b))}
 		return r.rule.PairK(&fa, &fb)
 	}
 	jopt := index.JoinOptions{Workers: r.opt.Workers}
@@ -200,14 +200,14 @@ func (r *runner) simhashPairs(ctx context.Context, submit func(a, b int) error) 
 // exactOnly reports whether document i matches exact copies only
 // (Rule.ExactOnly: no tokens, or no features and so fingerprint 0).
 func (r *runner) exactOnly(i int) bool {
-	f := Features{FP: r.d.fps[i], Tokens: r.d.tokens[i]}
+	f := Features{FP: r.d.fps.get(int(i)), Tokens: r.d.tokens.get(int(i))}
 	return r.rule.ExactOnly(&f)
 }
 
 // feat returns document i's features as the rule sees them.
 func (r *runner) feat(i int) Features {
 	d := r.d
-	f := Features{FP: d.fps[i], Exact: d.exact[i], Tokens: d.tokens[i], Length: d.length[i]}
+	f := Features{FP: d.fps.get(int(i)), Exact: d.exact.get(int(i)), Tokens: d.tokens.get(int(i)), Length: d.length.get(int(i))}
 	f.Pre = *r.pre(i)
 	if r.sets != nil && r.sets.off != nil {
 		sk, err := r.sets.get(i)
@@ -243,7 +243,7 @@ func (r *runner) pre(i int) *Prefilter {
 	if r.d.pre.len() == 0 {
 		return &noPrefilter
 	}
-	return r.d.pre.at(i)
+	return r.d.pre.ref(i)
 }
 
 // verify reports whether documents a and b pass verification.

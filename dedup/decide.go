@@ -21,7 +21,7 @@ func (r *runner) decide(ctx context.Context) error {
 			s.IndexDuplicates++
 		case k == i:
 			s.Kept++
-		case d.exact[i] == d.exact[k]:
+		case d.exact.get(int(i)) == d.exact.get(int(k)):
 			s.ExactDuplicates++
 			kept[k] = true
 		default:
@@ -63,12 +63,12 @@ func (r *runner) decideComponents(ctx context.Context) error {
 	}
 	r.stored = make([]KeptMatch, n)
 	r.storedOK = make([]bool, n)
-	if err := r.matchKept(ctx, d.first); err != nil {
+	if err := r.matchKept(ctx, func(g int32) int32 { return g }); err != nil {
 		return err
 	}
 	matched := map[int]int{} // component root -> member matched first
 	for i := range n {
-		if f := int(d.first[i]); f == i && r.storedOK[i] {
+		if f := int(d.first.get(int(i))); f == i && r.storedOK[i] {
 			if _, ok := matched[r.uf.Find(i)]; !ok {
 				matched[r.uf.Find(i)] = i
 			}
@@ -91,7 +91,7 @@ func (r *runner) removed(i int) bool { return int(r.keeper[i]) != i }
 func (r *runner) better(i, j int) bool {
 	switch r.opt.Keep {
 	case KeepLongest:
-		return r.d.length[i] > r.d.length[j]
+		return r.d.length.get(int(i)) > r.d.length.get(int(j))
 	case KeepField:
 		a, b := r.d.keys[i], r.d.keys[j]
 		if a.kind == 0 || b.kind == 0 {

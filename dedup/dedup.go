@@ -101,11 +101,9 @@ type runner struct {
 	schemaFirst  string          // the file it came from
 	schemaOf     string          // the last Parquet file whose schema was checked
 
-	seen       u64Table // hash of the id -> document, for the duplicate-id check
-	pos        []docPos // per document, for the duplicate-id error
-	sources    []string // file names indexed by docPos.src
-	sourceIdx  map[string]int32
-	exactFirst u64Table           // token sequence hash -> first document
+	seen       hashSet            // hashes of the ids, for the duplicate-id check
+	pos        positions          // where each document was read, for the duplicate-id error
+	exactFirst docTable           // token sequence hash -> first document
 	exactMore  map[uint64][]int32 // later twins with the same tokens and another fingerprint
 	exactPairs []uint64           // candidate pairs between such twins (PackPair)
 	df         map[uint32]int32   // cosine: document frequency of token hashes
@@ -168,10 +166,11 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	if len(inputs) == 0 {
 		return Summary{}, fmt.Errorf("%w: no input", ErrOptions)
 	}
-	r := &runner{opt: opt, d: &docs{}, start: time.Now(), onlyFiles: true}
-	if !opt.AllowDuplicateIDs {
-		r.sourceIdx = map[string]int32{}
+	if opt.idSpill == 0 {
+		opt.idSpill = idBudget
 	}
+	r := &runner{opt: opt, d: &docs{ids: newIDStore(opt.TempDir, opt.idSpill)}, start: time.Now(), onlyFiles: true}
+	defer func() { r.d.ids.close() }()
 	if opt.Verify == VerifyCosine {
 		r.df = map[uint32]int32{}
 	}
@@ -274,7 +273,7 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	}
 	r.seen.release()
 	r.exactFirst.release()
-	r.pos, r.sources, r.sourceIdx, r.exactMore = nil, nil, nil, nil // no longer needed
+	r.pos, r.exactMore = positions{}, nil // no longer needed
 	r.log().Info("read", "docs", r.d.len(), "bytes", r.stats.bytes, "seconds", r.sum.ReadSeconds)
 
 	// Candidates, verification and clusters.
@@ -363,7 +362,15 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	return r.sum, nil
 }
 
-// failSet records the first error reading a shingle set back.
+// idBudget is the bytes of ids held in memory before they go to a
+// temporary file (ids.go).
+const idBudget = 64 << 20
+
+// id returns document i's id; an error reading it back is recorded as a
+// set's is (failSet), and Run reports it.
+func (r *runner) id(i int) string { return r.d.ids.must(i, r.failSet) }
+
+// failSet records the first error reading a shingle set (or an id) back.
 func (r *runner) failSet(err error) {
 	r.setMu.Lock()
 	defer r.setMu.Unlock()
@@ -428,7 +435,7 @@ func (r *runner) finishSummary() {
 func (r *runner) countKeptInIndex() int {
 	n := 0
 	for i := range r.d.len() {
-		if !r.removed(i) && r.kept.Contains(r.d.ids.get(i)) {
+		if !r.removed(i) && r.kept.Contains(r.id(i)) {
 			n++
 		}
 	}

@@ -38,27 +38,32 @@ func (r *runner) greedyCandidates(ctx context.Context, lsh *minhash.LSH) error {
 	}
 
 	// Priority: order[p] is the document at position p, rank its inverse;
-	// nil for input order. lead[g] is the first member of twin group g (by
-	// its first document read) in priority order.
+	// nil for input order. lead(g) is the first member of twin group g (by
+	// its first document read) in priority order: g itself in input order.
 	order := r.priority()
-	var rank []int32
-	lead := d.first
+	var rank, leadOf []int32
+	lead := func(g int32) int32 {
+		if leadOf == nil {
+			return g
+		}
+		return leadOf[g]
+	}
 	if order != nil {
 		rank = make([]int32, n)
 		for p, i := range order {
 			rank[i] = int32(p)
 		}
-		lead = make([]int32, n)
-		for i := range lead {
-			lead[i] = -1
+		leadOf = make([]int32, n)
+		for i := range leadOf {
+			leadOf[i] = -1
 		}
 		for _, i := range order {
-			if g := d.first[i]; lead[g] < 0 {
-				lead[g] = i
+			if g := d.first.get(int(i)); leadOf[g] < 0 {
+				leadOf[g] = i
 			}
 		}
 		for j, p := range pairs {
-			a, b := lead[uint32(p)], lead[p>>32]
+			a, b := lead(int32(uint32(p))), lead(int32(p>>32))
 			pairs[j] = PackPair(int(rank[a]), int(rank[b]))
 		}
 	}
@@ -96,11 +101,11 @@ func (r *runner) greedyCandidates(ctx context.Context, lsh *minhash.LSH) error {
 	feat := func(p int) Features { return r.feat(doc(p)) }
 	var pre func(p int) *Prefilter
 	if r.d.pre.len() > 0 {
-		pre = func(p int) *Prefilter { return r.d.pre.at(doc(p)) }
+		pre = func(p int) *Prefilter { return r.d.pre.ref(doc(p)) }
 	}
 	var keeper []int32
 	if r.bands != nil {
-		b, err := r.bands.group(r.opt.Workers, func(i int32) int32 { return pos(lead[i]) })
+		b, err := r.bands.group(r.opt.Workers, func(i int32) int32 { return pos(lead(i)) })
 		if err != nil {
 			return err
 		}
@@ -128,7 +133,7 @@ func (r *runner) greedyCandidates(ctx context.Context, lsh *minhash.LSH) error {
 	// Back to documents; twins share their lead's verdict.
 	r.keeper = make([]int32, n)
 	for i := range n {
-		l := lead[d.first[i]]
+		l := lead(d.first.get(int(i)))
 		k := keeper[pos(l)]
 		switch {
 		case k < 0:
@@ -170,13 +175,13 @@ func (r *runner) priority() []int32 {
 // matchKept matches the lead of every twin group against the kept set, in
 // parallel: the kept documents all come before the batch in priority, so
 // their verdicts do not depend on the batch's.
-func (r *runner) matchKept(ctx context.Context, lead []int32) error {
+func (r *runner) matchKept(ctx context.Context, lead func(g int32) int32) error {
 	d := r.d
 	n := d.len()
 	var leads []int32
 	for i := range n {
-		if int(d.first[i]) == i {
-			leads = append(leads, lead[i])
+		if int(d.first.get(i)) == i {
+			leads = append(leads, lead(int32(i)))
 		}
 	}
 	var wg sync.WaitGroup

@@ -124,7 +124,7 @@ func (r *runner) eachKept(fn func(id string, doc int, f Features) error) error {
 		if r.removed(i) {
 			continue
 		}
-		if err := fn(r.d.ids.get(i), i, r.feat(i)); err != nil {
+		if err := fn(r.id(i), i, r.feat(i)); err != nil {
 			return err
 		}
 		if err := r.setError(); err != nil {

@@ -176,6 +176,9 @@ type Options struct {
 	// bandSpill is the memory band keys may hold before they are spilled to
 	// files in TempDir (MethodMinHash; default defaultBandSpill). For tests.
 	bandSpill int64
+	// idSpill is the bytes of ids held in memory before they go to a
+	// temporary file in TempDir (default idBudget). For tests.
+	idSpill int
 
 	// Output files; each is optional ("" = not written). A regular file (or a
 	// new one) is written to a temporary file beside it and renamed into place

@@ -132,13 +132,12 @@ type Cluster struct {
 
 // duplicate describes removed document i.
 func (r *runner) duplicate(i int) Duplicate {
-	d := r.d
 	fi := r.feat(i)
 	var kf Features
-	dup := Duplicate{DupID: d.ids.get(i)}
+	dup := Duplicate{DupID: r.id(i)}
 	if k := int(r.keeper[i]); k >= 0 {
 		kf = r.feat(k)
-		dup.KeptID = d.ids.get(k)
+		dup.KeptID = r.id(k)
 	} else {
 		m := r.stored[i]
 		kf, _ = r.kept.Get(m.ID)
@@ -191,7 +190,7 @@ func (r *runner) writeReports(o *outputs) error {
 			slot[key] = s
 			groups = append(groups, Cluster{KeptID: kept, IndexID: index})
 		}
-		groups[s].IDs = append(groups[s].IDs, r.d.ids.get(i))
+		groups[s].IDs = append(groups[s].IDs, r.id(i))
 	}
 	for i := range n {
 		k := int(r.keeper[i])
@@ -205,10 +204,10 @@ func (r *runner) writeReports(o *outputs) error {
 			}
 		case r.opt.Cluster == ClusterComponents:
 			if r.uf.Size(i) > 1 {
-				add("c"+strconv.Itoa(r.uf.Find(i)), r.d.ids.get(k), "", i)
+				add("c"+strconv.Itoa(r.uf.Find(i)), r.id(k), "", i)
 			}
 		case k != i:
-			add("k"+strconv.Itoa(k), r.d.ids.get(k), "", i)
+			add("k"+strconv.Itoa(k), r.id(k), "", i)
 		}
 	}
 	enc := newRecords[Cluster](o.clusters, r.opt.ReportFormat)
@@ -274,7 +273,7 @@ func (r *runner) writeKeptIDs(w io.Writer) error {
 		if r.removed(i) {
 			continue
 		}
-		if _, err := io.WriteString(w, r.d.ids.get(i)+"\n"); err != nil {
+		if _, err := io.WriteString(w, r.id(i)+"\n"); err != nil {
 			return err
 		}
 	}

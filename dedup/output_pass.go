@@ -54,6 +54,7 @@ func (r *runner) outputPass(ctx context.Context, inputs []string, copt corpus.Op
 	total := int64(r.d.len())
 	var bytes int64
 	source := ""
+	ids := r.d.ids.cursor()
 	for i := 0; ; i++ {
 		doc, err := rd.Next()
 		if err == io.EOF {
@@ -65,7 +66,12 @@ func (r *runner) outputPass(ctx context.Context, inputs []string, copt corpus.Op
 		if err != nil {
 			return err
 		}
-		if i >= r.d.len() || doc.ID != r.d.ids.get(i) {
+		if i >= r.d.len() {
+			return fmt.Errorf("%w: %s", ErrInputChanged, where(doc))
+		}
+		if id, err := ids.next(); err != nil {
+			return err
+		} else if doc.ID != id {
 			return fmt.Errorf("%w: %s", ErrInputChanged, where(doc))
 		}
 		bytes += int64(len(doc.Text))
@@ -125,7 +131,7 @@ func (r *runner) annotation(i int, lead []bool) *annotation {
 		a.dupOf = r.stored[i].ID
 		a.cluster, a.inCluster = a.dupOf, true
 	case k != i:
-		a.dupOf = r.d.ids.get(k)
+		a.dupOf = r.id(k)
 	}
 	if s := r.scores[i]; !math.IsNaN(s) {
 		a.jaccard, a.hasJacc = s, true
@@ -134,10 +140,10 @@ func (r *runner) annotation(i int, lead []bool) *annotation {
 	case k < 0:
 	case r.opt.Cluster == ClusterComponents:
 		if r.uf.Size(i) > 1 {
-			a.cluster, a.inCluster = r.d.ids.get(k), true
+			a.cluster, a.inCluster = r.id(k), true
 		}
 	case k != i || lead[i]:
-		a.cluster, a.inCluster = r.d.ids.get(k), true
+		a.cluster, a.inCluster = r.id(k), true
 	}
 	return a
 }

@@ -18,16 +18,16 @@ import (
 // J 0.3-0.6 from any one page grow in number with the corpus, and each such
 // candidate cost a read of a shingle set (from the batch's temporary file,
 // the service's store, Redis) to be rejected. The prefilter rejects most of
-// them from 48 bytes per document held beside the candidate keys.
+// them from 64 bytes per document held beside the candidate keys.
 //
 // The sketch (Prefilter) is one permutation hashing (Li, Owen, Zhang, "One
 // Permutation Hashing", NIPS 2012) of the document's shingle set, the set
 // that verification measures: each hash h is mixed once, g = Mix64(h,
-// prefilterSeed), its top 7 bits choose one of 128 bins, and a bin keeps the
-// smallest g that fell in it. A bin is stored as a 3-bit code: 0 when no
+// prefilterSeed), its top 8 bits choose one of 256 bins, and a bin keeps the
+// smallest g that fell in it. A bin is stored as a 2-bit code: 0 when no
 // shingle fell in it (no densification: an empty bin stays empty), else 1 to
-// 7 from the low bits of its minimum (b-bit minwise hashing, Li and König,
-// WWW 2010). The codes are kept as three bit planes of 128 bits, so a
+// 3 from the low bits of its minimum (b-bit minwise hashing, Li and König,
+// WWW 2010). The codes are kept as two bit planes of 256 bits, so a
 // comparison is a few XORs, ORs and popcounts. The hash is seeded apart from
 // the LSH signature's, so the test does not depend on the band that made the
 // pair a candidate.
@@ -44,7 +44,7 @@ import (
 // by the binomial Chernoff bound, P(M <= c) <= exp(-F·KL(c/F || J)) for c/F
 // <= J, where KL is the Kullback-Leibler divergence of two Bernoulli laws; it
 // falls as J grows, so for any pair with J >= t it is at most the bound at J
-// = t. Codes that agree by chance (two different minima with the same 3
+// = t. Codes that agree by chance (two different minima with the same 2
 // bits) only raise M. The rule rejects a pair when M < cut[F], the smallest
 // count whose bound exceeds PrefilterFalseReject: so a pair at or above the
 // threshold t is rejected with probability at most PrefilterFalseReject
@@ -55,10 +55,15 @@ import (
 // it allows is not exceeded), and that pairs at J 0.3 are nearly all
 // rejected.
 //
-// What it rejects at t = 0.8 (two sets of 200 shingles, simulation): J = 0.3
-// never passes, J = 0.4 passes 3% of the time, 0.5 64%, 0.6 96%. Pairs
-// between 0.6 and the threshold cannot be told from pairs at the threshold
-// by any summary this size at that error rate: they go to the exact check.
+// What it lets through at t = 0.8 (two sets of 250 shingles, as a short page
+// with a site's template; simulation): J = 0.4 never, 0.45 0.6% of the time,
+// 0.5 22%, 0.55 77%, 0.6 99.7%. Why not smaller: 128 bins of 3 bits (48
+// bytes) let through 21% at 0.45 and 67% at 0.5; more bins count for more
+// than more bits, up to the size of the sets (a bin no shingle falls in says
+// nothing). Pairs between 0.6 and the threshold cannot be told from pairs at
+// the threshold by a summary this size at that error rate (separating J 0.6
+// from 0.8 at 1e-9 takes about 200 exact samples of the union: F·KL(0.6 ||
+// 0.8) >= ln 1e9): they go to the exact check.
 //
 // The probability is over the choice of hash function; the hash is fixed
 // (prefilterSeed, as every hash of this package), so a given pair is
@@ -71,9 +76,9 @@ import (
 const PrefilterFalseReject = 1e-9
 
 const (
-	preBinBits = 7
+	preBinBits = 8
 	preBins    = 1 << preBinBits // bins of the one permutation hashing
-	prePlanes  = 3               // bits of a bin's code
+	prePlanes  = 2               // bits of a bin's code
 	preCodes   = 1<<prePlanes - 1
 	preWords   = preBins / 64 // words of a plane
 
@@ -82,9 +87,9 @@ const (
 	prefilterSeed = 0x70726566696c7472 // "prefiltr"
 )
 
-// Prefilter is a document's sketch for the prefilter: the 3-bit codes of
-// 128 bins of one permutation hashing of its shingle set, as three bit
-// planes (word p·2+w holds bit p of the codes of bins 64w to 64w+63). The
+// Prefilter is a document's sketch for the prefilter: the 2-bit codes of
+// 256 bins of one permutation hashing of its shingle set, as two bit planes
+// (word p·4+w holds bit p of the codes of bins 64w to 64w+63). The
 // zero value is "unknown" (no shingle set, a MOD_m sample, or a store that
 // did not keep it) and never rejects anything.
 type Prefilter [prePlanes * preWords]uint64
@@ -113,19 +118,18 @@ func PrefilterOf(set []uint32) Prefilter {
 		}
 	}
 	for w := range preWords {
-		var p0, p1, p2 uint64
+		var p0, p1 uint64
 		for i, v := range min[64*w : 64*w+64] {
 			if v == math.MaxUint64 {
 				continue
 			}
-			// 1 to 7 from the low 32 bits (multiply-shift range
+			// 1 to 3 from the low 32 bits (multiply-shift range
 			// reduction): the top bits chose the bin.
 			code := 1 + (uint64(uint32(v))*preCodes)>>32
 			p0 |= (code & 1) << i
-			p1 |= (code >> 1 & 1) << i
-			p2 |= (code >> 2) << i
+			p1 |= (code >> 1) << i
 		}
-		p[w], p[preWords+w], p[2*preWords+w] = p0, p1, p2
+		p[w], p[preWords+w] = p0, p1
 	}
 	return p
 }
@@ -144,14 +148,14 @@ func (f *Features) Prefilter() Prefilter {
 // prefilterCuts returns, for each number of occupied bins F (0 to preBins),
 // the smallest number of agreeing bins a pair needs not to be rejected at
 // threshold t with false-rejection bound delta (see the notes above).
-func prefilterCuts(t, delta float64) []uint8 {
-	cut := make([]uint8, preBins+1)
+func prefilterCuts(t, delta float64) []uint16 {
+	cut := make([]uint16, preBins+1)
 	for f := 1; f <= preBins; f++ {
 		c := 0
 		for c < f && math.Exp(-float64(f)*bernoulliKL(float64(c)/float64(f), t)) <= delta {
 			c++
 		}
-		cut[f] = uint8(c)
+		cut[f] = uint16(c)
 	}
 	return cut
 }
@@ -180,13 +184,13 @@ func (r *Rule) PrefilterRejects(a, b *Prefilter) bool {
 	return prefilterRejects(a, b, r.preCut)
 }
 
-func prefilterRejects(a, b *Prefilter, cut []uint8) bool {
+func prefilterRejects(a, b *Prefilter, cut []uint16) bool {
 	occ, diff := 0, 0
 	for w := range preWords {
-		x0, x1, x2 := a[w], a[preWords+w], a[2*preWords+w]
-		y0, y1, y2 := b[w], b[preWords+w], b[2*preWords+w]
-		occ += bits.OnesCount64(x0 | x1 | x2 | y0 | y1 | y2)
-		diff += bits.OnesCount64((x0 ^ y0) | (x1 ^ y1) | (x2 ^ y2))
+		x0, x1 := a[w], a[preWords+w]
+		y0, y1 := b[w], b[preWords+w]
+		occ += bits.OnesCount64(x0 | x1 | y0 | y1)
+		diff += bits.OnesCount64((x0 ^ y0) | (x1 ^ y1))
 	}
 	return occ-diff < int(cut[occ])
 }

@@ -25,14 +25,15 @@ import (
 // the i-th document read whatever the scheduling. Text never outlives its
 // batch: what stays in memory per document is listed in docs.
 
-// docs holds what the run keeps per document, column-wise to keep it compact.
+// docs holds what the run keeps per document, column-wise to keep it
+// compact, in chunks that never move (columns.go).
 type docs struct {
-	ids    strArena
-	fps    []uint64           // SimHash fingerprints (zero for MethodMinHash)
-	exact  []uint64           // hash of the token sequence: equal values are exact duplicates
-	first  []int32            // the first document with the same exact hash and fingerprint (itself if none before)
-	length []uint32           // text length in bytes (saturating)
-	tokens []uint32           // token count (saturating)
+	ids    *idStore
+	fps    chunked[uint64]    // SimHash fingerprints (zero for MethodMinHash)
+	exact  chunked[uint64]    // hash of the token sequence: equal values are exact duplicates
+	first  chunked[int32]     // the first document with the same exact hash and fingerprint (itself if none before)
+	length chunked[uint32]    // text length in bytes (saturating)
+	tokens chunked[uint32]    // token count (saturating)
 	pre    chunked[Prefilter] // VerifyJaccard: the prefilter of each document (prefilter.go)
 	vec    [][]uint64
 	keys   []keyValue // KeepField values
@@ -335,27 +336,19 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 	}
 	id := it.doc.ID
 	if !r.opt.AllowDuplicateIDs {
-		h := simhash.HashString64(id)
-		dup := int32(-1)
-		r.seen.each(h, func(j int32) bool {
-			if d.ids.get(int(j)) == id {
-				dup = j
-				return false
+		// A hash seen before is a duplicate id but for a 64-bit collision:
+		// the earlier id is looked for in the id store (a scan, once).
+		if r.seen.add(simhash.HashString64(id)) {
+			j, dup, err := d.ids.find(id)
+			if err != nil {
+				return err
 			}
-			return true
-		})
-		if dup >= 0 {
-			return fmt.Errorf("%w: %q at %s and at %s (use AllowDuplicateIDs / --allow-duplicate-ids)",
-				ErrDuplicateID, id, r.pos[dup].String(r.sources), where(it.doc))
+			if dup {
+				return fmt.Errorf("%w: %q at %s and at %s (use AllowDuplicateIDs / --allow-duplicate-ids)",
+					ErrDuplicateID, id, r.pos.where(j), where(it.doc))
+			}
 		}
-		r.seen.insert(h, int32(i))
-		src, ok := r.sourceIdx[it.doc.Source]
-		if !ok {
-			src = int32(len(r.sources))
-			r.sources = append(r.sources, it.doc.Source)
-			r.sourceIdx[it.doc.Source] = src
-		}
-		r.pos = append(r.pos, docPos{src: src, line: int32(min(it.doc.Line, 1<<31-1))})
+		r.pos.add(i, it.doc.Source, it.doc.Line)
 	}
 	// Line is set for JSONL (and Lines) documents, whose output is a line,
 	// and for Parquet rows, and zero for whole text files, whose output is
@@ -400,11 +393,11 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 	if err := d.ids.add(id); err != nil {
 		return fmt.Errorf("%w at %s", err, where(it.doc))
 	}
-	d.fps = append(d.fps, f.FP)
-	d.exact = append(d.exact, f.Exact)
-	d.first = append(d.first, r.twin(i, f))
-	d.length = append(d.length, f.Length)
-	d.tokens = append(d.tokens, f.Tokens)
+	d.fps.append(f.FP)
+	d.exact.append(f.Exact)
+	d.first.append(r.twin(i, f))
+	d.length.append(f.Length)
+	d.tokens.append(f.Tokens)
 	if r.opt.Verify == VerifyJaccard {
 		d.pre.append(f.Pre)
 	}
@@ -434,12 +427,12 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 	if r.opt.Keep == KeepField {
 		d.keys = append(d.keys, it.key)
 	}
-	if lsh != nil && d.first[i] == int32(i) && f.Tokens > 0 {
+	if lsh != nil && d.first.get(i) == int32(i) && f.Tokens > 0 {
 		if err := lsh.Add(i, f.Sig); err != nil {
 			return err
 		}
 	}
-	if r.bands != nil && d.first[i] == int32(i) && f.Tokens > 0 {
+	if r.bands != nil && d.first.get(i) == int32(i) && f.Tokens > 0 {
 		if len(f.Bands) != r.opt.Bands {
 			return fmt.Errorf("dedup: document %d has %d band keys, want %d", i, len(f.Bands), r.opt.Bands)
 		}
@@ -458,17 +451,18 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 // profile that sees markup the tokenizer does not) are separate twins, made
 // candidates of each other here: equal token sequences always pass.
 func (r *runner) twin(i int, f *Features) int32 {
-	e0, seen := r.exactFirst.get(f.Exact)
+	key := func(d int32) uint64 { return r.d.exact.get(int(d)) }
+	e0, seen := r.exactFirst.get(f.Exact, key)
 	if !seen {
-		r.exactFirst.insert(f.Exact, int32(i))
+		r.exactFirst.insert(f.Exact, int32(i), key)
 		return int32(i)
 	}
-	if r.d.fps[e0] == f.FP {
+	if r.d.fps.get(int(e0)) == f.FP {
 		return e0
 	}
 	more := r.exactMore[f.Exact]
 	for _, o := range more {
-		if r.d.fps[o] == f.FP {
+		if r.d.fps.get(int(o)) == f.FP {
 			return o
 		}
 	}
@@ -481,17 +475,6 @@ func (r *runner) twin(i int, f *Features) int32 {
 	}
 	r.exactMore[f.Exact] = append(more, int32(i))
 	return int32(i)
-}
-
-// docPos is where a document was read, in 8 bytes: the duplicate-id check
-// keeps one per document to name the first occurrence.
-type docPos struct{ src, line int32 }
-
-func (p docPos) String(sources []string) string {
-	if p.line > 0 {
-		return fmt.Sprintf("%s:%d", sources[p.src], p.line)
-	}
-	return sources[p.src]
 }
 
 // where names a document's position for error messages.

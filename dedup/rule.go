@@ -113,7 +113,7 @@ type Rule struct {
 	shingle        int // shingle width in tokens
 	// preCut[F]: the agreeing bins a pair with F occupied bins needs to pass
 	// the prefilter (VerifyJaccard; nil otherwise: prefilter.go).
-	preCut []uint8
+	preCut []uint16
 }
 
 // NewRule returns the rule for opt (after defaults; invalid options are an
@@ -143,7 +143,7 @@ func (o *Options) rule() *Rule {
 
 // prefilterCuts returns the prefilter's cuts at the threshold under
 // VerifyJaccard, nil otherwise.
-func (o *Options) prefilterCuts() []uint8 {
+func (o *Options) prefilterCuts() []uint16 {
 	if o.Verify != VerifyJaccard {
 		return nil
 	}
