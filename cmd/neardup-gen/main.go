@@ -6,8 +6,8 @@
 //	neardup dedup web.jsonl.zst --duplicates dups.jsonl
 //	neardup-gen check -corpus web.jsonl.zst -duplicates dups.jsonl [-threshold 0.8] [-json]
 //
-// The corpus is made from the sentences of the shared English corpora
-// (-corpora, default NEARDUP_CORPORA or shared/corpora beside the
+// The corpus is made from the sentences of the repository's English corpora
+// (-corpora, default NEARDUP_CORPORA or testdata/corpora of the
 // repository) and is the same bytes for the same seed and flags, whatever
 // -workers.
 package main
