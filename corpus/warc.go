@@ -613,18 +613,17 @@ func (s *warcSource) parseRecord() (rec WARCRecord, block []byte, err error) {
 			return rec, nil, fmt.Errorf("block cut after %d of its %d bytes (Content-Length): %v", n, length, unexpected(err))
 		}
 	}
-	// The record ends with CRLF CRLF (two LF alone are accepted).
-	var tail []byte
-	for range 2 {
-		line, err = s.line()
-		if err != nil && !(err == io.EOF && len(line) > 0) {
-			return rec, nil, fmt.Errorf("no CRLF CRLF after the block of %d bytes (Content-Length wrong, or the record cut): %v", length, unexpected(err))
+	// The record ends with CRLF CRLF.
+	tail, err := s.rd.Peek(4)
+	if string(tail) != "\r\n\r\n" {
+		if len(tail) < 4 && err != nil {
+			return rec, nil, fmt.Errorf("no CRLF CRLF after the block of %d bytes (the record is cut): %v", length, unexpected(err))
 		}
-		if len(bytes.TrimRight(line, "\r\n")) > 0 {
-			return rec, nil, fmt.Errorf("%q after the block of %d bytes where CRLF CRLF ends the record: Content-Length is wrong", clip(line), length)
-		}
-		tail = append(tail, line...)
+		return rec, nil, fmt.Errorf("%q after the block of %d bytes where CRLF CRLF ends the record: Content-Length is wrong", clip(tail), length)
 	}
+	tail = []byte("\r\n\r\n")
+	s.rd.Discard(4)
+	s.dpos += 4
 	if keep {
 		rec.Bytes = make([]byte, 0, len(head)+len(block)+len(tail))
 		rec.Bytes = append(append(append(rec.Bytes, head...), block...), tail...)
