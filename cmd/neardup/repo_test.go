@@ -141,7 +141,8 @@ func TestMakeTestNamesMissingTools(t *testing.T) {
 	if err != nil {
 		t.Fatalf("make test-tools: %v\n%s", err, out)
 	}
-	for _, want := range []string{"redis-server not found", "apt-get install redis-server", "chromium not found", "apt-get install chromium"} {
+	for _, want := range []string{"redis-server not found", "apt-get install redis-server", "chromium not found", "apt-get install chromium",
+		"wget not found", "apt-get install wget"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("make test-tools without them on PATH said %q, want %q", out, want)
 		}
