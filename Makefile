@@ -30,6 +30,7 @@ test-beam:
 test-tools:
 	@command -v redis-server >/dev/null || echo "make test: redis-server not found: the Redis store tests are skipped (apt-get install redis-server)"
 	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || echo "make test: chromium not found: the web page test is skipped (apt-get install chromium)"
+	@command -v wget >/dev/null || echo "make test: wget not found: the WARC tests are skipped (apt-get install wget)"
 
 race:
 	$(GO) test -race -count=1 ./...

@@ -31,6 +31,11 @@ var (
 	// with an id column of a type that is not an id); the error lists the
 	// columns the file has.
 	ErrNoColumn = errors.New("corpus: no such column")
+	// ErrBadWARC marks a damaged WARC archive: a truncated or corrupt
+	// gzip member, a record without a version line or a Content-Length,
+	// a block shorter than its Content-Length or not followed by the
+	// record's closing CRLF CRLF. The error names the byte offset.
+	ErrBadWARC = errors.New("corpus: damaged WARC record")
 )
 
 // Format says how a source is split into documents.
@@ -43,9 +48,10 @@ const (
 	Text                  // a whole file is one document
 	Lines                 // each non-blank line is one document
 	Parquet               // Apache Parquet: each row is one document
+	WARC                  // WARC 1.0/1.1 (and WET): each HTML or text page is one document
 )
 
-var formatNames = [...]string{Auto: "auto", JSONL: "jsonl", Text: "text", Lines: "lines", Parquet: "parquet"}
+var formatNames = [...]string{Auto: "auto", JSONL: "jsonl", Text: "text", Lines: "lines", Parquet: "parquet", WARC: "warc"}
 
 // String returns the format's name as ParseFormat accepts it.
 func (f Format) String() string {
@@ -55,8 +61,8 @@ func (f Format) String() string {
 	return "Format(" + strconv.Itoa(int(f)) + ")"
 }
 
-// ParseFormat returns the format called name: auto, jsonl, text, lines or
-// parquet ("" is auto).
+// ParseFormat returns the format called name: auto, jsonl, text, lines,
+// parquet or warc (also wet; "" is auto).
 func ParseFormat(name string) (Format, error) {
 	switch strings.ToLower(name) {
 	case "", "auto":
@@ -69,8 +75,10 @@ func ParseFormat(name string) (Format, error) {
 		return Lines, nil
 	case "parquet", "parq":
 		return Parquet, nil
+	case "warc", "wet":
+		return WARC, nil
 	}
-	return Auto, fmt.Errorf("%w: unknown format %q (want auto, jsonl, text, lines or parquet)", ErrOptions, name)
+	return Auto, fmt.Errorf("%w: unknown format %q (want auto, jsonl, text, lines, parquet or warc)", ErrOptions, name)
 }
 
 // DefaultMaxDocBytes is the default limit on one document: 1 GiB, enough for a
@@ -82,8 +90,10 @@ const DefaultMaxDocBytes = 1 << 30
 type Options struct {
 	Format Format // zero: Auto
 	// IDField and TextField name the JSON fields, or the Parquet columns
-	// (a dotted path for a column in a nested group: "meta.id").
-	IDField   string // zero: "id"; a missing id becomes "file:line"
+	// (a dotted path for a column in a nested group: "meta.id"). For WARC,
+	// IDField names the WARC header holding the id (any case), "id"
+	// meaning WARC-Target-URI; TextField is not used.
+	IDField   string // zero: "id"; a missing id becomes "file:line" ("file@offset" for WARC)
 	TextField string // zero: "text"
 
 	// SkipBad makes malformed lines, too-large documents and broken symbolic
@@ -102,8 +112,14 @@ type Options struct {
 
 	// Rows makes Parquet documents carry their whole row (Doc.Row), every
 	// column read, for a caller that copies them. Without it only the text
-	// and id columns are read.
+	// and id columns are read. WARC documents carry their records
+	// (Doc.Records): the page's and those that belong with it.
 	Rows bool
+
+	// StartOffset is where, in its file, the first byte given to OpenReader
+	// is: a WARC file read from a gzip member boundary inside it (a split
+	// read) then reports the file's offsets in ids and errors.
+	StartOffset int64
 
 	// Columns names more Parquet columns to read beside the text and id
 	// (dotted paths, as TextField): Doc.Columns holds their values as JSON
@@ -131,7 +147,7 @@ func (o *Options) EnsureDefaults() {
 // Validate reports options that cannot work.
 func (o *Options) Validate() error {
 	switch {
-	case o.Format < Auto || o.Format > Parquet:
+	case o.Format < Auto || o.Format > WARC:
 		return fmt.Errorf("%w: format %d", ErrOptions, o.Format)
 	case o.MaxDocBytes < 0:
 		return fmt.Errorf("%w: MaxDocBytes %d < 0", ErrOptions, o.MaxDocBytes)
@@ -149,8 +165,16 @@ type Doc struct {
 	Text   string // the text, invalid UTF-8 kept as is
 	Raw    []byte // JSONL: the line as read, without "\n" or "\r\n"; nil otherwise
 	Source string // file name, "-" for standard input
-	Line   int    // 1-based line for JSONL and Lines, 1-based row for Parquet, 0 for Text
-	Format Format // the format it was read in: JSONL, Text, Lines or Parquet
+	Line   int    // 1-based line for JSONL and Lines, 1-based row for Parquet, 1-based record for WARC, 0 for Text
+	Format Format // the format it was read in: JSONL, Text, Lines, Parquet or WARC
+
+	// Offset is, for WARC, where the page's record starts in the file as
+	// stored: its gzip member's offset in a .warc.gz.
+	Offset int64
+	// Records are, for WARC with Options.Rows, the records read with the
+	// page, in file order: the page's own, those that belong with it
+	// (Linked) and others met between it and the next page.
+	Records []WARCRecord
 
 	// Row is the Parquet row, every column, with Options.Rows; nil otherwise.
 	Row parquet.Row

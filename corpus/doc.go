@@ -64,6 +64,15 @@
 //     *bytes.Reader); a pipe or other stream is refused, the footer being at
 //     the end. Read with github.com/parquet-go/parquet-go (BENCHMARKS.md,
 //     "Parquet", says why it and not arrow-go).
+//   - WARC (ISO 28500, 1.0 and 1.1) and WET: each page is a document: a
+//     WET conversion record, or a 2xx response record whose HTTP payload
+//     is HTML or plain text (its text extracted: see html.go). Other
+//     records are counted (Reader.SkippedRecords). The id is
+//     WARC-Target-URI, or the header Options.IDField names. Doc.Offset is
+//     the record's stored offset (its gzip member's); with Options.Rows,
+//     Doc.Records holds the page's records byte for byte. A damaged
+//     archive is an *Error wrapping ErrBadWARC that names the offset.
+//     Recognised by a .warc/.wet name (before .gz or .zst) or content.
 //   - Auto (the default) picks Parquet for names ending in .parquet or
 //     .parq and for files that start with the magic bytes "PAR1", JSONL for
 //     names ending in .jsonl, .ndjson or .json (after removing .gz or .zst)

@@ -21,6 +21,8 @@ type Reader struct {
 	read    atomic.Int64 // bytes read from the inputs as stored (compressed)
 	src     *source
 	pq      *parquetSource // the open source when it is Parquet (src is nil)
+	wa      *warcSource    // the open source when it is WARC (src is nil)
+	skipped int64          // WARC records of closed sources that are not pages
 	scratch []byte         // assembles lines longer than the read buffer
 	err     error          // sticky I/O error
 }
@@ -69,9 +71,25 @@ func (r *Reader) Size() int64 { return r.size }
 // so far, for progress against Size. It runs ahead of Next by a buffer.
 func (r *Reader) Consumed() int64 { return r.read.Load() }
 
+// SkippedRecords returns how many WARC records read so far were not pages
+// (requests, metadata, images, redirects...): counted, not documents.
+func (r *Reader) SkippedRecords() int64 {
+	n := r.skipped
+	if r.wa != nil {
+		n += r.wa.skip
+	}
+	return n
+}
+
 // Close releases the open file, if any.
 func (r *Reader) Close() error {
 	r.files = nil
+	if r.wa != nil {
+		err := r.wa.close()
+		r.skipped += r.wa.skip
+		r.wa = nil
+		return err
+	}
 	if r.pq != nil {
 		err := r.pq.close()
 		r.pq = nil
@@ -94,6 +112,27 @@ func (r *Reader) Next() (Doc, error) {
 		return Doc{}, r.err
 	}
 	for {
+		if r.wa != nil {
+			doc, err := r.wa.next()
+			if err == io.EOF {
+				err = r.wa.close()
+				r.skipped += r.wa.skip
+				name := r.wa.name
+				r.wa = nil
+				if err != nil {
+					return Doc{}, r.fail(&Error{Source: name, Err: err})
+				}
+				continue
+			}
+			if err == nil {
+				return doc, nil
+			}
+			if r.opt.SkipBad && errors.Is(err, ErrBadWARC) {
+				r.bad(err)
+				continue
+			}
+			return Doc{}, r.fail(err)
+		}
 		if r.pq != nil {
 			doc, err := r.nextParquet(r.pq)
 			if err == io.EOF {
@@ -125,6 +164,14 @@ func (r *Reader) Next() (Doc, error) {
 				r.bad(in.err)
 				continue
 			}
+			if isWARCInput(in, r.opt.Format) {
+				wa, err := openWARC(in, &r.opt, &r.read)
+				if err != nil {
+					return Doc{}, r.fail(err)
+				}
+				r.wa = wa
+				continue
+			}
 			if isParquet(in, r.opt.Format) {
 				pq, err := openParquet(in, &r.opt, &r.read)
 				if err != nil {
@@ -140,6 +187,10 @@ func (r *Reader) Next() (Doc, error) {
 			}
 			if err != nil {
 				return Doc{}, r.fail(err)
+			}
+			if src.format == WARC { // found by its content on a stream
+				r.wa = warcFromSource(src, &r.opt)
+				continue
 			}
 			r.src = src
 		}
@@ -174,6 +225,10 @@ func (r *Reader) bad(err error) {
 
 func (r *Reader) fail(err error) error {
 	r.err = err
+	if r.wa != nil {
+		r.wa.close()
+		r.wa = nil
+	}
 	if r.pq != nil {
 		r.pq.close()
 		r.pq = nil

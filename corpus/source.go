@@ -201,6 +201,10 @@ func openSource(in input, opt *Options, counter *atomic.Int64) (*source, error) 
 		s.close()
 		return nil, &Error{Source: name, Err: err}
 	}
+	if opt.Format == Auto && bytes.HasPrefix(head, []byte(warcMagic)) {
+		s.format = WARC // Next reads it as WARC (on a stream, of any name)
+		return s, nil
+	}
 	if why := binaryReason(head, len(head) < sniffLen); why != "" {
 		s.close()
 		return nil, &Error{Source: name, Err: fmt.Errorf("%w skipped (%s)", ErrBinary, why)}
@@ -210,6 +214,22 @@ func openSource(in input, opt *Options, counter *atomic.Int64) (*source, error) 
 		s.format = autoFormat(name, head)
 	}
 	return s, nil
+}
+
+// isWARCInput reports whether in is read as WARC: with Format WARC, or
+// Auto and a name that says WARC or, for a named file, content that starts
+// with a WARC version line once decompressed. A stream of another name is
+// found WARC by openSource, on its decompressed content.
+func isWARCInput(in input, f Format) bool {
+	switch {
+	case f == WARC:
+		return true
+	case f != Auto:
+		return false
+	case in.r != nil:
+		return isWARCName(in.name)
+	}
+	return IsWARC(in.name)
 }
 
 // autoFormat picks JSONL by extension (or, for stdin, by a leading '{').

@@ -34,6 +34,9 @@ type Summary struct {
 	Clusters        int `json:"clusters"`         // kept documents that others duplicate (components of two or more under ClusterComponents)
 	Empty           int `json:"empty"`            // documents without words or features
 	BadInputs       int `json:"bad_inputs"`       // skipped lines and files
+	// SkippedRecords are the WARC records that are not pages (requests,
+	// metadata, images, redirects, warcinfo): counted, not read as text.
+	SkippedRecords int64 `json:"skipped_records,omitempty"`
 
 	// Candidates are the candidate pairs of the SimHash stage; with
 	// MethodMinHash under keep-first, the pairs of a document and a kept
@@ -255,6 +258,7 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	r.stage = time.Now()
 	err = r.fingerprintPass(ctx, rd, lsh)
 	rd.Close()
+	r.sum.SkippedRecords = rd.SkippedRecords()
 	if err != nil {
 		return Summary{}, err
 	}

@@ -58,7 +58,7 @@
 //
 // # Why these defaults
 //
-// SimHash alone misjudges near-duplicates: on ../shared/corpora an unweighted
+// SimHash alone misjudges near-duplicates: on testdata/corpora an unweighted
 // SimHash of 5-shingles at k <= 3 finds only 14% to 37% of the pairs whose
 // shingle Jaccard is at least 0.8 (seeds 001, 002 and 004 warn about short
 // texts in particular), so every candidate is verified: Jaccard of word

@@ -80,7 +80,7 @@ const (
 	KeepField   = "field"   // by the JSON field Options.KeepField, Options.KeepOrder deciding; ties and missing fields go to the first
 )
 
-// Defaults, chosen on ../shared/corpora against the ground truth "Jaccard of
+// Defaults, chosen on testdata/corpora against the ground truth "Jaccard of
 // word 5-shingles >= 0.8" (see BENCHMARKS.md, "Dedup"). The SimHash stage is a
 // high-recall candidate generator; the Jaccard verification gives the
 // precision. K is 12: the keep-first rule needs each document within reach

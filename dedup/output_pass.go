@@ -23,7 +23,7 @@ import (
 // input the line, for Text input (a file per document) the file's path. Into
 // Output all go to one file; into OutputDir each input file has its shard.
 func (r *runner) outputPass(ctx context.Context, inputs []string, copt corpus.Options, outs *outputs) error {
-	copt.Rows = true // Parquet rows are copied whole
+	copt.Rows = true // Parquet rows and WARC records are copied whole
 	rd, err := corpus.Open(inputs, copt)
 	if err != nil {
 		return err
@@ -31,6 +31,7 @@ func (r *runner) outputPass(ctx context.Context, inputs []string, copt corpus.Op
 	defer rd.Close()
 	var sink interface {
 		start(d corpus.Doc) error
+		skip(d corpus.Doc) error
 		docWriter
 	}
 	if outs.dir != nil {
@@ -40,7 +41,7 @@ func (r *runner) outputPass(ctx context.Context, inputs []string, copt corpus.Op
 		}
 		sink = &dirSink{dir: outs.dir, names: names, annotate: r.opt.Annotate}
 	} else {
-		sink = &fileSink{w: outs.output, annotate: r.opt.Annotate}
+		sink = &fileSink{w: outs.output, name: r.opt.Output, annotate: r.opt.Annotate}
 	}
 	var lead []bool // Annotate under ClusterGreedy: lead[k] when documents were removed in k's favour
 	if r.opt.Annotate && r.opt.Cluster == ClusterGreedy {
@@ -92,6 +93,9 @@ func (r *runner) outputPass(ctx context.Context, inputs []string, copt corpus.Op
 		if r.opt.Annotate {
 			a = r.annotation(i, lead)
 		} else if r.removed(i) {
+			if err := sink.skip(doc); err != nil {
+				return fmt.Errorf("dedup: writing %s: %w", where(doc), err)
+			}
 			continue
 		}
 		if err := sink.write(doc, a); err != nil {
@@ -149,9 +153,13 @@ func (r *runner) annotation(i int, lead []bool) *annotation {
 }
 
 // newWriter returns the writer for the documents of d's file into w:
-// Parquet rows under its layout, else lines (compressed as name says when
-// compressed is set).
+// Parquet rows under its layout, WARC records (compressed as name says),
+// else lines (compressed as name says when compressed is set).
 func newWriter(w io.Writer, d corpus.Doc, name string, compressed, annotate bool) (docWriter, *corpus.ParquetLayout, error) {
+	if d.Format == corpus.WARC {
+		ww, err := newWARCWriter(w, name)
+		return ww, nil, err
+	}
 	if d.Format != corpus.Parquet {
 		lw, err := newLineWriter(w, name, compressed)
 		return lw, nil, err
@@ -167,20 +175,50 @@ func newWriter(w io.Writer, d corpus.Doc, name string, compressed, annotate bool
 // sets the format, and Parquet files after the first must have its schema.
 type fileSink struct {
 	w        io.Writer
+	name     string // the output's path: a WARC output is compressed as it says
 	annotate bool
 	dw       docWriter
 	layout   *corpus.ParquetLayout // the schema of a Parquet output
+	warc     bool                  // a WARC output
 	first    string                // the file that set it
+}
+
+// skipper is a docWriter that takes what it needs of a removed document:
+// the WARC writer keeps a removed page's warcinfo records.
+type skipper interface {
+	skip(d corpus.Doc) error
+}
+
+func (s *fileSink) skip(d corpus.Doc) error {
+	if sk, ok := s.dw.(skipper); ok {
+		return sk.skip(d)
+	}
+	return nil
+}
+
+func (s *dirSink) skip(d corpus.Doc) error {
+	if sk, ok := s.cur.dw.(skipper); ok {
+		return sk.skip(d)
+	}
+	return nil
 }
 
 func (s *fileSink) start(d corpus.Doc) error {
 	if s.dw == nil {
-		dw, l, err := newWriter(s.w, d, "", false, s.annotate)
+		name := ""
+		if d.Format == corpus.WARC {
+			name = s.name
+		}
+		dw, l, err := newWriter(s.w, d, name, false, s.annotate)
 		if err != nil {
 			return err
 		}
-		s.dw, s.layout, s.first = dw, l, d.Source
+		s.dw, s.layout, s.first, s.warc = dw, l, d.Source, d.Format == corpus.WARC
 		return nil
+	}
+	if (d.Format == corpus.WARC) != s.warc {
+		return fmt.Errorf("%w: %s and %s: the kept file would mix WARC and other formats; "+
+			"write one shard per input (--output-dir)", ErrMixedFormats, s.first, d.Source)
 	}
 	if (d.Format == corpus.Parquet) != (s.layout != nil) {
 		return fmt.Errorf("%w: %s and %s: the kept file would mix Parquet and other formats; "+

@@ -10,7 +10,7 @@ import (
 
 // The verification stage compares documents by the Jaccard similarity of their
 // sets of word w-shingles, tokenised exactly as the reference ground truth in
-// ../shared/corpora/README.md (and package eval) does, so that a verification
+// testdata/corpora/README.md (and package eval) does, so that a verification
 // threshold of 0.8 means "J >= 0.8" in the same sense the accuracy targets use:
 //
 //   - every Han character is a token of its own;

@@ -37,8 +37,12 @@ type Doc struct {
 // decompressing it when the name ends in .zst. The corpora use a long zstd
 // window, so the decoder accepts windows up to 2^31 bytes. A Parquet file
 // (named .parquet, or starting with its magic bytes) is read with the columns
-// id, text and group (optional) instead.
+// id, text and group (optional) instead; a WARC or WET archive (named so,
+// or starting with a WARC version line) gives its pages, by target URI.
 func ReadFile(path string) ([]Doc, error) {
+	if corpus.IsWARC(path) {
+		return readWARC(path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -65,6 +69,27 @@ func ReadFile(path string) ([]Doc, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return docs, nil
+}
+
+// readWARC reads the pages of a WARC or WET archive through package
+// corpus (id: WARC-Target-URI).
+func readWARC(path string) ([]Doc, error) {
+	r, err := corpus.Open([]string{path}, corpus.Options{Format: corpus.WARC})
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var docs []Doc
+	for {
+		d, err := r.Next()
+		if err == io.EOF {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, Doc{ID: d.ID, Text: d.Text})
+	}
 }
 
 // readParquet reads id and text through package corpus (ids may be numbers;

@@ -1,6 +1,6 @@
 // Package eval measures how well near-duplicate detection settings agree with a
 // ground truth of exact Jaccard similarities, on corpora such as those in the
-// project's shared corpora directory.
+// repository's testdata/corpora directory.
 //
 //	docs, err := eval.ReadFile("zh_laws.jsonl.zst")
 //	truth, err := eval.ComputeTruth(ctx, docs, eval.TruthOptions{})

@@ -12,7 +12,7 @@ type corpusDoc = testcorpora.Doc
 var corpusCache sync.Map // name -> []corpusDoc
 
 // readCorpus returns the documents of corpora/<name>.jsonl.zst, read once
-// per test binary, skipping the test when the corpora are not there.
+// per test binary, failing the test when the corpora are not there.
 func readCorpus(tb testing.TB, name string) []corpusDoc {
 	tb.Helper()
 	if v, ok := corpusCache.Load(name); ok {

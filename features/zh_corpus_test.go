@@ -15,10 +15,10 @@ var zhLaws struct {
 }
 
 // zhLawsDocs returns the documents of zh_laws of at least 2,000 bytes, read
-// once per test binary; the test is skipped when the corpus is absent.
+// once per test binary; the test fails when the corpus is absent.
 func zhLawsDocs(tb testing.TB) []zhDoc {
 	tb.Helper()
-	testcorpora.Path(tb, "zh_laws") // skip every caller, not only the first
+	testcorpora.Path(tb, "zh_laws") // fail every caller, not only the first
 	zhLaws.once.Do(func() {
 		for _, d := range testcorpora.Docs(tb, "zh_laws") {
 			if len(d.Text) >= 2000 {

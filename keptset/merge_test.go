@@ -297,7 +297,7 @@ func toFormat2(t *testing.T, path string) {
 	// The pre section follows live.
 	start := 40 + pad(int(binary.LittleEndian.Uint32(body[36:]))) + pad(4*(1<<body[32]+1)) + pad(2*entries) +
 		pad(3*entries) + 8*span + 8*((span+63)/64)
-	body = append(slices.Clone(body[:start]), body[start+48*span:]...)
+	body = append(slices.Clone(body[:start]), body[start+64*span:]...)
 	copy(body, "NDKPART2")
 	out := binary.LittleEndian.AppendUint32(body, crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
 	if err := os.WriteFile(path, append(out, "PEND"...), 0o644); err != nil {

@@ -63,8 +63,8 @@ type part struct {
 //	slot      entries × 3 bytes         key table slots
 //	fps       span × uint64             fingerprint column
 //	live      ⌈span/64⌉ × uint64        bitmap of the slots holding a document
-//	pre       span × 6 × uint64         prefilter column (dedup.Prefilter: three
-//	                                    bit planes of 128 bins; zero where no
+//	pre       span × 8 × uint64         prefilter column (dedup.Prefilter: two
+//	                                    bit planes of 256 bins; zero where no
 //	                                    document or unknown; format 3 only)
 //	fpoff     4 × (65536 + 1) × uint32  fingerprint block tables' offsets
 //	fpslot    4 × docs × 3 bytes        fingerprint block tables' slots

@@ -10,7 +10,7 @@
 #   scripts/measure-serve.sh /tmp/nd /tmp/ndload /data/imp30m 18800
 set -euo pipefail
 BIN=$1 LOAD=$2 D=$3 PORT=${4:-18800}
-PROSE=${PROSE:-$(dirname "$0")/../../shared/corpora/en_prose.jsonl.zst}
+PROSE=${PROSE:-$(dirname "$0")/../testdata/corpora/en_prose.jsonl.zst}
 OUT=$(mktemp -d)
 PID=
 start() { # $1: data directory; prints ms to /readyz and the index's load line

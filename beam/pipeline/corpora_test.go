@@ -11,10 +11,11 @@ import (
 	"github.com/neardup/neardup/dedup"
 )
 
-// corpusPath returns the shared corpus name (../shared/corpora beside the
-// repository, or NEARDUP_CORPORA), skipping when it is missing, or failing
-// under CI. It is the root module's internal/testcorpora, which this module
-// cannot import: the repository root is the directory holding beam/go.mod.
+// corpusPath returns the named corpus (testdata/corpora of the repository,
+// or NEARDUP_CORPORA), failing tb when it is missing: the corpora are part
+// of the clone. It is the root module's internal/testcorpora, which this
+// module cannot import: the repository root is the directory holding
+// beam/go.mod.
 func corpusPath(tb testing.TB, name string) string {
 	tb.Helper()
 	dir := os.Getenv("NEARDUP_CORPORA")
@@ -25,7 +26,7 @@ func corpusPath(tb testing.TB, name string) string {
 		}
 		for d := wd; ; d = filepath.Dir(d) {
 			if _, err := os.Stat(filepath.Join(d, "beam", "go.mod")); err == nil {
-				dir = filepath.Join(filepath.Dir(d), "shared", "corpora")
+				dir = filepath.Join(d, "testdata", "corpora")
 				break
 			}
 			if filepath.Dir(d) == d {
@@ -35,10 +36,7 @@ func corpusPath(tb testing.TB, name string) string {
 	}
 	p := filepath.Join(dir, name+".jsonl.zst")
 	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") != "" {
-			tb.Fatalf("corpus %s: %v (CI needs ../shared/corpora beside the clone, or NEARDUP_CORPORA)", name, err)
-		}
-		tb.Skipf("corpus %s not available: %v", name, err)
+		tb.Fatalf("corpus %s: %v (the corpora are in testdata/corpora of the repository; NEARDUP_CORPORA overrides)", name, err)
 	}
 	return p
 }

@@ -55,13 +55,13 @@ type Options struct {
 	Bands, Rows int     // LSH shape (default: dedup.Options.LSHShape)
 
 	IDField, TextField string // JSON fields (defaults "id", "text")
-	Format             string // corpus format: auto (default), jsonl, text, lines
+	Format             string // corpus format: auto (default), jsonl, text, lines, warc
 	SkipBad            bool   // skip malformed lines (counted as bad_inputs) instead of failing
 
 	// SplitBytes is the size of the byte ranges an uncompressed JSONL or
-	// lines file is read in, one range per worker (default
-	// DefaultSplitBytes); compressed files and whole text files are read
-	// whole.
+	// lines file, or a gzip'd WARC archive (cut at gzip member boundaries),
+	// is read in, one range per worker (default DefaultSplitBytes); other
+	// compressed files and whole text files are read whole.
 	SplitBytes int64
 	// KeyPartBytes is the input per partition of the candidate keys (default
 	// DefaultKeyPartBytes): one worker sorts a partition's keys, about 25

@@ -45,6 +45,10 @@ type inputRange struct {
 	Path  string // the file
 	Start int64
 	End   int64
+	// WARC marks a range of a gzip'd WARC file: the records whose gzip
+	// members start in [Start, End). Its documents are numbered by record
+	// from 1 in the range, and named by target URI (no line counts).
+	WARC bool
 }
 
 // split reports whether r is one of several ranges of its file, whose line
@@ -81,14 +85,15 @@ func expandInputs(ctx context.Context, inputs []string, format corpus.Format, sp
 				return nil, 0, fmt.Errorf("pipeline: %s: %w", n, err)
 			}
 			parts := 1
-			if splittable(ctx, fs, n, format) {
+			warc := warcSplittable(ctx, fs, n, format)
+			if warc || splittable(ctx, fs, n, format) {
 				parts = max(1, int((size+splitBytes-1)/splitBytes))
 				total += size
 			} else {
 				total += 4 * size
 			}
 			for i := range parts {
-				r := inputRange{Index: len(ranges), First: len(ranges) - i, Of: parts, Path: n, End: -1}
+				r := inputRange{Index: len(ranges), First: len(ranges) - i, Of: parts, Path: n, End: -1, WARC: warc}
 				if parts > 1 {
 					r.Start = int64(i) * splitBytes
 					if i < parts-1 {
@@ -182,6 +187,117 @@ func splittable(ctx context.Context, fs filesystem.Interface, name string, forma
 	return !bytes.HasPrefix(head[:n], gzipMagic) && !bytes.HasPrefix(head[:n], zstdMagic)
 }
 
+// warcSplittable reports whether a file is a gzip'd WARC archive (by the
+// format, or under auto by its name), read in ranges that start and end at
+// gzip member boundaries: one large archive spreads over the workers.
+func warcSplittable(ctx context.Context, fs filesystem.Interface, name string, format corpus.Format) bool {
+	switch format {
+	case corpus.WARC:
+	case corpus.Auto:
+		base := strings.ToLower(name)
+		base = strings.TrimSuffix(base, ".gz")
+		if !strings.HasSuffix(base, ".warc") && !strings.HasSuffix(base, ".wet") {
+			return false
+		}
+	default:
+		return false
+	}
+	r, err := fs.OpenRead(ctx, name)
+	if err != nil {
+		return false // the read reports it
+	}
+	defer r.Close()
+	var head [2]byte
+	n, _ := io.ReadFull(r, head[:])
+	return n == 2 && head[0] == 0x1f && head[1] == 0x8b
+}
+
+// warcMemberAt returns the offset of the first gzip member starting a WARC
+// record at or after off in path, or -1 when none does.
+func warcMemberAt(ctx context.Context, path string, off int64) (int64, error) {
+	rc, err := openAt(ctx, path, off)
+	if err != nil {
+		return 0, err
+	}
+	defer rc.Close()
+	n, err := corpus.NextWARCMember(rc)
+	if err == io.EOF {
+		return -1, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("pipeline: %s: %w", path, err)
+	}
+	return off + n, nil
+}
+
+// openWARCRange returns the records of a WARC range: from the first member
+// that starts at or after Start up to the first one at or after End (two
+// ranges find the same boundary), and the offset it starts at.
+func openWARCRange(ctx context.Context, r inputRange) (io.ReadCloser, io.Reader, int64, error) {
+	if !r.split() {
+		rc, err := openAt(ctx, r.Path, 0)
+		return rc, rc, 0, err
+	}
+	start, err := warcMemberAt(ctx, r.Path, r.Start)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	end := int64(-1)
+	if r.End >= 0 {
+		if end, err = warcMemberAt(ctx, r.Path, r.End); err != nil {
+			return nil, nil, 0, err
+		}
+	}
+	if start < 0 || end >= 0 && end <= start {
+		return io.NopCloser(nil), bytes.NewReader(nil), 0, nil // no member starts in the range
+	}
+	rc, err := openAt(ctx, r.Path, start)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	var in io.Reader = rc
+	if end >= 0 {
+		in = io.LimitReader(rc, end-start)
+	}
+	return rc, in, start, nil
+}
+
+// readWARC reads the pages of a WARC range; their output is their id (the
+// kept URIs: a page is not a line).
+func (f *rangeDocs) readWARC(ctx context.Context, r inputRange, countBad bool, fn func(pos uint64, doc *corpus.Doc, out []byte) error) error {
+	rc, in, start, err := openWARCRange(ctx, r)
+	if err != nil {
+		return err
+	}
+	if rc != nil {
+		defer rc.Close()
+	}
+	opt := corpus.Options{Format: corpus.WARC, IDField: f.IDField, SkipBad: f.SkipBad, StartOffset: start}
+	if countBad {
+		opt.OnBad = func(error) { badInputs.Inc(ctx, 1) }
+	}
+	rd, err := corpus.OpenReader(in, r.Path, opt)
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	for {
+		doc, err := rd.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("pipeline: %w", err)
+		}
+		if doc.Line >= 1<<lineBits {
+			return fmt.Errorf("pipeline: %s: more than %d records in a read range", r.Path, 1<<lineBits-1)
+		}
+		if err := fn(Pos(r.Index, doc.Line), &doc, []byte(doc.ID)); err != nil {
+			return err
+		}
+	}
+}
+
 // lineCount is the number of "\n" bytes in a split range's [Start, End)
 // (0 for a file's last range, whose count no range needs).
 type lineCount struct {
@@ -197,7 +313,7 @@ func countLines(ctx context.Context, _ uint64, r inputRange, emit func(int, line
 		return nil
 	}
 	c := lineCount{Index: r.Index, First: r.First}
-	if r.End >= 0 {
+	if r.End >= 0 && !r.WARC { // a WARC range's records are numbered in the range
 		n, err := newlines(ctx, r.Path, r.Start, r.End-r.Start)
 		if err != nil {
 			return err
@@ -399,6 +515,9 @@ func (f *rangeDocs) read(ctx context.Context, r inputRange, before int64, countB
 	format, err := corpus.ParseFormat(f.Format)
 	if err != nil {
 		return err
+	}
+	if r.WARC || format == corpus.WARC || format == corpus.Auto && corpus.IsWARC(r.Path) {
+		return f.readWARC(ctx, r, countBad, fn)
 	}
 	rc, in, skip, err := openRange(ctx, r)
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 	"github.com/neardup/neardup/internal/webgen"
 )
 
-// poolCorpora are the shared corpora whose sentences make the documents.
+// poolCorpora are the corpora (testdata/corpora) whose sentences make the documents.
 var poolCorpora = []string{"en_prose", "en_gitdocs_dev", "en_spdx"}
 
 func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -38,7 +38,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	profile := fs.String("profile", "", `named option set: "default", or "crawl" (-sites 2000 -site-share 0.8 -short 0.3); other flags override its values`)
 	out := fs.String("out", "-", `output file ("-": standard output); a .zst suffix compresses with zstd`)
 	workers := fs.Int("workers", 0, "generating goroutines (0: GOMAXPROCS); the output does not depend on it")
-	dir := fs.String("corpora", "", "directory of the shared corpora (default: NEARDUP_CORPORA, else shared/corpora beside the repository)")
+	dir := fs.String("corpora", "", "directory of the corpora (default: NEARDUP_CORPORA, else testdata/corpora of the repository)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -130,9 +130,9 @@ func loadPool(dir string) (*webgen.Pool, error) {
 	return webgen.LoadPool(paths...)
 }
 
-// corporaDir returns NEARDUP_CORPORA, else shared/corpora beside the
-// directory holding go.mod above the working directory, else
-// ../shared/corpora.
+// corporaDir returns NEARDUP_CORPORA, else testdata/corpora in the
+// directory holding go.mod above the working directory (the repository's
+// copy of the corpora), else testdata/corpora under the working directory.
 func corporaDir() string {
 	if d := os.Getenv("NEARDUP_CORPORA"); d != "" {
 		return d
@@ -140,12 +140,12 @@ func corporaDir() string {
 	if wd, err := os.Getwd(); err == nil {
 		for d := wd; ; d = filepath.Dir(d) {
 			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-				return filepath.Join(filepath.Dir(d), "shared", "corpora")
+				return filepath.Join(d, "testdata", "corpora")
 			}
 			if filepath.Dir(d) == d {
 				break
 			}
 		}
 	}
-	return filepath.Join("..", "shared", "corpora")
+	return filepath.Join("testdata", "corpora")
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/neardup/neardup/internal/testcorpora"
 )
 
-// corporaFlag returns -corpora for the shared corpora, skipping tb as
+// corporaFlag returns -corpora for the repository's corpora, failing tb as
 // testcorpora does when they are missing.
 func corporaFlag(tb testing.TB) string {
 	tb.Helper()

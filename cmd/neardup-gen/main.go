@@ -15,8 +15,8 @@
 //
 //	neardup-gen -n 300000 -profile crawl -out crawl.jsonl
 //
-// The corpus is made from the sentences of the shared English corpora
-// (-corpora, default NEARDUP_CORPORA or shared/corpora beside the
+// The corpus is made from the sentences of the repository's English corpora
+// (-corpora, default NEARDUP_CORPORA or testdata/corpora of the
 // repository) and is the same bytes for the same seed and flags, whatever
 // -workers.
 package main

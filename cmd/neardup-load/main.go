@@ -7,7 +7,7 @@
 // requests/s with p50/p99 latency and the server's bytes per document.
 //
 //	neardup serve --addr 127.0.0.1:8080 --data /tmp/nd &
-//	neardup-load -url http://127.0.0.1:8080 -n 100000 -d 10s ../shared/corpora/en_prose.jsonl.zst
+//	neardup-load -url http://127.0.0.1:8080 -n 100000 -d 10s testdata/corpora/en_prose.jsonl.zst
 //
 // With -mode fp it compares fingerprint search (POST /v1/search with a
 // fingerprint and -k, unverified) against a peer that answers the same
@@ -23,7 +23,7 @@
 // (stored fingerprints with 0 to k random bits flipped), and prints each
 // process's VmRSS and RssAnon per stored fingerprint when given its PID:
 //
-//	neardup-load -mode fp -url http://127.0.0.1:8080 -n 1000000 -fps /tmp/fps.txt ../shared/corpora/en_prose.jsonl.zst
+//	neardup-load -mode fp -url http://127.0.0.1:8080 -n 1000000 -fps /tmp/fps.txt testdata/corpora/en_prose.jsonl.zst
 //	simd -p 8081 -f /tmp/fps.txt -size 3 -vptree=false &
 //	neardup-load -mode fp -url http://127.0.0.1:8080 -peer http://127.0.0.1:8081 -fps /tmp/fps.txt \
 //		-c 64 -d 8s -rounds 3 -pid-a NEARDUP_PID -pid-b SIMD_PID

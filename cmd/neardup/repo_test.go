@@ -141,7 +141,8 @@ func TestMakeTestNamesMissingTools(t *testing.T) {
 	if err != nil {
 		t.Fatalf("make test-tools: %v\n%s", err, out)
 	}
-	for _, want := range []string{"redis-server not found", "apt-get install redis-server", "chromium not found", "apt-get install chromium"} {
+	for _, want := range []string{"redis-server not found", "apt-get install redis-server", "chromium not found", "apt-get install chromium",
+		"wget not found", "apt-get install wget"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("make test-tools without them on PATH said %q, want %q", out, want)
 		}
@@ -149,5 +150,27 @@ func TestMakeTestNamesMissingTools(t *testing.T) {
 	cmd = exec.Command(mk, "-s", "-C", repoRoot, "test-tools")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("make test-tools with this PATH: %v\n%s", err, out)
+	}
+}
+
+// TestREADMECommandsReadFilesInTheClone: every corpus file the README's
+// commands name (the main dedup command first) is in the repository, so a
+// clone with nothing beside it runs them.
+func TestREADMECommandsReadFilesInTheClone(t *testing.T) {
+	lines, nums := shellLines(t, readRepoFile(t, "README.md"))
+	named := 0
+	for i, l := range lines {
+		for _, f := range strings.Fields(l) {
+			if !strings.HasPrefix(f, "testdata/") && !strings.Contains(f, "shared/corpora") {
+				continue
+			}
+			named++
+			if _, err := os.Stat(filepath.Join(repoRoot, f)); err != nil {
+				t.Errorf("README.md:%d: %s: %v: a fresh clone has no such file", nums[i], f, err)
+			}
+		}
+	}
+	if named == 0 {
+		t.Error("no README command reads a corpus in testdata/: the main command should run on one")
 	}
 }

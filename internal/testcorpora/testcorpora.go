@@ -1,12 +1,13 @@
-// Package testcorpora finds the shared real-text corpora (../shared/corpora
-// beside the repository, see its README.md) for tests and benchmarks.
+// Package testcorpora finds the real-text corpora that travel with the
+// repository (testdata/corpora at its root, see the README.md there) for
+// tests and benchmarks.
 //
-//	path := testcorpora.Path(t, "en_spdx") // .../shared/corpora/en_spdx.jsonl.zst
+//	path := testcorpora.Path(t, "en_spdx") // .../testdata/corpora/en_spdx.jsonl.zst
 //	texts := testcorpora.Texts(t, "en_spdx", 40, 150) // the first 40 of 150 words or more
 //
-// NEARDUP_CORPORA overrides the directory. When the corpora are missing a test
-// is skipped, except under CI (CI set), where a silent skip would hide lost
-// coverage, so it fails.
+// NEARDUP_CORPORA overrides the directory. A missing corpus fails the test,
+// never skips it: the corpora are part of the clone, so one that is missing
+// is lost coverage, not an optional extra.
 package testcorpora
 
 import (
@@ -22,8 +23,8 @@ import (
 	"github.com/parquet-go/parquet-go"
 )
 
-// Dir returns the corpora directory: NEARDUP_CORPORA, else shared/corpora
-// beside the directory holding go.mod, found by walking up from the working
+// Dir returns the corpora directory: NEARDUP_CORPORA, else testdata/corpora
+// in the directory holding go.mod, found by walking up from the working
 // directory (a package's directory under go test). It returns "" when neither
 // is found.
 func Dir() string {
@@ -36,7 +37,7 @@ func Dir() string {
 	}
 	for d := wd; ; d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return filepath.Join(filepath.Dir(d), "shared", "corpora")
+			return filepath.Join(d, "testdata", "corpora")
 		}
 		if filepath.Dir(d) == d {
 			return ""
@@ -45,15 +46,12 @@ func Dir() string {
 }
 
 // Path returns the file of the named corpus ("en_spdx" for
-// en_spdx.jsonl.zst), skipping tb when it is missing, or failing under CI.
+// en_spdx.jsonl.zst), failing tb when it is missing.
 func Path(tb testing.TB, name string) string {
 	tb.Helper()
 	p := filepath.Join(Dir(), name+".jsonl.zst")
 	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") != "" {
-			tb.Fatalf("corpus %s: %v (CI needs ../shared/corpora beside the clone, or NEARDUP_CORPORA)", name, err)
-		}
-		tb.Skipf("corpus %s not available: %v", name, err)
+		tb.Fatalf("corpus %s: %v (the corpora are in testdata/corpora of the repository; NEARDUP_CORPORA overrides)", name, err)
 	}
 	return p
 }
@@ -65,11 +63,11 @@ type Doc struct {
 	Group string `json:"group" parquet:"group"` // "" where there is no lineage
 }
 
-// Docs returns the documents of the named corpus in file order, skipping tb
+// Docs returns the documents of the named corpus in file order, failing tb
 // as Path does when the corpus is missing. It decodes the lines itself with
 // encoding/json rather than through package corpus, whose own tests use this
 // package: invalid UTF-8 would become U+FFFD here where corpus keeps it, but
-// the shared corpora are valid UTF-8.
+// the corpora are valid UTF-8.
 func Docs(tb testing.TB, name string) []Doc {
 	tb.Helper()
 	f, err := os.Open(Path(tb, name))
@@ -98,8 +96,8 @@ func Docs(tb testing.TB, name string) []Doc {
 
 // Texts returns the texts of the first n documents of the named corpus that
 // have at least minWords words (strings.Fields), or of all of them when n is
-// negative. It fails tb when there are fewer than n, and skips it as Path
-// does when the corpus is missing.
+// negative. It fails tb when there are fewer than n, or as Path does when the
+// corpus is missing.
 func Texts(tb testing.TB, name string, n, minWords int) []string {
 	tb.Helper()
 	var texts []string

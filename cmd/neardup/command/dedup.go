@@ -307,6 +307,9 @@ func writeDedupSummary(w io.Writer, s dedup.Summary) {
 	if s.BadInputs > 0 {
 		fmt.Fprintf(w, "; %d bad inputs skipped", s.BadInputs)
 	}
+	if s.SkippedRecords > 0 {
+		fmt.Fprintf(w, "; %d WARC records not pages", s.SkippedRecords)
+	}
 	if s.SketchModulus > 1 {
 		fmt.Fprintf(w, "; shingle sets sampled 1/%d (budget reached)", s.SketchModulus)
 	}

@@ -71,7 +71,7 @@ document precision, recall and F1 against the keep-first rule applied to the
 truth (documents in input order; one is a true duplicate when an earlier
 document the truth kept is a near-duplicate of it). Corpora are JSON Lines with "id" and "text", optionally zstd
 compressed.`,
-		Example: `  neardup eval ../shared/corpora/en_spdx.jsonl.zst
+		Example: `  neardup eval testdata/corpora/en_spdx.jsonl.zst
   neardup eval --profiles default,shingles --verify on,off --k 0-12 --plot pr.png --html pr.html corpora/*.zst
   neardup eval --methods minhash --bands-rows 16x8 --json zh_laws.jsonl.zst`,
 		Args: func(c *cobra.Command, args []string) error {

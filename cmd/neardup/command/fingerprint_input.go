@@ -27,8 +27,8 @@ type inputFlags struct {
 }
 
 func (f *inputFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.format, "format", "auto", "input format: auto (JSONL for .jsonl/.ndjson/.json, Parquet for .parquet or the PAR1 magic, else one document per file), jsonl, text, lines or parquet")
-	fs.StringVar(&f.idField, "id-field", "id", "JSONL field or Parquet column (a.b for a nested one) holding the document id (a string or number; missing -> file:line, file:row for Parquet)")
+	fs.StringVar(&f.format, "format", "auto", "input format: auto (JSONL for .jsonl/.ndjson/.json, Parquet for .parquet or the PAR1 magic, WARC for .warc/.wet names or a WARC/1.x start, else one document per file), jsonl, text, lines, parquet or warc")
+	fs.StringVar(&f.idField, "id-field", "id", "JSONL field, Parquet column (a.b for a nested one) or WARC header holding the document id (a string or number; missing -> file:line, file:row for Parquet; for WARC, id means WARC-Target-URI)")
 	fs.StringVar(&f.textField, "text-field", "text", "JSONL field or Parquet column (a.b for a nested one) holding the document text")
 	fs.BoolVar(&f.skipBad, "skip-bad", false, "skip malformed JSONL lines and oversized documents with a warning instead of stopping")
 }
