@@ -33,8 +33,11 @@ import (
 //     (12 bytes an entry), so memory does not grow with the corpus.
 //  2. Group (groupBands, one partition per worker at a time): a partition's
 //     entries are sorted by key; a key held by one document only, the fate of
-//     nearly every key, is dropped; each key held by two or more documents
-//     becomes a bucket listing its members in priority order.
+//     nearly every key, is dropped; a key held by two documents is a
+//     candidate pair (8 bytes, and a pair met in several bands, as a near
+//     copy meets its original in a third of them at J 0.85, is kept once);
+//     a key held by three or more becomes a bucket listing its members in
+//     priority order.
 //  3. Keep first (keepFirstBuckets): documents are taken in priority order.
 //     A document's candidates are the kept members of its buckets, which each
 //     bucket holds at the front of its member list: when a document is kept it
@@ -160,13 +163,18 @@ func (c *bandCollector) close() error {
 	return errors.Join(errs...)
 }
 
-// buckets are the band buckets of two or more documents, and each document's
-// buckets. Documents are numbered by priority position.
+// buckets are the band buckets of three or more documents, and each
+// document's buckets; and the pairs of documents that share a bucket of
+// two. Documents are numbered by priority position. A bucket of two is a
+// pair rather than a bucket: the same candidates (the other document when
+// it is kept), in 8 bytes once where a bucket costs 24 bytes for every band
+// the two share.
 type buckets struct {
 	start   []uint32 // bucket b's members are members[start[b]:start[b+1]]
 	members []int32  // positions, ascending within a bucket; kept ones first once decided
 	kept    []uint32 // kept members at the front of bucket b
 	of      []uint64 // memberships pos<<32 | bucket, ascending
+	pairs   []uint64 // PackPair of the two positions, ascending, each once
 }
 
 // bandEnt is an entry being grouped.
@@ -185,6 +193,7 @@ func (c *bandCollector) group(workers int, pos func(int32) int32) (*buckets, err
 	type result struct {
 		start   []uint32 // relative to members
 		members []int32
+		pairs   []uint64
 		err     error
 	}
 	res := make([]result, bandParts)
@@ -227,7 +236,10 @@ func (c *bandCollector) group(workers int, pos func(int32) int32) (*buckets, err
 					for hi < len(ents) && ents[hi].key == ents[lo].key {
 						hi++
 					}
-					if hi-lo >= 2 {
+					switch {
+					case hi-lo == 2:
+						r.pairs = append(r.pairs, PackPair(int(ents[lo].pos), int(ents[lo+1].pos)))
+					case hi-lo > 2:
 						r.start = append(r.start, uint32(len(r.members)))
 						for _, e := range ents[lo:hi] {
 							r.members = append(r.members, e.pos)
@@ -241,14 +253,22 @@ func (c *bandCollector) group(workers int, pos func(int32) int32) (*buckets, err
 	}
 	wg.Wait()
 	b := &buckets{}
-	var nb, nm int
+	var nb, nm, np int
 	for _, r := range res {
 		if r.err != nil {
 			return nil, r.err
 		}
 		nb += len(r.start)
 		nm += len(r.members)
+		np += len(r.pairs)
 	}
+	b.pairs = make([]uint64, 0, np)
+	for i := range res {
+		b.pairs = append(b.pairs, res[i].pairs...)
+		res[i].pairs = nil
+	}
+	sortUint64(b.pairs, workers)
+	b.pairs = slices.Compact(b.pairs)
 	if nm >= 1<<32 {
 		return nil, fmt.Errorf("dedup: %d band bucket memberships, more than 2^32", nm)
 	}

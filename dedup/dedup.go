@@ -46,6 +46,14 @@ type Summary struct {
 	Skipped    int64 `json:"skipped"`  // candidates not verified: already decided (greedy: a removed partner, or the document matched already; components: already in one cluster)
 	Verified   int64 `json:"verified"` // candidates that passed verification
 	Rejected   int64 `json:"rejected"` // candidates that failed it: the exact check, after reading the verification data
+	// BandBuckets are the band keys three or more documents share (under
+	// MethodMinHash and keep-first), BandMemberships their members summed,
+	// and BandPairs the distinct pairs of documents that share a key held by
+	// those two only (and pairs of exact copies): what the candidate stage
+	// holds in memory (bands.go).
+	BandBuckets     int64 `json:"band_buckets,omitempty"`
+	BandMemberships int64 `json:"band_memberships,omitempty"`
+	BandPairs       int64 `json:"band_pairs,omitempty"`
 	// Prefiltered are candidates the prefilter rejected (prefilter.go)
 	// without reading their verification data: not verified, not rejected.
 	Prefiltered int64 `json:"prefiltered"`

@@ -118,6 +118,14 @@ func (r *runner) greedyCandidates(ctx context.Context, lsh *minhash.LSH) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		// The pairs of buckets of two join the exact copies' pairs.
+		if len(b.pairs) > 0 {
+			pairs = append(pairs, b.pairs...)
+			sortUint64(pairs, r.opt.Workers)
+			pairs = slices.Compact(pairs)
+			b.pairs = nil
+		}
+		r.sum.BandBuckets, r.sum.BandMemberships, r.sum.BandPairs = int64(len(b.start)-1), int64(len(b.of)), int64(len(pairs))
 		if keeper, err = r.rule.keepFirstBuckets(ctx, n, feat, pre, b, pairs, removed, st); err != nil {
 			return err
 		}
