@@ -80,6 +80,10 @@ type Options struct {
 	WaitReplicas int
 	// Logger receives anomalies; nil means none.
 	Logger *slog.Logger
+
+	// directMax, a test hook, replaces the constant directMax when not
+	// zero (-1: the prefilters of every candidate set are read first).
+	directMax int
 }
 
 func (o *Options) ensureDefaults() {
@@ -104,6 +108,9 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.directMax == 0 {
+		o.directMax = directMax
 	}
 }
 
@@ -134,6 +141,11 @@ type Store struct {
 	// prefilter: the rule has one (Jaccard verification), so records keep
 	// theirs and candidates are prefiltered before their records are read.
 	prefilter bool
+	directMax int // Options.directMax
+	// The matches since Open (MatchAll's, and add_if_new's decisions), the
+	// candidates whose records they read, and those the prefilter ruled
+	// out before.
+	matches, examined, prefiltered atomic.Uint64
 }
 
 // Open connects to addr: "redis://host:port/db" for one server (see
@@ -155,7 +167,7 @@ func Open(ctx context.Context, addr string, opt Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{c: c, rule: rule, nb: rule.Bands(), opt: opt, log: opt.Logger, p: opt.Prefix,
-		g: &group{c: c, timeout: opt.Timeout}, prefilter: opt.Dedup.Verify == dedup.VerifyJaccard}
+		g: &group{c: c, timeout: opt.Timeout}, prefilter: opt.Dedup.Verify == dedup.VerifyJaccard, directMax: opt.directMax}
 	slot := s.p + "{" + s.p + "}"
 	s.seqKey, s.countKey = slot+"seq", slot+"count"
 	if err := s.checkMeta(ctx); err != nil {

@@ -415,7 +415,7 @@ func (s *Store) seqTaken(ctx context.Context, seq uint64, enc []byte) error {
 // waiting for a pending duplicate before self in priority and cancelling
 // one after it. errKilled means that a concurrent addition cancelled self.
 func (s *Store) settle(ctx context.Context, f *dedup.Features, self uint64, cs []cand) (dedup.KeptMatch, bool, error) {
-	recs, err := s.readRecords(ctx, seqsOf(cs))
+	cs, recs, err := s.readCandidates(ctx, f, cs)
 	if err != nil {
 		return dedup.KeptMatch{}, false, err
 	}
