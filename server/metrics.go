@@ -66,6 +66,9 @@ func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
 			prometheus.NewCounterFunc(prometheus.CounterOpts{
 				Name: "neardup_keptset_candidates_examined_total", Help: "Candidates the kept set's matches read and tested since start-up: over neardup_keptset_matches_total, the record reads a match costs.",
 			}, func() float64 { return float64(s.keptStats().Examined) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "neardup_keptset_candidates_prefiltered_total", Help: "Candidates the kept set's prefilter ruled out since start-up, before their records were read (not in neardup_keptset_candidates_examined_total).",
+			}, func() float64 { return float64(s.keptStats().Prefiltered) }),
 		)
 	}
 	return m
