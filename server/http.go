@@ -686,6 +686,10 @@ func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) {
 			"merges": ks.Merges, "matches": ks.Matches, "candidates_examined": ks.Examined,
 			"candidates_prefiltered": ks.Prefiltered}
 	}
+	if mc, ok := s.shared.(matchCounter); ok { // the stateless Redis index
+		m, e, p := mc.MatchCounts()
+		st["shared_store"] = map[string]any{"matches": m, "candidates_examined": e, "candidates_prefiltered": p}
+	}
 	if b, ok := s.store.(interface{ Size() int64 }); ok { // BoltStore, PebbleStore
 		size := b.Size()
 		st["store_bytes"] = size
