@@ -683,7 +683,12 @@ func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) {
 		// The kept set's parts, which merges keep few (keptset's notes).
 		ks := s.big.Stats()
 		st["kept_set"] = map[string]any{"parts": ks.Parts, "part_bytes": ks.PartBytes, "delta_documents": ks.DeltaDocs,
-			"merges": ks.Merges, "matches": ks.Matches, "candidates_examined": ks.Examined}
+			"merges": ks.Merges, "matches": ks.Matches, "candidates_examined": ks.Examined,
+			"candidates_prefiltered": ks.Prefiltered}
+	}
+	if mc, ok := s.shared.(matchCounter); ok { // the stateless Redis index
+		m, e, p := mc.MatchCounts()
+		st["shared_store"] = map[string]any{"matches": m, "candidates_examined": e, "candidates_prefiltered": p}
 	}
 	if b, ok := s.store.(interface{ Size() int64 }); ok { // BoltStore, PebbleStore
 		size := b.Size()

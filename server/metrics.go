@@ -66,9 +66,35 @@ func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
 			prometheus.NewCounterFunc(prometheus.CounterOpts{
 				Name: "neardup_keptset_candidates_examined_total", Help: "Candidates the kept set's matches read and tested since start-up: over neardup_keptset_matches_total, the record reads a match costs.",
 			}, func() float64 { return float64(s.keptStats().Examined) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "neardup_keptset_candidates_prefiltered_total", Help: "Candidates the kept set's prefilter ruled out since start-up, before their records were read (not in neardup_keptset_candidates_examined_total).",
+			}, func() float64 { return float64(s.keptStats().Prefiltered) }),
 		)
+		if mc, ok := s.shared.(matchCounter); ok {
+			count := func(pick func(m, e, p uint64) uint64) func() float64 {
+				return func() float64 { return float64(pick(mc.MatchCounts())) }
+			}
+			reg.MustRegister(
+				prometheus.NewCounterFunc(prometheus.CounterOpts{
+					Name: "neardup_shared_store_matches_total", Help: "Matches of this server on the shared store since start-up (searches, and add_if_new's decisions; the stateless Redis index).",
+				}, count(func(m, _, _ uint64) uint64 { return m })),
+				prometheus.NewCounterFunc(prometheus.CounterOpts{
+					Name: "neardup_shared_store_candidates_examined_total", Help: "Candidates whose records this server's matches read from the shared store since start-up: over neardup_shared_store_matches_total, the record reads a match costs.",
+				}, count(func(_, e, _ uint64) uint64 { return e })),
+				prometheus.NewCounterFunc(prometheus.CounterOpts{
+					Name: "neardup_shared_store_candidates_prefiltered_total", Help: "Candidates this server's matches ruled out with the prefilter since start-up, before reading their records from the shared store (not in neardup_shared_store_candidates_examined_total).",
+				}, count(func(_, _, p uint64) uint64 { return p })),
+			)
+		}
 	}
 	return m
+}
+
+// matchCounter is a shared store that counts what its matches read
+// (redisstore.Store): the matches since it was opened, the candidates whose
+// records they read, and those the prefilter ruled out before a read.
+type matchCounter interface {
+	MatchCounts() (matches, examined, prefiltered uint64)
 }
 
 // keptStats returns the kept set's figures, zero before it is ready or

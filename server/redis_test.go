@@ -20,10 +20,12 @@ import (
 	"github.com/neardup/neardup/store/redisstore"
 )
 
-// Both Redis stores are SharedStores.
+// Both Redis stores are SharedStores; the stateless one counts what its
+// matches read.
 var (
-	_ SharedStore = (*redisreplica.Store)(nil)
-	_ SharedStore = (*redisstore.Store)(nil)
+	_ SharedStore  = (*redisreplica.Store)(nil)
+	_ SharedStore  = (*redisstore.Store)(nil)
+	_ matchCounter = (*redisstore.Store)(nil)
 )
 
 // testBackends are the stores the service tests run over: the embedded path
@@ -319,6 +321,53 @@ func TestStatelessSet(t *testing.T) {
 			addr := b.start(t)
 			testSet(t, func(t *testing.T, opt dedup.Options) Set { return openStateless(t, addr, newPrefix(), opt) })
 		})
+	}
+}
+
+// TestStatelessStats: over the stateless Redis index, /v1/stats and the
+// metrics show this server's matches on the store, the candidates whose
+// records they read and those the prefilter ruled out first: pages that
+// share a template are many candidates of one another, nearly all ruled
+// out.
+func TestStatelessStats(t *testing.T) {
+	s := newTestServer(t, openStateless(t, startRedis(t), newPrefix(), dedup.Options{}), Options{})
+	h := s.Handler()
+	r := rand.New(rand.NewPCG(9, 10))
+	words := func(n int) string {
+		w := make([]string, n)
+		for i := range w {
+			w[i] = fmt.Sprintf("w%d", r.IntN(1_000_000))
+		}
+		return strings.Join(w, " ")
+	}
+	template := words(150)
+	const pages = 60
+	for i := range pages {
+		body := fmt.Sprintf(`{"id":"p%d","text":%q}`, i, template+" "+words(100))
+		if code := call(t, h, "POST", "/v1/documents", body, nil); code != http.StatusCreated {
+			t.Fatalf("add p%d: %d", i, code)
+		}
+	}
+	for range 10 {
+		if code := call(t, h, "POST", "/v1/search", fmt.Sprintf(`{"text":%q}`, template+" "+words(100)), nil); code != http.StatusOK {
+			t.Fatalf("search: %d", code)
+		}
+	}
+	var got struct {
+		Shared map[string]float64 `json:"shared_store"`
+	}
+	if code := call(t, h, "GET", "/v1/stats", "", &got); code != http.StatusOK {
+		t.Fatalf("stats: %d", code)
+	}
+	t.Logf("shared_store: %v", got.Shared)
+	if m, p := got.Shared["matches"], got.Shared["candidates_prefiltered"]; m < pages+10 || p == 0 || got.Shared["candidates_examined"] > p {
+		t.Errorf("shared_store %v: want %d matches or more and most candidates ruled out by the prefilter", got.Shared, pages+10)
+	}
+	metrics := newRecorder(t, h, "GET", "/metrics")
+	for _, name := range []string{"neardup_shared_store_matches_total", "neardup_shared_store_candidates_examined_total", "neardup_shared_store_candidates_prefiltered_total"} {
+		if !strings.Contains(metrics, name+" ") {
+			t.Errorf("/metrics has no %s", name)
+		}
 	}
 }
 

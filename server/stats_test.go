@@ -72,6 +72,9 @@ func TestStatsSettings(t *testing.T) {
 						t.Errorf("kept_set %s %v after a search that read a record, %v before", k, a, b)
 					}
 				}
+				if _, ok := got.KeptSet["candidates_prefiltered"].(float64); !ok {
+					t.Errorf("kept_set %v has no candidates_prefiltered", got.KeptSet)
+				}
 			}
 			for k, v := range tc.want {
 				if got.Settings[k] != v {

@@ -202,8 +202,8 @@ func TestStalePending(t *testing.T) {
 		t.Fatalf("AddIfNew(dead, other text) = dup %v, %v; want stored: the id was never committed", dup, err)
 	}
 	got := settled(t, s)
-	if got["r fields"] != 4 { // two records, a state each
-		t.Errorf("record fields after the collector ran: %d, want 4 (%v)", got["r fields"], got)
+	if got["r fields"] != 6 { // two records, a prefilter and a state each
+		t.Errorf("record fields after the collector ran: %d, want 6 (%v)", got["r fields"], got)
 	}
 }
 
@@ -260,8 +260,8 @@ func TestConcurrentServers(t *testing.T) {
 			t.Errorf("Len = %d, %v; want %d", n, err, groups)
 		}
 		got := settled(t, stores[0])
-		if got["r fields"] != int64(2*groups) || got["i fields"] != int64(groups) {
-			t.Errorf("after the collector: %v; want %d records with their states and %d ids", got, groups, groups)
+		if got["r fields"] != int64(3*groups) || got["i fields"] != int64(groups) {
+			t.Errorf("after the collector: %v; want %d records with their prefilters and states and %d ids", got, groups, groups)
 		}
 	})
 }

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
+	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/store"
 )
 
@@ -71,4 +74,131 @@ func BenchmarkStore(b *testing.B) {
 			}
 		})
 	})
+}
+
+// BenchmarkCandidates measures what reading n candidates costs a decision
+// (their records read and the rule asked about each), with their records
+// read at once ("direct") or their prefilters first ("prefilter"), for
+// candidates the prefilter rules out ("unrelated": pages sharing a
+// template, J ~0.4) and for one near-duplicate, which it never rules out,
+// among such pages ("one-near-copy"), one request at a time ("serial": its
+// latency) and from GOMAXPROCS×16 goroutines ("parallel": the cost under
+// load). Besides the time, it reports the CPU this process and Redis spent
+// per decision (us-cpu/op, us-redis/op), which other load on the machine
+// disturbs less. The two modes of one case run one after the other. It
+// chose directMax:
+//
+//	go test -run '^$' -bench Candidates -benchtime 3000x -count 3 ./store/redisstore
+func BenchmarkCandidates(b *testing.B) {
+	ctx := context.Background()
+	rec := extractor(b)
+	const groups, size = 64, 16
+	var recs []store.Record
+	page := templatePages(11)
+	var unrelated, oneNear [groups][]cand
+	var newPages, nearCopies [groups]dedup.Features
+	for g := range groups {
+		base := page()
+		for i := range size {
+			// A near-copy of base (one more word), and an unrelated page.
+			near := rec(fmt.Sprint("n", g, "-", i), base+" "+strconv.Itoa(i))
+			other := rec(fmt.Sprint("u", g, "-", i), page())
+			near.Seq, other.Seq = uint64(len(recs)), uint64(len(recs)+1)
+			if i == 0 {
+				oneNear[g] = append(oneNear[g], cand{seq: near.Seq})
+			} else {
+				oneNear[g] = append(oneNear[g], cand{seq: other.Seq})
+			}
+			unrelated[g] = append(unrelated[g], cand{seq: other.Seq})
+			recs = append(recs, near, other)
+		}
+		nearCopies[g] = rec("", base+" again").Features
+		newPages[g] = rec("", page()).Features
+	}
+	modes := []struct {
+		name string
+		s    *Store
+	}{
+		{"direct", open(b, single(b), newPrefix(), Options{directMax: 1 << 30})},
+		{"prefilter", open(b, single(b), newPrefix(), Options{directMax: -1})},
+	}
+	for _, m := range modes {
+		if err := m.s.PutBulk(ctx, recs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	redisCPU := func(s *Store) float64 {
+		info, err := s.c.Info(ctx, "cpu").Result()
+		if err != nil {
+			b.Fatal(err)
+		}
+		var sum float64
+		for _, l := range strings.Split(info, "\r\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
+				x, _ := strconv.ParseFloat(v, 64)
+				sum += x
+			}
+		}
+		return sum
+	}
+	ownCPU := func() float64 {
+		var ru syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+	}
+	for _, kind := range []string{"unrelated", "one-near-copy"} {
+		for _, n := range []int{1, 2, 3, 4, 8, 16} {
+			query := func(i int64) (*dedup.Features, []cand) {
+				g := int(i % groups)
+				if kind == "unrelated" {
+					return &newPages[g], unrelated[g][:n]
+				}
+				return &nearCopies[g], oneNear[g][:n]
+			}
+			for _, par := range []string{"serial", "parallel"} {
+				for _, m := range modes {
+					s := m.s
+					decide := func(f *dedup.Features, cs []cand) int {
+						cs, rs, err := s.readCandidates(ctx, f, cs)
+						if err != nil {
+							b.Fatal(err)
+						}
+						dup := 0
+						for i := range cs {
+							if _, ok := s.verdict(&rs[i], f); ok {
+								dup++
+							}
+						}
+						return dup
+					}
+					b.Run(fmt.Sprintf("%s/n=%d/%s/%s", kind, n, par, m.name), func(b *testing.B) {
+						b.ReportAllocs()
+						_, e0, _ := s.MatchCounts()
+						r0, c0 := redisCPU(s), ownCPU()
+						if par == "serial" {
+							for i := range b.N {
+								f, cs := query(int64(i))
+								if got := decide(f, cs); kind == "one-near-copy" && got != 1 {
+									b.Fatalf("%d near-copies found, want 1", got)
+								}
+							}
+						} else {
+							var next atomic.Int64
+							b.SetParallelism(16)
+							b.RunParallel(func(pb *testing.PB) {
+								for pb.Next() {
+									decide(query(next.Add(1)))
+								}
+							})
+						}
+						c1, r1 := ownCPU(), redisCPU(s)
+						_, e1, _ := s.MatchCounts()
+						b.ReportMetric(float64(e1-e0)/float64(b.N), "records/op")
+						b.ReportMetric((c1-c0)*1e6/float64(b.N), "us-cpu/op")
+						b.ReportMetric((r1-r0)*1e6/float64(b.N), "us-redis/op")
+					})
+				}
+			}
+		}
+	}
 }

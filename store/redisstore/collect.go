@@ -120,12 +120,12 @@ func (c *collector) do(ctx context.Context, j gcJob) error {
 }
 
 // clear removes the cancelled addition seq: its entries, its id (if still
-// its own) and then its record.
+// its own) and then its record, prefilter and state.
 func (s *Store) clear(ctx context.Context, seq uint64, id string, keys []uint64) error {
 	calls := append(s.dropCalls(seq, keys), call{sc: dropID, keys: []string{s.idKey(id)}, args: []any{id, strconv.FormatUint(seq, 10)}})
 	if err := s.scripts(ctx, calls, nil); err != nil {
 		return err
 	}
 	rk, rf, sf := s.recordKey(seq)
-	return s.c.HDel(ctx, rk, rf, sf).Err()
+	return s.c.HDel(ctx, rk, rf, preField(rf), sf).Err()
 }

@@ -3,9 +3,13 @@
 // and key prefix, with nothing of the index held by the servers: a server
 // starts at once whatever the index size, and answers a match with two
 // pipelined reads (the candidate keys' entries, then the candidates'
-// records). The candidate keys are the batch's (keptset.Keys: the LSH band
-// keys of dedup's default method), and the decision is dedup.Rule's, in
-// priority order, so the verdicts are neardup dedup's.
+// records), or three when the candidates are more than two: their
+// prefilters are read first (48 bytes each, beside their records), and the
+// records of those that dedup's prefilter rules out, far below the
+// threshold, are not read. The candidate keys are the batch's
+// (keptset.Keys: the LSH band keys of dedup's default method), and the
+// decision is dedup.Rule's, in priority order, so the verdicts are neardup
+// dedup's.
 //
 // Writes take no global lock: an addition writes itself pending, reads the
 // buckets it wrote into, settles with the concurrent additions it finds

@@ -123,10 +123,86 @@ func (s *Store) Match(ctx context.Context, f *dedup.Features) (dedup.KeptMatch, 
 	return ms[0], true, nil
 }
 
+// directMax is the most candidates whose records are read at once, in
+// one round trip, without their prefilters first: reading the prefilters
+// costs a round trip, which pays only when it saves enough record reads
+// (REDIS.md, "Reads"; BenchmarkCandidates).
+const directMax = 2
+
+// readCandidates reads the records of the candidates cs of f (the query,
+// or an addition), as readRecords does, but for those it leaves out: with
+// more than directMax candidates, their prefilters and states are read
+// first (one round trip, about 50 bytes each), and the records of the
+// cancelled ones and of the committed ones that the rule's prefilter rules
+// out against f (rule.PrefilterRejects: never a duplicate) are not read.
+// It returns the candidates read, in the order of cs, with their records.
+func (s *Store) readCandidates(ctx context.Context, f *dedup.Features, cs []cand) ([]cand, []stored, error) {
+	s.matches.Add(1)
+	if len(cs) > max(s.directMax, 0) && s.prefilter && f.Pre.Known() {
+		var err error
+		if cs, err = s.prefilterCands(ctx, f, cs); err != nil {
+			return nil, nil, err
+		}
+	}
+	s.examined.Add(uint64(len(cs)))
+	recs, err := s.readRecords(ctx, seqsOf(cs))
+	return cs, recs, err
+}
+
+// prefilterCands reads the prefilters and states of cs (HMGET p<n> sn) and
+// returns cs without the cancelled candidates (handed to the collector) and
+// the committed ones the prefilter rules out against f. Pending ones are
+// kept whatever their prefilter: their records tell how long they have been
+// pending (a stale one is handed to the collector), and they are few. A
+// record without a prefilter field (written before the layout kept one) has
+// an unknown prefilter, which rules nothing out.
+func (s *Store) prefilterCands(ctx context.Context, f *dedup.Features, cs []cand) ([]cand, error) {
+	cmds := make([]*redis.SliceCmd, len(cs))
+	err := s.g.do(ctx, func(pipe redis.Pipeliner) {
+		for i, c := range cs {
+			key, rf, sf := s.recordKey(c.seq)
+			cmds[i] = pipe.HMGet(ctx, key, preField(rf), sf)
+		}
+	})
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	if err := errOf(cmds...); err != nil {
+		return nil, err
+	}
+	kept := make([]cand, 0, len(cs))
+	for i, c := range cs {
+		vs := cmds[i].Val()
+		switch st, _ := vs[1].(string); st {
+		case stateKilled:
+			s.gc.record(c.seq)
+			continue
+		case stateCommitted:
+			pv, _ := vs[0].(string)
+			if p := decodePrefilter(pv); s.rule.PrefilterRejects(&p, &f.Pre) {
+				continue
+			}
+		}
+		kept = append(kept, c)
+	}
+	s.prefiltered.Add(uint64(len(cs) - len(kept)))
+	return kept, nil
+}
+
+// MatchCounts returns, since Open, the matches (MatchAll's, and the
+// decisions of add_if_new), the candidates whose records they read, and
+// the candidates the prefilter ruled out before their records were read
+// (not counted in examined): over matches, the record reads a match costs.
+func (s *Store) MatchCounts() (matches, examined, prefiltered uint64) {
+	return s.matches.Load(), s.examined.Load(), s.prefiltered.Load()
+}
+
 // MatchAll returns the stored documents f duplicates, in priority order, at
 // most limit of them when limit > 0: one pipelined read of f's candidate
-// keys' entries, one of the candidates' records, decided by the rule as the
-// batch and the in-memory kept set decide. Only committed documents count.
+// keys' entries, one of the candidates' records (and before it, with more
+// than directMax candidates, one of their prefilters, which rules most
+// unrelated candidates out), decided by the rule as the batch and the
+// in-memory kept set decide. Only committed documents count.
 func (s *Store) MatchAll(ctx context.Context, f *dedup.Features, limit int) ([]dedup.KeptMatch, error) {
 	if err := s.check(); err != nil {
 		return nil, err
@@ -136,8 +212,7 @@ func (s *Store) MatchAll(ctx context.Context, f *dedup.Features, limit int) ([]d
 	if err != nil {
 		return nil, err
 	}
-	cs := s.candidatesOf(keys, vals, maxSeq+1)
-	recs, err := s.readRecords(ctx, seqsOf(cs))
+	cs, recs, err := s.readCandidates(ctx, f, s.candidatesOf(keys, vals, maxSeq+1))
 	if err != nil {
 		return nil, err
 	}

@@ -80,6 +80,10 @@ type Options struct {
 	WaitReplicas int
 	// Logger receives anomalies; nil means none.
 	Logger *slog.Logger
+
+	// directMax, a test hook, replaces the constant directMax when not
+	// zero (-1: the prefilters of every candidate set are read first).
+	directMax int
 }
 
 func (o *Options) ensureDefaults() {
@@ -104,6 +108,9 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.directMax == 0 {
+		o.directMax = directMax
 	}
 }
 
@@ -130,6 +137,15 @@ type Store struct {
 	closed atomic.Bool
 	metaOK atomic.Bool // the meta hash was seen since the last failure (ensureMeta)
 	gc     *collector
+
+	// prefilter: the rule has one (Jaccard verification), so records keep
+	// theirs and candidates are prefiltered before their records are read.
+	prefilter bool
+	directMax int // Options.directMax
+	// The matches since Open (MatchAll's, and add_if_new's decisions), the
+	// candidates whose records they read, and those the prefilter ruled
+	// out before.
+	matches, examined, prefiltered atomic.Uint64
 }
 
 // Open connects to addr: "redis://host:port/db" for one server (see
@@ -151,7 +167,7 @@ func Open(ctx context.Context, addr string, opt Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{c: c, rule: rule, nb: rule.Bands(), opt: opt, log: opt.Logger, p: opt.Prefix,
-		g: &group{c: c, timeout: opt.Timeout}}
+		g: &group{c: c, timeout: opt.Timeout}, prefilter: opt.Dedup.Verify == dedup.VerifyJaccard, directMax: opt.directMax}
 	slot := s.p + "{" + s.p + "}"
 	s.seqKey, s.countKey = slot+"seq", slot+"count"
 	if err := s.checkMeta(ctx); err != nil {
@@ -292,10 +308,53 @@ func seqsOfValue(dst []uint64, v string) []uint64 {
 }
 
 // recordKey returns the hash of seq's record and its two fields: the
-// record and its state.
+// record and its state. The record's prefilter is the field preField(rec).
 func (s *Store) recordKey(seq uint64) (key, rec, state string) {
 	n := strconv.FormatUint(seq&(1<<recordBits-1), 10)
 	return s.p + "r:" + strconv.FormatUint(seq>>recordBits, 16), n, "s" + n
+}
+
+// preField returns the field of the prefilter of the record in field rec:
+// written in the same command as the record and deleted with it, so that
+// no record of this layout lacks it and none outlives its record. Records
+// written before it was kept have none: their prefilter is unknown.
+func preField(rec string) string { return "p" + rec }
+
+// preBytes is the size of an encoded prefilter.
+const preBytes = 8 * len(dedup.Prefilter{})
+
+// encodePrefilter returns the value of f's prefilter field: the prefilter
+// that decoding f's record gives (dedup.Features.Prefilter, a function of
+// the shingle set), its words little-endian; "" when it is unknown, or
+// when the rule has no prefilter (no Jaccard verification), which then
+// costs no memory.
+func (s *Store) encodePrefilter(f *dedup.Features) string {
+	if !s.prefilter {
+		return ""
+	}
+	p := f.Prefilter()
+	if !p.Known() {
+		return ""
+	}
+	b := make([]byte, 0, preBytes)
+	for _, w := range p {
+		b = binary.LittleEndian.AppendUint64(b, w)
+	}
+	return string(b)
+}
+
+// decodePrefilter returns the prefilter of a prefilter field's value; the
+// zero (unknown) Prefilter, which rules nothing out, for a missing or
+// malformed one.
+func decodePrefilter(v string) dedup.Prefilter {
+	var p dedup.Prefilter
+	if len(v) != preBytes {
+		return p
+	}
+	for i := range p {
+		p[i] = binary.LittleEndian.Uint64([]byte(v[8*i : 8*i+8]))
+	}
+	return p
 }
 
 func (s *Store) idKey(id string) string {

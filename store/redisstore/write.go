@@ -78,12 +78,22 @@ else
 end
 return 1`)
 	// takeCommitted deletes a committed record (fields ARGV[1], ARGV[2]
-	// of KEYS[1]) and returns it; nil when it is not committed.
+	// of KEYS[1]: record and state) and its prefilter (ARGV[3]), and
+	// returns the record; nil when it is not committed.
 	takeCommitted = redis.NewScript(`
 if redis.call('HGET', KEYS[1], ARGV[2]) ~= 'c' then return false end
 local b = redis.call('HGET', KEYS[1], ARGV[1])
-redis.call('HDEL', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HDEL', KEYS[1], ARGV[1], ARGV[2], ARGV[3])
 return b`)
+	// putRecord sets the record field ARGV[1] of KEYS[1] to ARGV[2]
+	// unless it has one, and then its prefilter field ARGV[3] to ARGV[4]
+	// (unless that is empty: unknown), and returns 1; 0 when the record
+	// field was taken, leaving the record there and its prefilter as they
+	// were.
+	putRecord = redis.NewScript(`
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], ARGV[3], ARGV[4]) end
+return 1`)
 )
 
 // errKilled is returned by an addition cancelled by another server's: it
@@ -185,7 +195,7 @@ func (s *Store) pend(ctx context.Context, r *store.Record) (*pending, error) {
 		}
 		if errors.Is(err, store.ErrExists) {
 			rk, rf, _ := s.recordKey(r.Seq)
-			_ = s.c.HDel(context.WithoutCancel(ctx), rk, rf).Err()
+			_ = s.c.HDel(context.WithoutCancel(ctx), rk, rf, preField(rf)).Err()
 			return nil, err
 		}
 		return nil, s.cancel(p, err)
@@ -303,23 +313,22 @@ func (s *Store) AddIfNewBatch(ctx context.Context, rs []store.Record) ([]dedup.K
 }
 
 // claim writes r's id into the id map, unless another stored (or pending,
-// and not stale) document has it, and r's record, pending.
+// and not stale) document has it, and r's record with its prefilter,
+// pending.
 func (s *Store) claim(ctx context.Context, r *store.Record, enc []byte) error {
 	ik := s.idKey(r.ID)
 	seqS := strconv.FormatUint(r.Seq, 10)
 	rk, rf, _ := s.recordKey(r.Seq)
-	var idSet, put *redis.BoolCmd
-	err := s.g.do(ctx, func(pipe redis.Pipeliner) {
-		idSet = pipe.HSetNX(ctx, ik, r.ID, seqS)
-		put = pipe.HSetNX(ctx, rk, rf, enc)
-	})
-	if err != nil {
-		return unavailable(err)
+	var idSet *redis.BoolCmd
+	put := []call{{sc: putRecord, keys: []string{rk}, args: []any{rf, enc, preField(rf), s.encodePrefilter(&r.Features)}}}
+	err := s.scripts(ctx, put, func(pipe redis.Pipeliner) { idSet = pipe.HSetNX(ctx, ik, r.ID, seqS) })
+	if err == nil {
+		err = errOf(idSet)
 	}
-	if err := errOf(idSet, put); err != nil {
+	if err != nil {
 		return err
 	}
-	if !put.Val() {
+	if n, _ := put[0].cmd.Int(); n == 0 {
 		if err := s.seqTaken(ctx, r.Seq, enc); err != nil {
 			if idSet.Val() {
 				_ = dropID.Run(context.WithoutCancel(ctx), s.c, []string{ik}, r.ID, seqS).Err()
@@ -406,7 +415,7 @@ func (s *Store) seqTaken(ctx context.Context, seq uint64, enc []byte) error {
 // waiting for a pending duplicate before self in priority and cancelling
 // one after it. errKilled means that a concurrent addition cancelled self.
 func (s *Store) settle(ctx context.Context, f *dedup.Features, self uint64, cs []cand) (dedup.KeptMatch, bool, error) {
-	recs, err := s.readRecords(ctx, seqsOf(cs))
+	cs, recs, err := s.readCandidates(ctx, f, cs)
 	if err != nil {
 		return dedup.KeptMatch{}, false, err
 	}
@@ -504,7 +513,7 @@ func (s *Store) Remove(ctx context.Context, id string) (bool, error) {
 		return false, err
 	}
 	rk, rf, sf := s.recordKey(seq)
-	b, err := takeCommitted.Run(ctx, s.c, []string{rk}, rf, sf).Text()
+	b, err := takeCommitted.Run(ctx, s.c, []string{rk}, rf, sf, preField(rf)).Text()
 	if errors.Is(err, redis.Nil) {
 		return false, nil
 	}
@@ -645,7 +654,11 @@ func (s *Store) putBatch(ctx context.Context, rs []store.Record) ([]bool, []erro
 	for i := range rs {
 		idSet[i] = pipe.HSetNX(ctx, s.idKey(rs[i].ID), rs[i].ID, strconv.FormatUint(rs[i].Seq, 10))
 		rk, rf, _ := s.recordKey(rs[i].Seq)
-		pipe.HSet(ctx, rk, rf, encs[i])
+		if pre := s.encodePrefilter(&rs[i].Features); pre != "" {
+			pipe.HSet(ctx, rk, rf, encs[i], preField(rf), pre) // one command: no record without it
+		} else {
+			pipe.HSet(ctx, rk, rf, encs[i])
+		}
 	}
 	raiseSeq.Eval(ctx, pipe, []string{s.seqKey}, top)
 	if _, err := pipe.Exec(ctx); err != nil {
@@ -658,7 +671,7 @@ func (s *Store) putBatch(ctx context.Context, rs []store.Record) ([]bool, []erro
 			if err := s.claim(ctx, &rs[i], encs[i]); err != nil {
 				errs[i] = err
 				rk, rf, _ := s.recordKey(rs[i].Seq)
-				pipe.HDel(ctx, rk, rf)
+				pipe.HDel(ctx, rk, rf, preField(rf))
 				continue
 			}
 		}
