@@ -4,7 +4,7 @@
 // starts at once whatever the index size, and answers a match with two
 // pipelined reads (the candidate keys' entries, then the candidates'
 // records), or three when the candidates are more than two: their
-// prefilters are read first (48 bytes each, beside their records), and the
+// prefilters are read first (64 bytes each, beside their records), and the
 // records of those that dedup's prefilter rules out, far below the
 // threshold, are not read. The candidate keys are the batch's
 // (keptset.Keys: the LSH band keys of dedup's default method), and the
