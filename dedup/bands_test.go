@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -114,5 +115,92 @@ func TestKeepFirstBucketsCancel(t *testing.T) {
 	keeper, err := rule.keepFirstBuckets(context.Background(), 2, feat, nil, &buckets{}, nil, nil, nil)
 	if err != nil || len(keeper) != 2 {
 		t.Fatalf("got %v, %v", keeper, err)
+	}
+}
+
+// TestRereadExact: a run whose first pass drops its shingle sets past
+// SketchDisk and reads its members' sets again from the input gives the
+// files of a run that kept every set (duplicates with their Jaccard values,
+// clusters, kept documents, annotations), under keep-first in input order
+// and longest first, on a corpus of versions, one of licence texts with
+// exact copies, and the Chinese fortunes.
+func TestRereadExact(t *testing.T) {
+	corpora := []string{"en_spdx", "zh_fortunes", "en_gitdocs_dev"}
+	if testing.Short() {
+		corpora = corpora[:2]
+	}
+	for _, name := range corpora {
+		in := testcorpora.Path(t, name)
+		for _, keep := range []string{KeepFirst, KeepLongest} {
+			t.Run(name+"/"+keep, func(t *testing.T) {
+				dir := t.TempDir()
+				var outs [2][]byte
+				var sums [2]Summary
+				for i, reread := range []bool{false, true} {
+					file := func(what string) string { return filepath.Join(dir, fmt.Sprintf("%d-%s.jsonl", i, what)) }
+					opt := Options{Keep: keep, Duplicates: file("dups"), Clusters: file("clusters"), Output: file("kept"),
+						TempDir: t.TempDir()}
+					if reread {
+						opt.SketchBudget, opt.SketchDisk = 64<<10, 1
+					}
+					sum, err := Run(context.Background(), []string{in}, opt)
+					if err != nil {
+						t.Fatal(err)
+					}
+					aopt := opt
+					aopt.Duplicates, aopt.Clusters, aopt.Output, aopt.Annotate = "", "", file("annotated"), true
+					if _, err := Run(context.Background(), []string{in}, aopt); err != nil {
+						t.Fatal(err)
+					}
+					for _, what := range []string{"dups", "clusters", "kept", "annotated"} {
+						b, err := os.ReadFile(file(what))
+						if err != nil {
+							t.Fatal(err)
+						}
+						outs[i] = append(append(outs[i], what...), b...)
+					}
+					sums[i] = sum
+				}
+				if sums[0].Reread != 0 || sums[1].Reread == 0 {
+					t.Fatalf("re-read sets: %d and %d, want none, then some", sums[0].Reread, sums[1].Reread)
+				}
+				if sums[0].Removed == 0 || sums[0].Removed != sums[1].Removed || sums[0].Verified != sums[1].Verified ||
+					sums[0].Candidates != sums[1].Candidates || sums[0].Prefiltered != sums[1].Prefiltered {
+					t.Errorf("kept sets: %+v\nread again: %+v", sums[0], sums[1])
+				}
+				if !bytes.Equal(outs[0], outs[1]) {
+					t.Errorf("the files differ when the sets are read again")
+				}
+				t.Logf("%d documents, %d removed, %d sets read again", sums[1].Docs, sums[1].Removed, sums[1].Reread)
+			})
+		}
+	}
+}
+
+// TestRereadInputChanged: an input that changes between the first pass and
+// the reading of the members' sets stops the run with ErrInputChanged,
+// writing nothing.
+func TestRereadInputChanged(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	docs := plantedCorpus()
+	writeJSONL(t, in, docs)
+	out := filepath.Join(dir, "kept.jsonl")
+	opt := Options{Output: out, SketchBudget: 1 << 10, SketchDisk: 1, TempDir: t.TempDir()}
+	opt.Progress = func(p Progress) {
+		if p.Stage == "read" && p.Done {
+			changed := slices.Clone(docs)
+			for i := range changed {
+				changed[i].Text += " and one more word"
+			}
+			writeJSONL(t, in, changed)
+		}
+	}
+	sum, err := Run(context.Background(), []string{in}, opt)
+	if !errors.Is(err, ErrInputChanged) {
+		t.Fatalf("got %+v, %v; want ErrInputChanged", sum, err)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("output written by a failed run: %v", err)
 	}
 }

@@ -209,12 +209,26 @@ func (r *runner) feat(i int) Features {
 	d := r.d
 	f := Features{FP: d.fps.get(int(i)), Exact: d.exact.get(int(i)), Tokens: d.tokens.get(int(i)), Length: d.length.get(int(i))}
 	f.Pre = *r.pre(i)
-	if r.sets != nil && r.sets.off != nil {
+	switch {
+	case r.sets != nil && r.sets.off != nil:
 		sk, err := r.sets.get(i)
 		if err != nil {
 			r.failSet(err) // an empty set fails verification; Run reports the error
 		}
 		f.Sketch = sk
+	case r.memberSets != nil:
+		if k, ok := r.members.rank(r.memberOf(i)); ok {
+			sk, err := r.memberSets.get(k)
+			if err != nil {
+				r.failSet(err)
+			}
+			f.Sketch = sk
+		}
+	}
+	if r.kept != nil && !f.Pre.Known() && r.opt.Verify == VerifyJaccard {
+		// Incremental mode matches every lead against the kept set, whose
+		// documents have their prefilters: so must the lead.
+		f.Pre = PrefilterOf(f.Sketch.h)
 	}
 	if r.keys != nil && r.keys.off != nil {
 		w, err := r.keys.get(i)
@@ -234,16 +248,27 @@ func (r *runner) feat(i int) Features {
 	return f
 }
 
-// noPrefilter is the unknown prefilter of runs without one.
+// noPrefilter is the unknown prefilter of documents without one.
 var noPrefilter Prefilter
 
-// pre returns document i's prefilter; the unknown one without Jaccard
-// verification.
+// pre returns document i's prefilter: a member's (members.go); the unknown
+// one for another document, or without Jaccard verification.
 func (r *runner) pre(i int) *Prefilter {
-	if r.d.pre.len() == 0 {
-		return &noPrefilter
+	if r.members != nil {
+		if k, ok := r.members.rank(r.memberOf(i)); ok && k < r.memberPre.len() {
+			return r.memberPre.ref(k)
+		}
 	}
-	return r.d.pre.ref(i)
+	return &noPrefilter
+}
+
+// memberOf returns the member whose verification data stands for document
+// i: i, or the lead of its group of exact copies.
+func (r *runner) memberOf(i int) int {
+	if _, ok := r.members.rank(i); ok {
+		return i
+	}
+	return r.twinLead(i)
 }
 
 // verify reports whether documents a and b pass verification.

@@ -1,6 +1,10 @@
 package dedup
 
-import "github.com/neardup/neardup/simhash"
+import (
+	"math/bits"
+
+	"github.com/neardup/neardup/simhash"
+)
 
 // Pointer-free columns for what a run keeps per document. At 10^7-10^9
 // documents a Go map or a []string costs tens of bytes of headers per entry
@@ -125,3 +129,60 @@ func (t *docTable) insert(k uint64, d int32, key func(int32) uint64) {
 }
 
 func (t *docTable) release() { *t = docTable{} }
+
+// memberIndex numbers a subset of the documents densely, in document order:
+// the documents whose verification data the candidate stage needs (those
+// with a candidate), so that their prefilters and shingle sets can be held
+// for them alone. A bitmap and, per 64 documents, the members before them:
+// 1.5 bits a document. Safe for concurrent use once sealed.
+type memberIndex struct {
+	bits   []uint64
+	before []uint32
+	n      int
+}
+
+func newMemberIndex(docs int) *memberIndex {
+	return &memberIndex{bits: make([]uint64, (docs+63)/64)}
+}
+
+// add makes document i a member (before seal).
+func (m *memberIndex) add(i int) { m.bits[i/64] |= 1 << (i % 64) }
+
+// seal numbers the members.
+func (m *memberIndex) seal() {
+	m.before = make([]uint32, len(m.bits))
+	n := 0
+	for w, b := range m.bits {
+		m.before[w] = uint32(n)
+		n += bits.OnesCount64(b)
+	}
+	m.n = n
+}
+
+// rank returns document i's number among the members, and whether it is one.
+func (m *memberIndex) rank(i int) (int, bool) {
+	w, b := m.bits[i/64], uint64(1)<<(i%64)
+	if w&b == 0 {
+		return 0, false
+	}
+	return int(m.before[i/64]) + bits.OnesCount64(w&(b-1)), true
+}
+
+// len returns the number of members.
+func (m *memberIndex) len() int { return m.n }
+
+// each calls fn with every member in document order and its rank.
+func (m *memberIndex) each(fn func(i, rank int) error) error {
+	r := 0
+	for w, b := range m.bits {
+		for b != 0 {
+			i := w*64 + bits.TrailingZeros64(b)
+			if err := fn(i, r); err != nil {
+				return err
+			}
+			r++
+			b &= b - 1
+		}
+	}
+	return nil
+}

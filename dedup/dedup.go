@@ -62,9 +62,14 @@ type Summary struct {
 	// past the budget, MOD_m; kept-set files may still hold such sets).
 	SketchModulus int `json:"sketch_modulus"`
 	// SketchDiskBytes are the bytes of shingle sets that went to the
-	// temporary file past Options.SketchBudget.
+	// temporary file past Options.SketchBudget (at most, of the first pass's
+	// and of the members' sets read again).
 	SketchDiskBytes int64 `json:"sketch_disk_bytes,omitempty"`
-	IndexSize       int   `json:"index_size,omitempty"`
+	// Reread is the documents whose shingle sets were read again from the
+	// input after the candidate stage, the first pass's having passed
+	// Options.SketchDisk (members.go); 0 when the first pass's served.
+	Reread    int64 `json:"reread,omitempty"`
+	IndexSize int   `json:"index_size,omitempty"`
 
 	ReadSeconds      float64  `json:"read_seconds"`
 	CandidateSeconds float64  `json:"candidate_seconds"`
@@ -119,15 +124,26 @@ type runner struct {
 	exactPairs []uint64           // candidate pairs between such twins (PackPair)
 	df         map[uint32]int32   // cosine: document frequency of token hashes
 
-	bands   *bandCollector // MethodMinHash under ClusterGreedy: the band keys of the leads
-	sets    *sketchStore   // VerifyJaccard: every document's shingle set
-	keys    *sketchStore   // MethodMinHash with an index: every document's band keys, two words each
-	keyBuf  []uint32
-	setMu   sync.Mutex // guards setErr
-	setErr  error      // the first error reading a set back (feat)
-	uf      *index.UnionFind
-	cand    candStats
-	vectors []measure.Vector
+	bands *bandCollector // MethodMinHash under ClusterGreedy: the band keys of the leads
+	sets  *sketchStore   // VerifyJaccard: every document's shingle set; nil once past SketchDisk (rereadOK)
+
+	// The documents the candidate stage verifies (members.go): their
+	// prefilters and, when the first pass's sets were dropped, their sets
+	// read again from the input.
+	inputs     []string
+	copt       corpus.Options
+	rereadOK   bool // the first pass's sets may be dropped past SketchDisk
+	members    *memberIndex
+	memberPre  chunked[Prefilter]
+	memberSets *sketchStore
+	leadOf     []int32      // under a keep policy: the lead in priority order of each group of exact copies
+	keys       *sketchStore // MethodMinHash with an index: every document's band keys, two words each
+	keyBuf     []uint32
+	setMu      sync.Mutex // guards setErr
+	setErr     error      // the first error reading a set back (feat)
+	uf         *index.UnionFind
+	cand       candStats
+	vectors    []measure.Vector
 
 	rule *Rule
 
@@ -263,6 +279,8 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	r.inputs, r.copt = inputs, copt
+	r.rereadOK = r.canReread(inputs)
 	r.stage = time.Now()
 	err = r.fingerprintPass(ctx, rd, lsh)
 	rd.Close()
@@ -329,6 +347,10 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	if r.sets != nil {
 		r.sum.SketchDiskBytes = r.sets.onDisk()
 		r.sets.close()
+	}
+	if r.memberSets != nil {
+		r.sum.SketchDiskBytes = max(r.sum.SketchDiskBytes, r.memberSets.onDisk())
+		r.memberSets.close()
 	}
 	if r.keys != nil {
 		r.keys.close()

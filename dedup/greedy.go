@@ -62,6 +62,7 @@ func (r *runner) greedyCandidates(ctx context.Context, lsh *minhash.LSH) error {
 				leadOf[g] = i
 			}
 		}
+		r.leadOf = leadOf
 		for j, p := range pairs {
 			a, b := lead(int32(uint32(p))), lead(int32(p>>32))
 			pairs[j] = PackPair(int(rank[a]), int(rank[b]))
@@ -100,8 +101,18 @@ func (r *runner) greedyCandidates(ctx context.Context, lsh *minhash.LSH) error {
 	st := &r.cand
 	feat := func(p int) Features { return r.feat(doc(p)) }
 	var pre func(p int) *Prefilter
-	if r.d.pre.len() > 0 {
-		pre = func(p int) *Prefilter { return r.d.pre.ref(doc(p)) }
+	// The members' prefilters (and, when the first pass's sets were
+	// dropped, their sets), once the candidates name them (members.go).
+	loadMembers := func(b *buckets) error {
+		if r.opt.Verify != VerifyJaccard {
+			return nil
+		}
+		r.setMembers(pairs, b, doc)
+		if err := r.loadMembers(ctx); err != nil {
+			return err
+		}
+		pre = func(p int) *Prefilter { return r.pre(doc(p)) }
+		return nil
 	}
 	var keeper []int32
 	if r.bands != nil {
@@ -126,11 +137,17 @@ func (r *runner) greedyCandidates(ctx context.Context, lsh *minhash.LSH) error {
 			b.pairs = nil
 		}
 		r.sum.BandBuckets, r.sum.BandMemberships, r.sum.BandPairs = int64(len(b.start)-1), int64(len(b.of)), int64(len(pairs))
+		if err := loadMembers(b); err != nil {
+			return err
+		}
 		if keeper, err = r.rule.keepFirstBuckets(ctx, n, feat, pre, b, pairs, removed, st); err != nil {
 			return err
 		}
 		count = int(st.candidates.Load())
 	} else {
+		if err := loadMembers(nil); err != nil {
+			return err
+		}
 		keeper = r.rule.keepFirst(n, feat, pre, pairs, removed, st)
 		st.skipped.Store(int64(count) - st.verified.Load() - st.rejected.Load() - st.prefiltered.Load())
 	}

@@ -101,6 +101,7 @@ const (
 	DefaultShingle      = 5
 	DefaultPerms        = 144
 	DefaultSketchBudget = 256 << 20
+	DefaultSketchDisk   = 8 << 30
 	DefaultInterval     = time.Second
 )
 
@@ -139,6 +140,15 @@ type Options struct {
 	// verification (default 256 MiB): past it they go to a temporary file in
 	// TempDir, read back for verification; sets are never sampled.
 	SketchBudget int64
+	// SketchDisk bounds the bytes of shingle sets the first pass writes to
+	// TempDir (default 8 GiB; -1: no bound): past it, under keep-first with
+	// MinHash bands and from inputs that can be read again, the first
+	// pass's sets are dropped and the sets of the documents the candidate
+	// stage compares (about a quarter of them) are read again from the
+	// input once the candidates are known. The verdicts are the same; at
+	// 10^8 documents of 1.3 KB this keeps the temporary disk to the band
+	// keys and those sets, where every set would take 80 GB.
+	SketchDisk int64
 
 	// Perms is the number of MinHash positions (default 144); Bands and Rows
 	// default to LSHShape's choice for Threshold and Perms (24 × 6 at 0.8).
@@ -243,7 +253,7 @@ type Options struct {
 
 // Progress reports how far a run has got.
 type Progress struct {
-	Stage     string // "read", "candidates" (Docs counts candidate pairs), "output"
+	Stage     string // "read", "candidates" (Docs counts candidate pairs), "reread" (the members' sets read again: members.go), "output"
 	Docs      int64  // documents done in this stage
 	Bytes     int64  // text bytes done in this stage
 	TotalDocs int64  // documents in this stage when known, else 0
@@ -289,6 +299,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.SketchBudget == 0 {
 		o.SketchBudget = DefaultSketchBudget
+	}
+	if o.SketchDisk == 0 {
+		o.SketchDisk = DefaultSketchDisk
 	}
 	if o.Perms == 0 {
 		o.Perms = DefaultPerms
@@ -355,6 +368,9 @@ func (o *Options) Validate() error {
 	}
 	if o.SketchBudget < 0 {
 		return bad("sketch budget %d < 0", o.SketchBudget)
+	}
+	if o.SketchDisk < -1 {
+		return bad("sketch disk %d < -1", o.SketchDisk)
 	}
 	if o.Perms < 1 || o.Bands < 0 || o.Rows < 0 || o.Bands*o.Rows > o.Perms {
 		return bad("minhash perms %d, bands %d, rows %d (need bands·rows <= perms)", o.Perms, o.Bands, o.Rows)

@@ -29,12 +29,11 @@ import (
 // compact, in chunks that never move (columns.go).
 type docs struct {
 	ids    *idStore
-	fps    chunked[uint64]    // SimHash fingerprints (zero for MethodMinHash)
-	exact  chunked[uint64]    // hash of the token sequence: equal values are exact duplicates
-	first  chunked[int32]     // the first document with the same exact hash and fingerprint (itself if none before)
-	length chunked[uint32]    // text length in bytes (saturating)
-	tokens chunked[uint32]    // token count (saturating)
-	pre    chunked[Prefilter] // VerifyJaccard: the prefilter of each document (prefilter.go)
+	fps    chunked[uint64] // SimHash fingerprints (zero for MethodMinHash)
+	exact  chunked[uint64] // hash of the token sequence: equal values are exact duplicates
+	first  chunked[int32]  // the first document with the same exact hash and fingerprint (itself if none before)
+	length chunked[uint32] // text length in bytes (saturating)
+	tokens chunked[uint32] // token count (saturating)
 	vec    [][]uint64
 	keys   []keyValue // KeepField values
 
@@ -273,6 +272,7 @@ func (r *runner) newWorker() *worker {
 	if err != nil {
 		panic(err) // the options were validated and the profile looked up by Run
 	}
+	e.noPre = true // computed for the members only, after the candidate keys (members.go)
 	return &worker{r: r, e: e}
 }
 
@@ -398,15 +398,22 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 	d.first.append(r.twin(i, f))
 	d.length.append(f.Length)
 	d.tokens.append(f.Tokens)
-	if r.opt.Verify == VerifyJaccard {
-		d.pre.append(f.Pre)
-	}
 	if f.Empty {
 		d.empty++
 	}
 	if r.sets != nil {
 		if err := r.sets.add(f.Sketch.h); err != nil {
 			return err
+		}
+		if r.rereadOK && r.sets.onDisk() > r.opt.SketchDisk {
+			// Past the disk the sets may take: drop them, and read the
+			// members' again from the input after the candidate stage
+			// (members.go).
+			r.sum.SketchDiskBytes = r.sets.onDisk()
+			if err := r.sets.close(); err != nil {
+				return err
+			}
+			r.sets = nil
 		}
 	}
 	if r.keys != nil {

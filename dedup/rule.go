@@ -357,6 +357,7 @@ type Extractor struct {
 	sh             shingler
 	set64          []uint64
 	tmp            []uint32 // radix sort scratch
+	noPre          bool     // leave Features.Pre unknown (the batch's first pass: members get theirs later)
 	tf             map[uint32]uint32
 }
 
@@ -437,7 +438,9 @@ func (e *Extractor) extract(f *Features, text string) []uint64 {
 	switch e.verify {
 	case VerifyJaccard:
 		f.Sketch, e.tmp = newSketch(sketch, hashes, e.tmp, 0)
-		f.Pre = PrefilterOf(f.Sketch.h)
+		if !e.noPre {
+			f.Pre = PrefilterOf(f.Sketch.h)
+		}
 	case VerifyCosine:
 		clear(e.tf)
 		for _, t := range e.sh.toks {
@@ -448,7 +451,7 @@ func (e *Extractor) extract(f *Features, text string) []uint64 {
 			terms = append(terms, uint64(k)<<32|uint64(c))
 		}
 	}
-	if e.method == MethodMinHash {
+	if e.method == MethodMinHash && e.hasher != nil {
 		e.set64 = e.set64[:0]
 		for _, h := range hashes {
 			e.set64 = append(e.set64, uint64(h))

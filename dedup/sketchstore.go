@@ -86,8 +86,14 @@ func (s *sketchStore) get(i int) (Sketch, error) {
 	return Sketch{h: h, n: uint32(len(h))}, nil
 }
 
+// len returns the number of sets.
+func (s *sketchStore) len() int { return len(s.off) - 1 }
+
 // close releases the file and the memory.
 func (s *sketchStore) close() error {
+	if s == nil {
+		return nil
+	}
 	var err error
 	if s.f != nil {
 		err = s.f.Close()

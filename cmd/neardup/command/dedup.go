@@ -227,7 +227,7 @@ func (f *dedupCmd) run(c *cobra.Command, args []string) error {
 					bar = nil
 					stage = p.Stage
 					if p.Stage != "candidates" {
-						label := map[string]string{"read": "reading", "output": "writing"}[p.Stage]
+						label := map[string]string{"read": "reading", "reread": "re-reading", "output": "writing"}[p.Stage]
 						bar = startProgress(stderr, label, p.TotalStored, func() (int64, int64) { return stored.Load(), docs.Load() })
 					}
 				}
