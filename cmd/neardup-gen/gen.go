@@ -35,7 +35,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&opt.Sites, "sites", 0, "number of web sites whose pages share the site's template: header, menu, notices, footer (0: none)")
 	fs.Float64Var(&opt.SiteShare, "site-share", 0, "fraction of documents that are pages of a site, with -sites (0: 0.8)")
 	fs.Float64Var(&opt.ShortShare, "short", 0, "fraction of documents with a short body: 1 to 3 sentences, 80 to 400 bytes (0: none)")
-	profile := fs.String("profile", "", `named option set: "default", or "crawl" (-sites 2000 -site-share 0.8 -short 0.3); other flags override its values`)
+	profile := fs.String("profile", "", `named option set: "default", "crawl" (-sites 2000 -site-share 0.8) or "crawl-short" (the same and -short 0.3); other flags override its values`)
 	out := fs.String("out", "-", `output file ("-": standard output); a .zst suffix compresses with zstd`)
 	workers := fs.Int("workers", 0, "generating goroutines (0: GOMAXPROCS); the output does not depend on it")
 	dir := fs.String("corpora", "", "directory of the corpora (default: NEARDUP_CORPORA, else testdata/corpora of the repository)")

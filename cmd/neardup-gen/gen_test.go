@@ -82,8 +82,11 @@ func TestGenProfile(t *testing.T) {
 	same([]string{"-profile", "default"}, nil)
 	same([]string{"-short", "0.5", "-profile", "crawl", "-sites", "10", "-seed", "2"}, []string{"-seed", "2", "-sites", "10", "-short", "0.5"})
 	crawl := gen(t, "-n", "300", "-profile", "crawl")
-	if !bytes.Equal(crawl, gen(t, "-n", "300", "-sites", "2000", "-site-share", "0.8", "-short", "0.3")) {
-		t.Errorf("-profile crawl differs from -sites 2000 -site-share 0.8 -short 0.3")
+	if !bytes.Equal(crawl, gen(t, "-n", "300", "-sites", "2000", "-site-share", "0.8")) {
+		t.Errorf("-profile crawl differs from -sites 2000 -site-share 0.8")
+	}
+	if !bytes.Equal(gen(t, "-n", "300", "-profile", "crawl-short"), gen(t, "-n", "300", "-sites", "2000", "-site-share", "0.8", "-short", "0.3")) {
+		t.Errorf("-profile crawl-short differs from -sites 2000 -site-share 0.8 -short 0.3")
 	}
 	if !bytes.Contains(crawl, []byte(` views\nCopyright `)) {
 		t.Errorf("-profile crawl: no page with a footer in 300 documents")

@@ -11,7 +11,8 @@
 // footer), so that pages per site, and the dedup's candidates per document,
 // grow with -n; -short F gives that fraction of documents a short body (80
 // to 400 bytes). -profile names a set of these: -profile crawl is -sites
-// 2000 -site-share 0.8 -short 0.3, and flags given beside it override it:
+// 2000 -site-share 0.8, -profile crawl-short adds -short 0.3, and flags
+// given beside them override them:
 //
 //	neardup-gen -n 300000 -profile crawl -out crawl.jsonl
 //

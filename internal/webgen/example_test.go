@@ -86,10 +86,10 @@ func ExampleCheck() {
 	//   d0000000007 removed for d0000000001: reported J -, recomputed 0.0000 (unplanted)
 }
 
-// A named option set, such as the crawl profile of neardup-gen -profile
-// crawl, with the seed set apart.
+// A named option set, such as the crawl-short profile of neardup-gen
+// -profile crawl-short, with the seed set apart.
 func ExampleProfile() {
-	opt, err := webgen.Profile("crawl")
+	opt, err := webgen.Profile("crawl-short")
 	if err != nil {
 		fmt.Println(err)
 		return

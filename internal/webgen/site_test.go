@@ -12,8 +12,11 @@ import (
 var crawl = Options{Seed: 1, Sites: 2000, SiteShare: 0.8, ShortShare: 0.3}
 
 func TestProfile(t *testing.T) {
-	if p, err := Profile("crawl"); err != nil || p != (Options{Sites: 2000, SiteShare: 0.8, ShortShare: 0.3}) {
+	if p, err := Profile("crawl"); err != nil || p != (Options{Sites: 2000, SiteShare: 0.8}) {
 		t.Errorf("Profile(crawl) = %+v, %v", p, err)
+	}
+	if p, err := Profile("crawl-short"); err != nil || p != (Options{Sites: 2000, SiteShare: 0.8, ShortShare: 0.3}) {
+		t.Errorf("Profile(crawl-short) = %+v, %v", p, err)
 	}
 	if p, err := Profile("default"); err != nil || p != (Options{}) {
 		t.Errorf("Profile(default) = %+v, %v, want the zero Options", p, err)

@@ -99,11 +99,14 @@ each), k 12, Jaccard >= 0.8 verification, keep first.
 On the shared corpora they give document-level precision 1.0 and recall >= 0.99
 against "Jaccard of 5-shingles >= 0.8" (BENCHMARKS.md, Dedup).
 
-Memory grows with the number of documents by about 100 bytes each plus the
-id; the shingle sets kept for verification are held up to --sketch-budget and
-past it written to a temporary file in --tmp-dir (default $TMPDIR), read back
-for verification: Jaccard is exact at every size. Text is never held beyond
-the document being processed.
+Memory grows with the number of documents by about 30 bytes each (ids go to
+--tmp-dir past 64 MiB); the shingle sets kept for verification are held up to
+--sketch-budget and past it written to a temporary file in --tmp-dir (default
+$TMPDIR), read back for verification: Jaccard is exact at every size. Past
+--sketch-disk of sets on disk (8 GiB), the first pass drops them and the sets
+of the documents that have candidates (about a quarter) are read again from
+the input once they are known. Text is never held beyond the document being
+processed.
 
 Incremental mode: --index FILE dedups the input against the documents kept by
 earlier runs, under the same rule: the snapshot FILE holds their fingerprints
@@ -136,6 +139,7 @@ func (f *dedupCmd) registerFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Verify, "verify", dedup.DefaultVerify, "verification: jaccard (word shingles), cosine (TF-IDF) or none")
 	fs.BoolVar(&f.noVerify, "no-verify", false, "same as --verify none")
 	fs.Int64Var(&o.SketchBudget, "sketch-budget", dedup.DefaultSketchBudget, "bytes of shingle sets held in memory for verification; the rest go to a temporary file in --tmp-dir")
+	fs.Int64Var(&o.SketchDisk, "sketch-disk", dedup.DefaultSketchDisk, "bytes of shingle sets written to --tmp-dir by the first pass; past it the sets of the documents with candidates are read again from the input (-1: no bound)")
 	fs.StringVar(&o.TempDir, "tmp-dir", "", "directory for temporary files: shingle sets and band keys past their budgets, spooled stdin (default $TMPDIR, else /tmp)")
 	fs.IntVar(&o.Perms, "perms", dedup.DefaultPerms, "MinHash positions (one permutation hashing: bins)")
 	fs.IntVar(&o.Bands, "bands", 0, "MinHash LSH bands (0: from --threshold)")
