@@ -167,10 +167,10 @@ func (r *runner) simhashPairs(ctx context.Context, submit func(a, b int) error) 
 			continue
 		}
 		pos = append(pos, int32(i))
-		fps = append(fps, d.fps.get(int(i)))
+		fps = append(fps, d.fp(int(i)))
 		if short > long && d.tokens.get(int(i)) < partnerLimit {
 			spos = append(spos, int32(i))
-			sfps = append(sfps, d.fps.get(int(i)))
+			sfps = append(sfps, d.fp(int(i)))
 		}
 	}
 	pairK := func(a, b int) int {
@@ -200,14 +200,14 @@ func (r *runner) simhashPairs(ctx context.Context, submit func(a, b int) error) 
 // exactOnly reports whether document i matches exact copies only
 // (Rule.ExactOnly: no tokens, or no features and so fingerprint 0).
 func (r *runner) exactOnly(i int) bool {
-	f := Features{FP: r.d.fps.get(int(i)), Tokens: r.d.tokens.get(int(i))}
+	f := Features{FP: r.d.fp(int(i)), Tokens: r.d.tokens.get(int(i))}
 	return r.rule.ExactOnly(&f)
 }
 
 // feat returns document i's features as the rule sees them.
 func (r *runner) feat(i int) Features {
 	d := r.d
-	f := Features{FP: d.fps.get(int(i)), Exact: d.exact.get(int(i)), Tokens: d.tokens.get(int(i)), Length: d.length.get(int(i))}
+	f := Features{FP: d.fp(int(i)), Exact: d.exact.get(int(i)), Tokens: d.tokens.get(int(i)), Length: d.textLength(int(i))}
 	f.Pre = *r.pre(i)
 	switch {
 	case r.sets != nil && r.sets.off != nil:

@@ -91,7 +91,7 @@ func (r *runner) removed(i int) bool { return int(r.keeper[i]) != i }
 func (r *runner) better(i, j int) bool {
 	switch r.opt.Keep {
 	case KeepLongest:
-		return r.d.length.get(int(i)) > r.d.length.get(int(j))
+		return r.d.textLength(int(i)) > r.d.textLength(int(j))
 	case KeepField:
 		a, b := r.d.keys[i], r.d.keys[j]
 		if a.kind == 0 || b.kind == 0 {

@@ -29,10 +29,10 @@ import (
 // compact, in chunks that never move (columns.go).
 type docs struct {
 	ids    *idStore
-	fps    chunked[uint64] // SimHash fingerprints (zero for MethodMinHash)
+	fps    chunked[uint64] // SimHash fingerprints: empty when all are 0 (MethodMinHash without an index or OnKept)
 	exact  chunked[uint64] // hash of the token sequence: equal values are exact duplicates
 	first  chunked[int32]  // the first document with the same exact hash and fingerprint (itself if none before)
-	length chunked[uint32] // text length in bytes (saturating)
+	length chunked[uint32] // text length in bytes (saturating): empty unless KeepLongest, an index or OnKept needs it
 	tokens chunked[uint32] // token count (saturating)
 	vec    [][]uint64
 	keys   []keyValue // KeepField values
@@ -41,6 +41,23 @@ type docs struct {
 }
 
 func (d *docs) len() int { return d.ids.len() }
+
+// fp returns document i's fingerprint (0 when the run keeps none).
+func (d *docs) fp(i int) uint64 {
+	if d.fps.len() == 0 {
+		return 0
+	}
+	return d.fps.get(i)
+}
+
+// textLength returns document i's length in bytes (0 when the run keeps
+// none).
+func (d *docs) textLength(i int) uint32 {
+	if d.length.len() == 0 {
+		return 0
+	}
+	return d.length.get(i)
+}
 
 // keyValue is a KeepField value: a number, a string, or missing.
 type keyValue struct {
@@ -393,10 +410,14 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 	if err := d.ids.add(id); err != nil {
 		return fmt.Errorf("%w at %s", err, where(it.doc))
 	}
-	d.fps.append(f.FP)
+	if r.keepFP {
+		d.fps.append(f.FP)
+	}
 	d.exact.append(f.Exact)
 	d.first.append(r.twin(i, f))
-	d.length.append(f.Length)
+	if r.keepLength {
+		d.length.append(f.Length)
+	}
 	d.tokens.append(f.Tokens)
 	if f.Empty {
 		d.empty++
@@ -464,12 +485,12 @@ func (r *runner) twin(i int, f *Features) int32 {
 		r.exactFirst.insert(f.Exact, int32(i), key)
 		return int32(i)
 	}
-	if r.d.fps.get(int(e0)) == f.FP {
+	if r.d.fp(int(e0)) == f.FP {
 		return e0
 	}
 	more := r.exactMore[f.Exact]
 	for _, o := range more {
-		if r.d.fps.get(int(o)) == f.FP {
+		if r.d.fp(int(o)) == f.FP {
 			return o
 		}
 	}
