@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -159,7 +160,7 @@ func (f *dedupCmd) registerFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Index, "index", "", "index snapshot to dedup against (incremental mode)")
 	fs.BoolVar(&o.UpdateIndex, "update-index", false, "add the kept documents to --index and save it")
 	fs.IntVarP(&o.Workers, "workers", "j", 0, "goroutines (0: one per core)")
-	fs.Int64Var(&f.memLimit, "memory-limit", 0, "soft heap limit in bytes for the Go garbage collector (0: --sketch-budget + 512 MiB + a quarter of the input files' size, unless GOMEMLIMIT is set; -1: none)")
+	fs.Int64Var(&f.memLimit, "memory-limit", 0, "soft heap limit in bytes for the Go garbage collector (0: --sketch-budget + 512 MiB + a quarter of the input files' size, at most a third of the machine's memory, unless GOMEMLIMIT is set; -1: none)")
 	fs.BoolVar(&f.jsonSummary, "json", false, "print the summary as JSON on stdout")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress or log lines, only errors and the summary")
 }
@@ -262,9 +263,15 @@ func (f *dedupCmd) run(c *cobra.Command, args []string) error {
 	// limit leaves them a quarter of the input's size, more than they take
 	// for documents of 400 bytes or more, so that a large corpus does not
 	// hold the heap at the limit and the collector running without end.
+	// At 10^8 documents the columns alone are gigabytes and a heap let grow
+	// to twice them would not fit beside the page cache the run reads its
+	// spilled data through: the default is at most a third of the memory.
 	if limit := f.memLimit; limit >= 0 && (limit > 0 || os.Getenv("GOMEMLIMIT") == "") {
 		if limit == 0 {
 			limit = o.SketchBudget + 512<<20 + inputBytes(args)/4
+			if ram := totalMemory(); ram > 0 {
+				limit = min(limit, ram/3)
+			}
 		}
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
 	}
@@ -349,6 +356,22 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 // (named .gz, .zst or .parquet, whose pages are compressed) counting four
 // times its size; 0 for what it cannot stat, such as standard
 // input.
+// totalMemory returns the machine's memory in bytes (MemTotal of
+// /proc/meminfo), 0 when unknown.
+func totalMemory() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		var kb int64
+		if n, _ := fmt.Sscanf(line, "MemTotal: %d kB", &kb); n == 1 {
+			return kb << 10
+		}
+	}
+	return 0
+}
+
 func inputBytes(inputs []string) int64 {
 	var n int64
 	for _, in := range inputs {
