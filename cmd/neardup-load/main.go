@@ -33,6 +33,13 @@
 // before the clock starts, responses read without net/http's Response. A
 // phase's "server CPU per request" line (-pid-a) is the server's share.
 //
+// With -workload docs the texts are the documents of the file itself, in
+// order: for a service that holds the first N documents of a generated
+// corpus (neardup import), the documents after them (cut with tail -n +N+1),
+// -n 0 to skip the preload:
+//
+//	neardup-load -n 0 -workload docs -texts 40000 -phases add_if_new,search next.jsonl
+//
 // It refuses any address that is not loopback, and stops after -d per phase.
 package main
 
@@ -59,6 +66,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/textgen"
 )
 
@@ -96,7 +104,7 @@ func main() {
 	flag.DurationVar(&cfg.d, "d", 10*time.Second, "duration of each measured phase (at most 5m)")
 	flag.IntVar(&cfg.batch, "batch", 500, "documents per preload batch request")
 	flag.IntVar(&cfg.pool, "texts", 20000, "distinct request texts (or fingerprints with -mode fp) made before the measured phases; add_if_new sends each once, in turn, before repeating any")
-	flag.StringVar(&cfg.workload, "workload", "markov", "markov: new text from a word-pair model of the prose, one document in ten an edited copy (1 word in 100 replaced) of a recent one; windows: windows of the prose itself with one word in 20 replaced (at 1M documents each word is in ~70 of them)")
+	flag.StringVar(&cfg.workload, "workload", "markov", "markov: new text from a word-pair model of the prose, one document in ten an edited copy (1 word in 100 replaced) of a recent one; windows: windows of the prose itself with one word in 20 replaced (at 1M documents each word is in ~70 of them); docs: the documents of the file itself, in order (a corpus such as neardup-gen's: the documents after those the service holds)")
 	flag.StringVar(&cfg.phases, "phases", "add_if_new,search", "-mode text: the measured phases, in this order")
 	flag.Uint64Var(&cfg.seed, "seed", 0, "-mode text: draw the request texts from this seed (0: continue after the preload, as the first run on a data directory does); another seed sends new documents to a service that holds an earlier run's")
 	flag.StringVar(&cfg.fps, "fps", "", "-mode fp: fingerprint file, written by the preload when absent, read otherwise")
@@ -317,6 +325,18 @@ func printCPU(r result, pid int, t0 time.Duration) float64 {
 // new source of documents' texts of the kind -workload names (a source has
 // state: the word-pair model keeps the texts it made for its edited copies).
 func textSource(cfg *config, prose string) func() func(*rand.Rand) string {
+	if cfg.workload == "docs" {
+		texts := readTexts(prose, cfg.n+cfg.pool)
+		log.Printf("%d documents of %s", len(texts), prose)
+		return func() func(*rand.Rand) string {
+			i := 0
+			return func(*rand.Rand) string {
+				t := texts[i%len(texts)]
+				i++
+				return t
+			}
+		}
+	}
 	words, err := textgen.ReadWords(prose)
 	if err != nil {
 		log.Fatal(err)
@@ -328,8 +348,33 @@ func textSource(cfg *config, prose string) func() func(*rand.Rand) string {
 	case "markov":
 		return func() func(*rand.Rand) string { return textgen.NewMarkov(words).Doc }
 	}
-	log.Fatalf("-workload %q: want markov or windows", cfg.workload)
+	log.Fatalf("-workload %q: want markov, windows or docs", cfg.workload)
 	return nil
+}
+
+// readTexts returns the texts of the first n documents of a corpus file
+// (any format package corpus reads).
+func readTexts(path string, n int) []string {
+	rd, err := corpus.Open([]string{path}, corpus.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer rd.Close()
+	var texts []string
+	for len(texts) < n {
+		d, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
+		texts = append(texts, strings.Clone(d.Text))
+	}
+	if len(texts) == 0 {
+		log.Fatalf("%s: no document", path)
+	}
+	return texts
 }
 
 // post sends v as JSON to u and decodes the reply into out (nil: dropped).

@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -66,6 +68,21 @@ func TestReadResponseMalformed(t *testing.T) {
 	} {
 		if code, err := readResponse(bufio.NewReader(strings.NewReader(in))); err == nil {
 			t.Errorf("%q: status %d, no error", in, code)
+		}
+	}
+}
+
+// TestDocsWorkload: -workload docs sends the file's documents, in order,
+// and starts again from the first when they run out.
+func TestDocsWorkload(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "docs.jsonl")
+	if err := os.WriteFile(path, []byte(`{"id":"a","text":"first text"}`+"\n"+`{"id":"b","text":"second text"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := textSource(&config{workload: "docs", n: 0, pool: 10}, path)()
+	for i, want := range []string{"first text", "second text", "first text"} {
+		if got := src(nil); got != want {
+			t.Fatalf("text %d = %q, want %q", i, got, want)
 		}
 	}
 }
