@@ -1,7 +1,6 @@
 package dedup
 
 import (
-	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -54,9 +53,10 @@ import (
 
 // bandParts is the number of partitions of the band keys, chosen by the top
 // bandPartBits bits of a key: a partition is grouped by one worker at a time,
-// in memory.
+// in memory (with a radix sort's copy): at 10^8 documents 2.4·10^9 keys, 9.4M
+// a partition, 150 MB and its copy.
 const (
-	bandPartBits = 6
+	bandPartBits = 8
 	bandParts    = 1 << bandPartBits
 )
 
@@ -207,7 +207,7 @@ func (c *bandCollector) group(workers int, pos func(int32) int32) (*buckets, err
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var ents []bandEnt
+			var ents, tmp []bandEnt
 			var buf []byte
 			for i := range next {
 				p := &c.parts[i]
@@ -224,12 +224,7 @@ func (c *bandCollector) group(workers int, pos func(int32) int32) (*buckets, err
 					ents = append(ents, bandEnt{k, pos(p.docs[j])})
 				}
 				p.keys, p.docs = nil, nil
-				slices.SortFunc(ents, func(a, b bandEnt) int {
-					if c := cmp.Compare(a.key, b.key); c != 0 {
-						return c
-					}
-					return cmp.Compare(a.pos, b.pos)
-				})
+				tmp = sortBandEnts(ents, tmp)
 				var r result
 				for lo := 0; lo < len(ents); {
 					hi := lo + 1

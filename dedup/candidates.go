@@ -255,8 +255,8 @@ var noPrefilter Prefilter
 // one for another document, or without Jaccard verification.
 func (r *runner) pre(i int) *Prefilter {
 	if r.members != nil {
-		if k, ok := r.members.rank(r.memberOf(i)); ok && k < r.memberPre.len() {
-			return r.memberPre.ref(k)
+		if k, ok := r.members.rank(r.memberOf(i)); ok && k < len(r.memberPre) {
+			return &r.memberPre[k]
 		}
 	}
 	return &noPrefilter

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -139,6 +140,30 @@ func TestTables(t *testing.T) {
 	for _, i := range []int{0, chunkLen - 1, chunkLen, 3*chunkLen + 4} {
 		if c.get(i) != int64(i)*3 || *c.ref(i) != int64(i)*3 {
 			t.Fatalf("chunked: element %d = %d", i, c.get(i))
+		}
+	}
+}
+
+// TestSortBandEnts: the radix sort orders entries by key, then position,
+// as a comparison sort does, on partitions of every size, with repeated
+// keys and positions out of order (a keep policy's priority order).
+func TestSortBandEnts(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var tmp []bandEnt
+	for _, n := range []int{0, 1, 255, 256, 5000, 100000} {
+		var a []bandEnt
+		for range n {
+			key := r.Uint64()>>bandPartBits | uint64(3)<<(64-bandPartBits) // one partition
+			if r.IntN(10) == 0 && len(a) > 0 {
+				key = a[r.IntN(len(a))].key // a shared key
+			}
+			a = append(a, bandEnt{key: key, pos: int32(r.IntN(1 << 30))})
+		}
+		want := slices.Clone(a)
+		slices.SortFunc(want, compareBandEnts)
+		tmp = sortBandEnts(a, tmp)
+		if !slices.Equal(a, want) {
+			t.Fatalf("%d entries: the radix sort's order differs", n)
 		}
 	}
 }

@@ -136,7 +136,7 @@ type runner struct {
 	keepFP     bool // the fingerprint column is kept (not all zeros)
 	keepLength bool // the length column is kept
 	members    *memberIndex
-	memberPre  chunked[Prefilter]
+	memberPre  []Prefilter // by member rank
 	memberSets *sketchStore
 	leadOf     []int32      // under a keep policy: the lead in priority order of each group of exact copies
 	keys       *sketchStore // MethodMinHash with an index: every document's band keys, two words each

@@ -108,7 +108,7 @@
 // thirds of the size of English text) stay in memory up to
 // Options.SketchBudget (256 MiB by default) and past it go to a temporary
 // file in Options.TempDir that verification reads back: the sets are exact at
-// every size. The band keys (12 bytes each, 24 a document) go to 64
+// every size. The band keys (12 bytes each, 24 a document) go to 256
 // partitions, in memory up to 64 MiB and then to temporary files; grouping
 // keeps only the keys two or more documents share. Under MethodSimHash the
 // candidate pairs are collected, 8 bytes each; under ClusterComponents they

@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -87,20 +88,39 @@ func (r *runner) twinLead(i int) int {
 // or, when those were dropped, from the input read again, whose members'
 // sets it keeps.
 func (r *runner) loadMembers(ctx context.Context) error {
+	r.memberPre = make([]Prefilter, r.members.len())
 	if r.sets == nil {
 		return r.rereadMembers(ctx)
 	}
-	return r.members.each(func(i, _ int) error {
-		if i&4095 == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		sk, err := r.sets.get(i)
-		if err != nil {
-			return err
-		}
-		r.memberPre.append(PrefilterOf(sk.h))
-		return nil
-	})
+	// Workers take the members in turns of 4,096, in document order: the
+	// sets spilled are read nearly in file order.
+	var members []int32
+	r.members.each(func(i, _ int) error { members = append(members, int32(i)); return nil })
+	const turn = 4096
+	errs := make([]error, r.opt.Workers)
+	var wg sync.WaitGroup
+	for w := range r.opt.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for lo := w * turn; lo < len(members); lo += r.opt.Workers * turn {
+				if ctx.Err() != nil {
+					errs[w] = ctx.Err()
+					return
+				}
+				for k := lo; k < min(lo+turn, len(members)); k++ {
+					sk, err := r.sets.get(int(members[k]))
+					if err != nil {
+						errs[w] = err
+						return
+					}
+					r.memberPre[k] = PrefilterOf(sk.h)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // memberSet returns the set of member rank k.
@@ -265,9 +285,10 @@ func (r *runner) rereadDoc(f *Features, i int, id string, member bool, ids *idCu
 	if !member {
 		return nil
 	}
+	k := r.memberSets.len()
 	if err := r.memberSets.add(f.Sketch.h); err != nil {
 		return err
 	}
-	r.memberPre.append(f.Pre)
+	r.memberPre[k] = f.Pre
 	return nil
 }

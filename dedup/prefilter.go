@@ -178,19 +178,24 @@ func bernoulliKL(q, p float64) float64 {
 // without Jaccard verification (the bound is for the Jaccard similarity of
 // the shingle sets).
 func (r *Rule) PrefilterRejects(a, b *Prefilter) bool {
-	if r.preCut == nil || !a.Known() || !b.Known() {
+	if r.preCut == nil {
 		return false
 	}
 	return prefilterRejects(a, b, r.preCut)
 }
 
+// prefilterRejects is the test: unknown prefilters (no bin occupied) never
+// reject.
 func prefilterRejects(a, b *Prefilter, cut []uint16) bool {
 	occ, diff := 0, 0
+	var anyA, anyB uint64
 	for w := range preWords {
 		x0, x1 := a[w], a[preWords+w]
 		y0, y1 := b[w], b[preWords+w]
+		anyA |= x0 | x1
+		anyB |= y0 | y1
 		occ += bits.OnesCount64(x0 | x1 | y0 | y1)
 		diff += bits.OnesCount64((x0 ^ y0) | (x1 ^ y1))
 	}
-	return occ-diff < int(cut[occ])
+	return anyA != 0 && anyB != 0 && occ-diff < int(cut[occ])
 }
