@@ -49,9 +49,9 @@ func Dedup(s beam.Scope, opt Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	keys, sims, counts, pres := Keys(s, opt, in)
+	keys, sims, counts := Keys(s, opt, in)
 	stars := Stars(s, opt, keys, sims, counts, in.KeyParts)
-	byRange, links := Links(s, opt, stars, pres, in.KeyParts)
+	byRange, links := Links(s, opt, in, stars)
 	var cands, edges, direct beam.PCollection
 	if opt.Method == dedup.MethodMinHash {
 		// Small candidate components are decided as a whole; the

@@ -51,12 +51,10 @@ func tableKey(t int, blk uint64) uint64 { return simhash.Mix64(blk, tagTable+uin
 // shingles, no SimHash fingerprint under MethodMinHash), so that a text is
 // never shuffled, and emits its candidate keys: the band keys and the
 // token-sequence hash, a fixed 25 under the defaults, batched by key
-// partition (keyBatcher), and its prefilter (48 bytes), batched by range
-// (prefilterBatch), for the stars' centres to drop the candidates it rules
-// out (linkFn, centreFn); under MethodSimHash its fingerprint, for the
-// plan's keys, and no prefilter; per range its document count. The features
-// themselves are not kept: most documents share no key with another, and
-// those that do are read again (dataFn).
+// partition (keyBatcher); under MethodSimHash its fingerprint, for the
+// plan's keys; per range its document count. The features themselves are
+// not kept: most documents share no key with another, and those that do
+// are read again (linkFn for their prefilters, dataFn).
 type keysFn struct {
 	rangeDocs
 	Rule     ruleConfig
@@ -76,19 +74,11 @@ func (f *keysFn) Setup() (err error) {
 }
 
 func (f *keysFn) ProcessElement(ctx context.Context, _ uint64, r inputRange,
-	keys func(int, []byte), sims func(simEntry), counts func(int), pres func(uint64, []byte)) error {
+	keys func(int, []byte), sims func(simEntry), counts func(int)) error {
 	kb := newKeyBatcher(f.KeyParts, func(part int, b []byte) {
 		f.Shuffle.add(ctx, "keys", part, b)
 		keys(part, b)
 	})
-	var pb prefilterBatch
-	flushPre := func() {
-		if len(pb.b) > 0 {
-			f.Shuffle.add(ctx, "prefilters", uint64(r.Index), pb.b)
-			pres(uint64(r.Index), pb.b)
-			pb.b = nil
-		}
-	}
 	n := 0
 	// Neither ids nor the file's line numbers are needed here: no line
 	// counts, so that the read fuses with the ranges' stage.
@@ -104,29 +94,20 @@ func (f *keysFn) ProcessElement(ctx context.Context, _ uint64, r inputRange,
 			for b, v := range ft.Bands {
 				kb.add(bandKey(b, v), pos)
 			}
-			// An exact-only document's buckets are of exact copies,
-			// which the prefilter passes: it needs none.
-			if ft.Pre.Known() {
-				if pb.add(pos, &ft.Pre); len(pb.b) >= keyFlushBytes {
-					flushPre()
-				}
-			}
 		} else {
 			sims(simEntry{Pos: pos, FP: ft.FP})
 		}
 		return nil
 	})
 	kb.flush()
-	flushPre()
 	counts(n)
 	return err
 }
 
 // Keys reads the ranges and computes the documents' candidate keys. It
-// returns the key batches, the fingerprints of MethodSimHash, the document
-// count per range and the prefilter batches of MethodMinHash (KV<range,
-// batch>).
-func Keys(s beam.Scope, opt Options, in inputs) (keys, sims, counts, prefilters beam.PCollection) {
+// returns the key batches, the fingerprints of MethodSimHash and the
+// document count per range.
+func Keys(s beam.Scope, opt Options, in inputs) (keys, sims, counts beam.PCollection) {
 	s = s.Scope("Read and key")
 	f := &keysFn{
 		rangeDocs: rangeDocs{Format: opt.Format, IDField: opt.IDField, TextField: opt.TextField, SkipBad: opt.SkipBad},
@@ -134,7 +115,7 @@ func Keys(s beam.Scope, opt Options, in inputs) (keys, sims, counts, prefilters 
 		KeyParts:  in.KeyParts,
 		Shuffle:   shuffleCounter{On: opt.CountShuffle},
 	}
-	return beam.ParDo4(s, f, in.Ranges)
+	return beam.ParDo3(s, f, in.Ranges)
 }
 
 // starEdge links a bucket member to the bucket's centre (itself, for the

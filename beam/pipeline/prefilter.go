@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
 )
 
@@ -16,13 +17,13 @@ import (
 // bytes a document, a few nanoseconds a pair; a pair it rejects is below the
 // threshold, and so not an edge of the batch's graph E, except with
 // probability dedup.PrefilterFalseReject, the same decision the batch takes
-// for the same pair). The keys read sends each document's prefilter to its
-// range (prefilterBatch); the range's links step sends each bucket member's
-// prefilter, once per partition of its distinct centres, to the centres
-// (linkFn); a centre's partition then drops the leaves whose prefilter
-// rejects against the centre's before any features move and before the
-// links make the candidate components (centreFn). Why the components stay
-// unions of E's: see doc.go and centreFn.
+// for the same pair). The range's links step reads the range again,
+// computes the prefilter of each bucket member, and sends it, once per
+// partition of the member's distinct centres, to the centres (linkFn); a
+// centre's partition then drops the leaves whose prefilter rejects against
+// the centre's before any features move and before the links make the
+// candidate components (centreFn). Why the components stay unions of E's:
+// see doc.go and centreFn.
 
 var (
 	candidateLinks     = beam.NewCounter("neardup", "candidate_links")
@@ -35,25 +36,7 @@ var (
 
 const preBytes = 8 * len(dedup.Prefilter{}) // 48
 
-// A prefilter batch holds entries of the documents of one range in input
-// order: the uvarint of the position's difference from the entry before (the
-// first's from 0) and the prefilter's words, little-endian. A document
-// without one (an exact-only document, an empty shingle set: the unknown
-// prefilter, which rejects nothing) has no entry.
-type prefilterBatch struct {
-	b    []byte
-	last uint64
-}
-
-func (pb *prefilterBatch) add(pos uint64, p *dedup.Prefilter) {
-	if len(pb.b) == 0 {
-		pb.last = 0
-	}
-	pb.b = binary.AppendUvarint(pb.b, pos-pb.last)
-	pb.last = pos
-	pb.b = appendPrefilter(pb.b, p)
-}
-
+// appendPrefilter appends the words of p, little-endian.
 func appendPrefilter(b []byte, p *dedup.Prefilter) []byte {
 	for _, w := range p {
 		b = binary.LittleEndian.AppendUint64(b, w)
@@ -70,31 +53,6 @@ func readPrefilter(b []byte) (dedup.Prefilter, []byte, error) {
 		p[i] = binary.LittleEndian.Uint64(b[8*i:])
 	}
 	return p, b[preBytes:], nil
-}
-
-// docPrefilter is a document's position and prefilter.
-type docPrefilter struct {
-	pos uint64
-	pre dedup.Prefilter
-}
-
-// appendPrefilters decodes a prefilter batch onto ps.
-func appendPrefilters(ps []docPrefilter, b []byte) ([]docPrefilter, error) {
-	var pos uint64
-	for len(b) > 0 {
-		d, n := binary.Uvarint(b)
-		if n <= 0 {
-			return ps, errors.New("pipeline: a prefilter batch holds a bad position")
-		}
-		pos += d
-		p, rest, err := readPrefilter(b[n:])
-		if err != nil {
-			return ps, err
-		}
-		ps = append(ps, docPrefilter{pos, p})
-		b = rest
-	}
-	return ps, nil
 }
 
 // A link entry, in a batch for a partition of star centres (nodePart of the
@@ -165,51 +123,62 @@ func appendLinkEntries(es []linkEntry, b []byte) ([]linkEntry, error) {
 	return es, nil
 }
 
-// linkFn gathers a range's star edges and prefilters, drops the repeats of
-// the edges (a document shares most of its bands with its near copies, so it
-// meets the same centre in many buckets) and sends each member, with its
+// linkFn gathers a range's star edges, drops the repeats (a document
+// shares most of its bands with its near copies, so it meets the same centre
+// in many buckets), reads the range again to compute the prefilter of each
+// member (the features extracted once more, as dataFn does; under
+// MethodSimHash, which ships no features before the decision, none: the
+// unknown prefilter, which rejects nothing) and sends each member, with its
 // prefilter, to the partitions of its distinct centres (KV<partition,
 // batch>, one entry per member and partition: a member with one distinct
-// centre, the common case, costs its prefilter once). One call holds the
-// range's star edges (16 bytes each decoded, at most 25 per document of the
-// range) and its prefilters (56 bytes each decoded, one per document).
+// centre, the common case, costs its prefilter once). A range without star
+// edges is not read. One call holds the range's star edges (16 bytes each
+// decoded, at most 25 per document of the range) and one batch per
+// partition its members' entries reach.
 type linkFn struct {
+	rangeDocs
+	Rule    ruleConfig
 	Parts   int // partitions of the centres, as the keys'
 	Shuffle shuffleCounter
+
+	ext *dedup.Extractor
+	ft  dedup.Features
 }
 
-func (f *linkFn) ProcessElement(ctx context.Context, _ uint64, edgeBatches func(*[]byte) bool, preBatches func(*[]byte) bool,
+func (f *linkFn) Setup() (err error) {
+	f.ext, err = dedup.NewRuleExtractor(f.Rule.options())
+	return err
+}
+
+func (f *linkFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*inputRange) bool, edgeBatches func(*[]byte) bool,
 	emit func(int, []byte)) error {
-	es, err := gather(edgeBatches, appendStarEdges)
-	if err != nil {
-		return err
+	var r inputRange
+	if !rangeIter(&r) {
+		return errors.New("pipeline: star edges for a range that was not read")
 	}
-	ps, err := gather(preBatches, appendPrefilters)
-	if err != nil {
+	es, err := gather(edgeBatches, appendStarEdges)
+	if err != nil || len(es) == 0 {
 		return err
 	}
 	es = sortEdges(es)
-	slices.SortFunc(ps, func(a, b docPrefilter) int { return cmp.Compare(a.pos, b.pos) })
 	out := newPartBatches(f.Parts)
 	last := make([]uint64, len(out.parts)) // each batch's last member
 	var byPart []uint64                    // a member's centres, sorted by partition
-	for lo := 0; lo < len(es); {
-		m := es[lo].Member
-		hi := lo + 1
+	// add sends member m, whose star edges es start with, and drops them.
+	add := func(m uint64, pre *dedup.Prefilter) {
+		hi := 1
 		for hi < len(es) && es[hi].Member == m {
 			hi++
 		}
 		e := linkEntry{member: m}
-		for len(ps) > 0 && ps[0].pos < m {
-			ps = ps[1:]
-		}
-		if len(ps) > 0 && ps[0].pos == m {
-			e.known, e.pre = ps[0].pre.Known(), ps[0].pre
+		if pre != nil && pre.Known() {
+			e.known, e.pre = true, *pre
 		}
 		byPart = byPart[:0]
-		for _, se := range es[lo:hi] {
+		for _, se := range es[:hi] {
 			byPart = append(byPart, se.Centre)
 		}
+		es = es[hi:]
 		slices.SortFunc(byPart, func(a, b uint64) int {
 			return cmp.Or(cmp.Compare(nodePart(a, f.Parts), nodePart(b, f.Parts)), cmp.Compare(a, b))
 		})
@@ -227,7 +196,24 @@ func (f *linkFn) ProcessElement(ctx context.Context, _ uint64, edgeBatches func(
 			last[p] = m
 			i = j
 		}
-		lo = hi
+	}
+	if f.Rule.Method == dedup.MethodMinHash {
+		err = f.read(ctx, r, -1, false, func(pos uint64, doc *corpus.Doc, _ []byte) error {
+			for len(es) > 0 && es[0].Member < pos {
+				add(es[0].Member, nil) // not read again: the keys read skipped it
+			}
+			if len(es) > 0 && es[0].Member == pos {
+				f.ext.ExtractInto(&f.ft, doc.Text)
+				add(pos, &f.ft.Pre)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for len(es) > 0 {
+		add(es[0].Member, nil)
 	}
 	out.flush(func(p int, b []byte) {
 		f.Shuffle.add(ctx, "links", p, b)
@@ -437,14 +423,19 @@ func (f *centreFn) star(ctx context.Context, st *prefilterStar, ls []starLeaf, s
 }
 
 // Links returns the candidate graph's edges (KV<a, b>, each once), after
-// the prefilter, and the star edges of the data read, KV<range, batch>:
-// stars, the bucket members' edges to their centres (KV<range, batch>), and
-// prefilters, the documents' prefilters (KV<range, batch>; under
-// MethodSimHash none, so that nothing is rejected).
-func Links(s beam.Scope, opt Options, stars, prefilters beam.PCollection, parts int) (edges, links beam.PCollection) {
+// the prefilter, and the star edges of the data read (KV<range, batch>),
+// from the bucket members' edges to their centres (stars, KV<range,
+// batch>) and the ranges, read again.
+func Links(s beam.Scope, opt Options, in inputs, stars beam.PCollection) (edges, links beam.PCollection) {
 	s = s.Scope("Candidate links")
 	sh := shuffleCounter{On: opt.CountShuffle}
-	byCentre := beam.ParDo(s, &linkFn{Parts: parts, Shuffle: sh}, beam.CoGroupByKey(s, stars, prefilters))
+	lf := &linkFn{
+		rangeDocs: rangeDocs{Format: opt.Format, IDField: opt.IDField, TextField: opt.TextField, SkipBad: opt.SkipBad},
+		Rule:      opt.ruleConfig(),
+		Parts:     in.KeyParts,
+		Shuffle:   sh,
+	}
+	byCentre := beam.ParDo(s, lf, beam.CoGroupByKey(s, in.Ranges, stars))
 	cs := s.Scope("Prefilter at the centres")
 	links, edges = beam.ParDo2(cs, &centreFn{Rule: opt.ruleConfig(), MaxChecks: opt.MaxChecks, Shuffle: sh}, beam.GroupByKey(cs, byCentre))
 	return edges, links
