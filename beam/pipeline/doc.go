@@ -40,27 +40,32 @@
 // unverified, which merges components but never splits one.
 //
 // The prefilter (dedup.Rule.PrefilterRejects) comes before any of this, at
-// each star's centre, on 48 bytes a document. Rule.Duplicates applies it
-// too, with the same fixed hash, so a pair it rejects is not in E (it is
-// below the threshold but with probability 1e-9, and then the batch, which
-// applies the same test, drops it as well). But a centre rejecting a leaf
-// says nothing of the leaf's pairs with the other leaves: two near copies in
-// a bucket whose least member is another page of their site's template are
-// both rejected by the centre, and their E-edge is inside the bucket. So a
-// leaf the centre rejects is tested with the prefilter against the star's
-// other leaves, as verification does with Duplicates (pairs already
-// connected skipped), and linked to those it passes with; a leaf that passes
-// with nothing has no E-edge within the star, and is neither linked nor sent
-// to the centre. Every E-edge of a bucket is then connected by the links
-// left: through the centre when both ends pass against it, else by the test
-// between them or a path found before it. A star whose failing leaves times
-// its leaves pass MaxChecks keeps every link, as without the prefilter.
+// each centre, on 48 bytes a document, before any features move.
+// Rule.Duplicates applies it too, with the same fixed hash, so a pair it
+// rejects is not in E (its Jaccard similarity is below the threshold,
+// except with probability below 1e-9, and then the batch, applying the same
+// test to the same pair, drops it as well). But a centre rejecting a leaf says nothing
+// of the leaf's pairs with the other leaves: two near copies in a bucket
+// whose least member is another page of their site's template are both
+// rejected by the centre, and their E-edge is inside the bucket. So a leaf
+// the centre rejects is tested with the prefilter against the centre's
+// other leaves (of all its buckets), as verification does with Duplicates
+// (pairs already connected skipped), and linked to those it passes with.
+// Every E-edge of a bucket is then connected by the links left: through the
+// centre when both ends pass against it, else by the test between them or a
+// path found before it. A leaf joined to nothing has no E-edge within the
+// star, and is neither linked nor sent to the centre; the leaves joined to
+// something are, so both ends of every E-edge within the star reach a
+// verified star's centre, and the checks above find it there (a centre no
+// leaf passed against has no E-edge there, and its leaves are compared
+// among themselves). A star whose failing leaves times its leaves pass
+// MaxChecks keeps every link, as without the prefilter.
 //
 // The stars so prefiltered, unverified, are the candidate graph, coarser
-// than E: its components are unions of E's, so they are such parts too; the
-// links the prefilter drops are what made them grow on pages sharing a
-// template (J 0.3-0.6 within a site: a band of the template's minima is
-// shared by one page in twenty of the site). Verifying the
+// than E: its components are unions of E's, so they are such parts too.
+// The links the prefilter drops are those that made them grow on pages
+// sharing a template (J 0.3-0.6 within a site: a band of the template's
+// minima is shared by about one page in twenty of the site). Verifying the
 // stars costs each candidate's features a trip to each distinct centre it
 // is a leaf of (about three on a corpus of versions, whose buckets have
 // different least members) and one more to its component; a small candidate
@@ -123,7 +128,7 @@
 //     to something, and the centre when a leaf passed against it), in one
 //     batch per member's range, for 5. State: the range's star edges, 16
 //     bytes each decoded, at most 25 per document of the range; then one
-//     partition's entries, about 60 bytes each decoded (one per member and
+//     partition's entries, about 100 bytes each decoded (one per member and
 //     distinct centre in the partition), and a star's union-find, at most
 //     MaxChecks prefilter pairs a star (about 5 ns each).
 //  4. Candidate components (MethodMinHash; Components over the links, as
@@ -195,24 +200,32 @@
 //     finish, two ints per range.
 //
 // So a document in no bucket is shuffled as its keys (about 125 bytes); a
-// document in buckets adds its star edges (about 10 bytes each, then once
-// more without repeats) and its links' trips through the candidate
-// components, then its features once, to its
-// component, when its candidate component is small; in a larger one, its
-// features once per distinct centre it is a leaf of and once if it is a
-// centre, and once more to its component when it is in an edge. Nothing
-// grows with the corpus under MethodMinHash: the keys are fixed, the stars
-// are linear in their buckets, the components decided are either small
-// candidate components or those of verified pairs. Reading a range four
-// times (keys, data to centres and components, data to components of
+// document in buckets adds its star edges (about 10 bytes each), its
+// prefilter once per partition of its distinct centres (about 55 bytes
+// each, at most 25 times, about once for most: 13 bytes per document of web
+// 100K, 27 of a crawl of site templates) and the links the prefilter leaves
+// (their trips through the candidate components); then, unless the
+// prefilter dropped every link it has, its features once, to its component,
+// when its candidate component is small; in a larger one, its features once
+// per distinct centre whose star kept it and once if it is a centre, and
+// once more to its component when it is in an edge. Nothing grows with the
+// corpus under MethodMinHash: the keys are fixed, the stars are linear in
+// their buckets, the components decided are either small candidate
+// components or those of verified pairs, and the candidates the prefilter
+// rules out, which do grow with a site's pages, cost their prefilters, not
+// their features. Reading a range five times (keys, prefilters of the
+// bucket members, data to centres and components, data to components of
 // verified edges, output; the features of a bucket's members extracted up
-// to twice more) trades input bandwidth and CPU, which grow with workers,
-// for shuffle, which does not.
+// to three times more) trades input bandwidth and CPU, which grow with
+// workers, for shuffle, which does not: the prefilters sent from the keys
+// read would cost 49 bytes for every document (web 100K: 473 bytes a
+// document shuffled against 424 so).
 //
 // # Stages and side inputs on prism
 //
 // Prism fuses the DoFns between groupings into stages (80 before the
-// issue-22 work on stages, 67 now under MethodMinHash with one wave) and
+// issue-22 work on stages, 67 after it under MethodMinHash with one wave,
+// before the prefilter step added its read and its centres' grouping) and
 // runs each as a bundle. Its scheduling loop costs per stage and per pass,
 // and while a stage that reads a side input runs a bundle, the loop passes
 // again and again (the bundle holds the stage's input watermark back, so
@@ -245,6 +258,11 @@
 // Duplicate ids are not checked.
 //
 // Metrics (namespace "neardup"): documents, bad_inputs, star_edges,
+// candidate_links (distinct leaves of the stars' centres), prefiltered (of
+// those, rejected by the centre's prefilter), prefilter_leaf_links (links
+// between two leaves the prefilter passes), prefilter_checks,
+// unshipped_leaves (joined to nothing: neither linked nor sent),
+// prefilter_coarsened (stars kept whole past MaxChecks),
 // candidate_components, candidate_residual_label_pairs, direct_documents,
 // star_documents (of candidate components too large to decide directly),
 // verifications, pivot_pruned, verified_edges, coarsened_stars, components,

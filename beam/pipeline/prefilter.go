@@ -251,7 +251,7 @@ func (f *linkFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*i
 // leaves exceed MaxChecks links and sends every leaf as without the
 // prefilter (prefilter_coarsened): coarser, never wrong.
 //
-// One call holds the partition's entries (about 60 bytes each decoded, one
+// One call holds the partition's entries (about 100 bytes each decoded, one
 // per member and distinct centre of the partition) and one star's union-find.
 type centreFn struct {
 	Rule      ruleConfig
