@@ -133,8 +133,8 @@ func appendLinkEntries(es []linkEntry, b []byte) ([]linkEntry, error) {
 // batch>, one entry per member and partition: a member with one distinct
 // centre, the common case, costs its prefilter once). A range without star
 // edges is not read. One call holds the range's star edges (16 bytes each
-// decoded, at most 25 per document of the range) and one batch per
-// partition its members' entries reach.
+// decoded, at most 25 per document of the range), one document, and up to
+// 8 MiB of entries before a flush.
 type linkFn struct {
 	rangeDocs
 	Rule    ruleConfig
@@ -163,7 +163,11 @@ func (f *linkFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*i
 	es = sortEdges(es)
 	out := newPartBatches(f.Parts)
 	last := make([]uint64, len(out.parts)) // each batch's last member
-	var byPart []uint64                    // a member's centres, sorted by partition
+	emitBatch := func(p int, b []byte) {
+		f.Shuffle.add(ctx, "links", p, b)
+		emit(p, b)
+	}
+	var byPart []uint64 // a member's centres, sorted by partition
 	// add sends member m, whose star edges es start with, and drops them.
 	add := func(m uint64, pre *dedup.Prefilter) {
 		hi := 1
@@ -189,11 +193,15 @@ func (f *linkFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*i
 				j++
 			}
 			e.centres = byPart[i:j]
-			if len(out.parts[p]) == 0 {
-				last[p] = 0
+			n := len(out.parts[p])
+			if n == 0 {
+				last[p] = 0 // a new batch: its first entry's difference is from 0
 			}
 			out.parts[p] = appendLinkEntry(out.parts[p], last[p], &e)
 			last[p] = m
+			if out.grew(p, n, edgeFlushBytes) {
+				out.flush(emitBatch)
+			}
 			i = j
 		}
 	}
@@ -215,10 +223,7 @@ func (f *linkFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*i
 	for len(es) > 0 {
 		add(es[0].Member, nil)
 	}
-	out.flush(func(p int, b []byte) {
-		f.Shuffle.add(ctx, "links", p, b)
-		emit(p, b)
-	})
+	out.flush(emitBatch)
 	return nil
 }
 
@@ -247,9 +252,9 @@ func (f *linkFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*i
 // ends at c, as verifyFn needs. A leaf left alone has no E-edge within the
 // star and is neither linked nor sent (counted in unshipped_leaves); a
 // centre no leaf passed against has none either, and its star is verified
-// without it. A star whose failing leaves times its
-// leaves exceed MaxChecks links and sends every leaf as without the
-// prefilter (prefilter_coarsened): coarser, never wrong.
+// without it. A star whose failing leaves times its leaves exceed MaxChecks
+// links and sends every leaf as without the prefilter
+// (prefilter_coarsened): coarser, never wrong.
 //
 // One call holds the partition's entries (about 100 bytes each decoded, one
 // per member and distinct centre of the partition) and one star's union-find.
