@@ -156,36 +156,3 @@ func Stars(s beam.Scope, opt Options, keys, sims, counts beam.PCollection, keyPa
 	}
 	return beam.ParDo(s.Scope("Stars"), &starFn{Shuffle: shuffleCounter{On: opt.CountShuffle}}, beam.GroupByKey(s, keys))
 }
-
-// linkFn gathers a range's star edges, drops the repeats (a document shares
-// most of its bands with its near copies, so it meets the same centre in
-// many buckets) and emits them as one batch for the range's read, and each
-// distinct link of a member to its centre, KV<centre, member>: the edges of
-// the candidate graph, unverified. One call holds the range's star edges,
-// 16 bytes each decoded, at most 25 per document of the range.
-type linkFn struct{ Shuffle shuffleCounter }
-
-func (f *linkFn) ProcessElement(ctx context.Context, r uint64, batches func(*[]byte) bool, edges func(uint64, []byte), links func(uint64, uint64)) error {
-	es, err := gather(batches, appendStarEdges)
-	if err != nil {
-		return err
-	}
-	es = sortEdges(es)
-	var out []byte
-	for _, e := range es {
-		out = appendStarEdge(out, e)
-		if e.Member != e.Centre {
-			links(e.Centre, e.Member)
-		}
-	}
-	f.Shuffle.add(ctx, "star_range", r, out)
-	edges(r, out)
-	return nil
-}
-
-// Links returns each range's distinct star edges (KV<range, batch>) and the
-// candidate graph's edges (KV<centre, member>, each once).
-func Links(s beam.Scope, opt Options, stars beam.PCollection) (edges, links beam.PCollection) {
-	s = s.Scope("Candidate links")
-	return beam.ParDo2(s, &linkFn{Shuffle: shuffleCounter{On: opt.CountShuffle}}, beam.GroupByKey(s, stars))
-}

@@ -51,7 +51,7 @@ func Dedup(s beam.Scope, opt Options) (Result, error) {
 	}
 	keys, sims, counts := Keys(s, opt, in)
 	stars := Stars(s, opt, keys, sims, counts, in.KeyParts)
-	byRange, links := Links(s, opt, stars)
+	byRange, links := Links(s, opt, in, stars)
 	var cands, edges, direct beam.PCollection
 	if opt.Method == dedup.MethodMinHash {
 		// Small candidate components are decided as a whole; the

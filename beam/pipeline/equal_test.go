@@ -26,6 +26,13 @@ func TestMain(m *testing.M) { ptest.MainWithDefault(m, "prism") }
 // returns each one's output, duplicates and clusters files.
 func runBoth(t testing.TB, inputs []string, opt pipeline.Options) (batch, beamOut [3]string) {
 	t.Helper()
+	batch, beamOut, _ = runBothMetrics(t, inputs, opt)
+	return batch, beamOut
+}
+
+// runBothMetrics is runBoth, and returns the pipeline's counters too.
+func runBothMetrics(t testing.TB, inputs []string, opt pipeline.Options) (batch, beamOut [3]string, counters map[string]int64) {
+	t.Helper()
 	dir := t.TempDir()
 	names := [3]string{"kept.jsonl", "dups.jsonl", "clusters.jsonl"}
 	path := func(who string, i int) string { return filepath.Join(dir, who+"-"+names[i]) }
@@ -43,14 +50,19 @@ func runBoth(t testing.TB, inputs []string, opt pipeline.Options) (batch, beamOu
 	if _, err := pipeline.Dedup(s, opt); err != nil {
 		t.Fatalf("pipeline.Dedup: %v", err)
 	}
-	if err := ptest.Run(p); err != nil {
+	res, err := ptest.RunWithMetrics(p)
+	if err != nil {
 		t.Fatalf("pipeline run: %v", err)
 	}
 	for i := range names {
 		batch[i] = readFile(t, path("batch", i))
 		beamOut[i] = readFile(t, path("beam", i))
 	}
-	return batch, beamOut
+	counters = map[string]int64{}
+	for _, c := range res.Metrics().AllMetrics().Counters() {
+		counters[c.Key.Name] += c.Result()
+	}
+	return batch, beamOut, counters
 }
 
 func readFile(t testing.TB, path string) string {

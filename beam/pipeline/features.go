@@ -54,7 +54,7 @@ func tableKey(t int, blk uint64) uint64 { return simhash.Mix64(blk, tagTable+uin
 // partition (keyBatcher); under MethodSimHash its fingerprint, for the
 // plan's keys; per range its document count. The features themselves are
 // not kept: most documents share no key with another, and those that do
-// are read again (dataFn).
+// are read again (linkFn for their prefilters, dataFn).
 type keysFn struct {
 	rangeDocs
 	Rule     ruleConfig

@@ -23,7 +23,7 @@ const (
 	DefaultKeyPartBytes = 1 << 20  // bytes of input per partition of the candidate keys
 	DefaultRounds       = 3        // large-star/small-star rounds before the residual union-find
 	DefaultHoldBytes    = 64 << 20 // encoded features of a star's leaves held for the pairs among them
-	DefaultMaxChecks    = 1 << 24  // leaf pairs a star looks at before it links its leaves unverified
+	DefaultMaxChecks    = 1 << 24  // leaf pairs a star tests before it keeps its leaves' links unfiltered or unverified
 	DefaultMaxResidual  = 1 << 22  // label pairs the residual union-find takes on one worker
 	DefaultMaxComponent = 1 << 18  // documents of one component decided on one worker
 	// DefaultDirectComponent is the most documents of a candidate component
@@ -73,7 +73,13 @@ type Options struct {
 	// centre unverified (see doc.go: the verdicts stay exact, the component
 	// grows).
 	HoldBytes int64
-	MaxChecks int64 // default DefaultMaxChecks
+	// MaxChecks bounds the leaf pairs of one star (its failing leaves
+	// times its leaves) tested with the prefilter at the centre's
+	// partition, and then with the exact check at verification (default
+	// DefaultMaxChecks): past it, the star keeps every leaf's link to its
+	// centre, unfiltered or unverified (the verdicts stay exact, the
+	// component grows).
+	MaxChecks int64
 	// Rounds is the number of large-star/small-star rounds (default
 	// DefaultRounds); the labels they leave apart are joined by a union-find
 	// of at most MaxResidual label pairs on one worker (default

@@ -147,3 +147,94 @@ func TestVerifyLeafPairs(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefilterStar: a centre with a near copy among its leaves, two leaves
+// that are near copies of each other and far from the centre (as two
+// versions of a page in a band bucket whose least member is another page of
+// their site), and a leaf far from everything. The centre's prefilter
+// rejects the last three; the near pair must still be linked, with each
+// other, and both sent to the centre for a verified star, the far leaf
+// neither linked nor sent. Past MaxChecks the star is linked and sent
+// whole, as without the prefilter.
+func TestPrefilterStar(t *testing.T) {
+	words := func(from, n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "w%d ", from+i)
+		}
+		return b.String()
+	}
+	texts := []string{
+		words(0, 200),                       // 1: centre
+		words(0, 199) + "changed",           // 2: the centre's near copy
+		words(1000, 200),                    // 3
+		words(1000, 199) + "changed",        // 4: 3's near copy
+		words(9000, 200) + " something new", // 5: far from all
+	}
+	opt := Options{Inputs: []string{"x"}}
+	opt.EnsureDefaults()
+	ext, err := dedup.NewRuleExtractor(opt.DedupOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pres := make([]dedup.Prefilter, len(texts))
+	var ls []starLeaf
+	for i, text := range texts {
+		pres[i] = ext.Extract(text).Pre
+		ls = append(ls, starLeaf{centre: 1, member: uint64(i + 1), pre: &pres[i]})
+	}
+	for _, tt := range []struct {
+		maxChecks   int64
+		links, sent string
+	}{
+		{DefaultMaxChecks, "[{1 2} {3 4}]", "[{2 1} {3 1} {4 1} {1 1}]"},
+		{1, "[{1 2} {1 3} {1 4} {1 5}]", "[{1 1} {2 1} {3 1} {4 1} {5 1}]"},
+	} {
+		f := &centreFn{Rule: opt.ruleConfig(), MaxChecks: tt.maxChecks}
+		if err := f.Setup(); err != nil {
+			t.Fatal(err)
+		}
+		var links []Pair
+		var sent []starEdge
+		var st prefilterStar
+		err := f.star(context.Background(), &st, ls,
+			func(m, c uint64) { sent = append(sent, starEdge{Member: m, Centre: c}) },
+			func(a, b uint64) { links = append(links, newPair(a, b)) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(links) != tt.links || fmt.Sprint(sent) != tt.sent {
+			t.Errorf("max checks %d: links %v, sent %v; want links %s, sent %s", tt.maxChecks, links, sent, tt.links, tt.sent)
+		}
+	}
+}
+
+// TestLinkBatchRoundTrip: link entries (with and without a prefilter, one
+// or several centres, centres in another range) decode to what was
+// encoded, and a batch cut short fails to decode.
+func TestLinkBatchRoundTrip(t *testing.T) {
+	pre := dedup.Prefilter{1, 2, 3, 1 << 63, 5, 6}
+	want := []linkEntry{
+		{member: Pos(2, 5), known: true, pre: pre, centres: []uint64{Pos(2, 5)}},
+		{member: Pos(2, 9), centres: []uint64{Pos(0, 1), Pos(2, 5), Pos(2, 9)}},
+		{member: Pos(3, 1), known: true, pre: pre, centres: []uint64{Pos(1, 7)}},
+	}
+	var b []byte
+	var last uint64
+	for i := range want {
+		b = appendLinkEntry(b, last, &want[i])
+		last = want[i].member
+	}
+	got, err := appendLinkEntries(nil, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("decoded %v, want %v", got, want)
+	}
+	for n := 1; n < len(b); n++ {
+		if es, err := appendLinkEntries(nil, b[:n]); err == nil && len(es) == len(want) {
+			t.Errorf("a batch cut to %d of %d bytes decoded whole", n, len(b))
+		}
+	}
+}

@@ -30,8 +30,13 @@ var (
 // verifyFn verifies a star at its centre and emits the edges the
 // components are computed over.
 //
-// Every leaf is checked against the centre with Rule.Duplicates (the
-// candidate test and the verification: the edges of the batch's graph).
+// The leaves are those the prefilter left to the star (centreFn): the
+// members of the centre's buckets whose prefilter passes against the
+// centre's or against another leaf's; the others have no edge of the
+// batch's graph within the star. Every leaf is checked against the centre
+// with Rule.Duplicates (the candidate test and the verification: the edges
+// of the batch's graph); a centre no leaf passed the prefilter against is
+// not sent, and then every leaf counts as failing.
 // The features come without their band keys (dataFn), so Rule.Near holds
 // for any two of them. The centre and a leaf share a bucket's key, so the
 // batch's candidate test holds for them too (but for two keys that met in a
@@ -78,13 +83,16 @@ type leafState struct {
 
 func (f *verifyFn) ProcessElement(ctx context.Context, c uint64, selfIter func(*docData) bool, leafIter func(*docData) bool,
 	emit func(uint64, uint64)) error {
+	// Without the centre's features (the prefilter rejected every leaf
+	// against it: centreFn), the leaves sent are compared among
+	// themselves, as failing leaves without a pivot.
 	var self docData
-	if !selfIter(&self) {
-		return fmt.Errorf("pipeline: no features for the centre %d of a star", c)
-	}
+	hasCentre := selfIter(&self)
 	var fc dedup.Features
-	if err := fc.UnmarshalBinary(self.Features); err != nil {
-		return fmt.Errorf("pipeline: features of position %d: %w", self.Pos, err)
+	if hasCentre {
+		if err := fc.UnmarshalBinary(self.Features); err != nil {
+			return fmt.Errorf("pipeline: features of position %d: %w", self.Pos, err)
+		}
 	}
 	edge := func(p Pair) {
 		edgeCount.Inc(ctx, 1)
@@ -100,9 +108,12 @@ func (f *verifyFn) ProcessElement(ctx context.Context, c uint64, selfIter func(*
 		if err := l.f.UnmarshalBinary(d.Features); err != nil {
 			return fmt.Errorf("pipeline: features of position %d: %w", d.Pos, err)
 		}
-		checkedCount.Inc(ctx, 1)
-		l.ok = f.rule.Duplicates(&fc, &l.f)
-		l.j = f.pivot(&fc, &l.f)
+		l.j = math.NaN()
+		if hasCentre {
+			checkedCount.Inc(ctx, 1)
+			l.ok = f.rule.Duplicates(&fc, &l.f)
+			l.j = f.pivot(&fc, &l.f)
+		}
 		if l.ok {
 			edge(newPair(c, d.Pos))
 		} else {

@@ -59,7 +59,7 @@ func (f *dedupFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Format, "format", "auto", "input format: auto, jsonl, text, lines or warc")
 	fs.Int64Var(&o.SplitBytes, "split-bytes", pipeline.DefaultSplitBytes, "read uncompressed JSONL and lines files in byte ranges of this size, one per worker")
 	fs.Int64Var(&o.HoldBytes, "hold-bytes", pipeline.DefaultHoldBytes, "features of a star's leaves one worker holds to verify the pairs among them")
-	fs.Int64Var(&o.MaxChecks, "max-checks", pipeline.DefaultMaxChecks, "leaf pairs one star looks at before it links its leaves unverified")
+	fs.Int64Var(&o.MaxChecks, "max-checks", pipeline.DefaultMaxChecks, "leaf pairs one star tests (with the prefilter, then verified) before it keeps its leaves' links to its centre unfiltered or unverified")
 	fs.IntVar(&o.Rounds, "cc-rounds", pipeline.DefaultRounds, "large-star/small-star rounds before the residual union-find of the connected components")
 	fs.IntVar(&o.MaxResidual, "max-residual", pipeline.DefaultMaxResidual, "label pairs left apart by the rounds that one worker joins; more fail the run")
 	fs.IntVar(&o.MaxComponent, "max-component", pipeline.DefaultMaxComponent, "documents of one component decided on one worker; a larger component fails the run")
