@@ -13,7 +13,7 @@ import (
 	"github.com/neardup/neardup/dedup"
 )
 
-// The prefilter at the stars' centres (dedup.Rule.PrefilterRejects: 48
+// The prefilter at the stars' centres (dedup.Rule.PrefilterRejects: 64
 // bytes a document, a few nanoseconds a pair; a pair it rejects is below the
 // threshold, and so not an edge of the batch's graph E, except with
 // probability dedup.PrefilterFalseReject, the same decision the batch takes
@@ -34,7 +34,7 @@ var (
 	unshippedLeaves    = beam.NewCounter("neardup", "unshipped_leaves")
 )
 
-const preBytes = 8 * len(dedup.Prefilter{}) // 48
+const preBytes = 8 * len(dedup.Prefilter{}) // 64
 
 // appendPrefilter appends the words of p, little-endian.
 func appendPrefilter(b []byte, p *dedup.Prefilter) []byte {
