@@ -104,7 +104,7 @@ Memory grows with the number of documents by about 30 bytes each (ids go to
 --tmp-dir past 64 MiB); the shingle sets kept for verification are held up to
 --sketch-budget and past it written to a temporary file in --tmp-dir (default
 $TMPDIR), read back for verification: Jaccard is exact at every size. Past
---sketch-disk of sets on disk (8 GiB), the first pass drops them and the sets
+--sketch-disk of sets on disk (16 GiB), the first pass drops them and the sets
 of the documents that have candidates (about a quarter) are read again from
 the input once they are known. Text is never held beyond the document being
 processed.
