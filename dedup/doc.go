@@ -28,9 +28,14 @@
 //     it: Jaccard of the shingle sets (or cosine of TF-IDF vectors) at
 //     Threshold. It names the first such kept document. Verification is
 //     lazy: a candidate pair is checked only when its earlier document is
-//     kept, which on version histories skips most of them. Rule and
-//     Extractor are the same decision for every caller (incremental runs,
-//     the online service, the Beam pipeline).
+//     kept, which on version histories skips most of them; and a pair whose
+//     prefilters (64 bytes a document in memory, prefilter.go) show it far
+//     below the threshold is rejected without reading the shingle sets, so
+//     that pages sharing a site's template, at J 0.3-0.5, cost nanoseconds
+//     rather than a read each (a pair at or above the threshold is rejected
+//     with probability below 1e-9). Rule and Extractor are the same
+//     decision for every caller (incremental runs, the online service, the
+//     Beam pipeline), the prefilter included.
 //  5. With ClusterComponents instead, clusters are the connected components
 //     of the verified pairs (union-find), pairs inside one cluster are not
 //     verified again, and the keep policy picks one document per cluster.
@@ -98,24 +103,35 @@
 
 // # Memory
 //
-// Per document the run keeps, in pointer-free columns: its id (in an arena of
-// 1 MiB chunks, 8 bytes of reference), a 64-bit fingerprint (zero under
-// MethodMinHash unless an index needs it), a 64-bit word-sequence hash, three
-// 32-bit counters, the first twin, 8 bytes of offset into the shingle sets,
-// and the slots of two open-addressing tables (ids, for the duplicate-id
-// check, and word-sequence hashes, for twins), 12 bytes a slot: about 100
-// bytes and the id. The shingle sets (4 bytes per distinct shingle, about two
-// thirds of the size of English text) stay in memory up to
-// Options.SketchBudget (256 MiB by default) and past it go to a temporary
-// file in Options.TempDir that verification reads back: the sets are exact at
-// every size. The band keys (12 bytes each, 24 a document) go to 256
+// Per document the run keeps, in pointer-free columns of chunks that never
+// move (columns.go): a 64-bit word-sequence hash, the first of its exact
+// copies (4 bytes), its token count (4), its id's length (1 byte, and the
+// offset of every 64th id: the ids themselves go to a temporary file past
+// 64 MiB, ids.go), and while the first pass reads, 8 bytes of offset into
+// the shingle sets and the slots of two open-addressing tables, 8 bytes a
+// slot for the hashes of the ids (the duplicate-id check) and 4 for the
+// twin lookup (keyed by the word-sequence hash column): about 30 bytes a
+// document, 50 while reading. A fingerprint (8) and the length (4) are kept
+// only when something reads them (MethodSimHash, KeepLongest, an index,
+// OnKept). The shingle sets (4 bytes per distinct shingle, about two thirds
+// of the size of English text) stay in memory up to Options.SketchBudget
+// (256 MiB by default) and past it go to a temporary file in
+// Options.TempDir that verification reads back: the sets are exact at every
+// size; past Options.SketchDisk (16 GiB) of them, the first pass drops them
+// and only the documents with a candidate have theirs read again from the
+// input (members.go). The band keys (12 bytes each, 24 a document) go to 256
 // partitions, in memory up to 64 MiB and then to temporary files; grouping
-// keeps only the keys two or more documents share. Under MethodSimHash the
-// candidate pairs are collected, 8 bytes each; under ClusterComponents they
-// are streamed into verification and never collected. Cosine verification
-// keeps a TF-IDF vector per document (16 bytes per distinct word) in memory.
-// The command sets a soft memory limit (debug.SetMemoryLimit, budget +
-// 512 MiB) so that the resident size stays near the live size.
+// keeps only the keys two or more documents share: a key of two documents
+// as a pair (8 bytes, once for all the bands two documents share), a key of
+// three or more as a bucket. The documents of a pair or bucket (a quarter
+// of them on generated web text) then have their prefilters held in memory,
+// 64 bytes each. Under MethodSimHash the candidate pairs are collected, 8
+// bytes each; under ClusterComponents they are streamed into verification
+// and never collected. Cosine verification keeps a TF-IDF vector per
+// document (16 bytes per distinct word) in memory. The command sets a soft
+// memory limit (debug.SetMemoryLimit, budget + 512 MiB + a quarter of the
+// input's size, at most a third of the machine's memory) so that the
+// resident size stays near the live size.
 
 // # Incremental mode
 //

@@ -471,31 +471,6 @@ func writeMerged(pw *partWriter, srcs []mergeSrc, base uint64, span uint32, sett
 	flush()
 	pw.align()
 	pw.put(bytesOf(live))
-	pw.align()
-	// The prefilter column: zero in the gaps, and for sources of format 2
-	// (which kept none).
-	zero := make([]uint64, preWords)
-	m = 0
-	for _, src := range srcs {
-		for ; m < src.off; m++ {
-			buf = append(buf, bytesOf(zero)...)
-			if len(buf) >= 1<<16 {
-				flush()
-			}
-		}
-		for sl := range src.p.span {
-			pre := zero
-			if src.has(sl) && src.p.pre != nil {
-				pre = src.p.pre[preWords*int(sl) : preWords*(int(sl)+1)]
-			}
-			buf = append(buf, bytesOf(pre)...)
-			if len(buf) >= 1<<16 {
-				flush()
-			}
-		}
-		m += src.p.span
-	}
-	flush()
 	for t := range fpTables {
 		pw.align()
 		pw.put(bytesOf(fpoff[t]))
@@ -525,6 +500,31 @@ func writeMerged(pw *partWriter, srcs []mergeSrc, base uint64, span uint32, sett
 	if err := exts.copyTo(pw); err != nil {
 		return err
 	}
+	pw.align()
+	// The prefilter column: zero in the gaps, and for sources of format 2
+	// (which kept none).
+	zero := make([]uint64, preWords)
+	m = 0
+	for _, src := range srcs {
+		for ; m < src.off; m++ {
+			buf = append(buf, bytesOf(zero)...)
+			if len(buf) >= 1<<16 {
+				flush()
+			}
+		}
+		for sl := range src.p.span {
+			pre := zero
+			if src.has(sl) && src.p.pre != nil {
+				pre = src.p.pre[preWords*int(sl) : preWords*(int(sl)+1)]
+			}
+			buf = append(buf, bytesOf(pre)...)
+			if len(buf) >= 1<<16 {
+				flush()
+			}
+		}
+		m += src.p.span
+	}
+	flush()
 	pw.align()
 	// The ids: where each merged slot's starts, then those of the live slots.
 	at := uint64(0)

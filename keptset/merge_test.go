@@ -294,9 +294,10 @@ func toFormat2(t *testing.T, path string) {
 	pad := func(n int) int { return n + (8-n%8)%8 }
 	span := int(binary.LittleEndian.Uint32(body[16:]))
 	entries := int(binary.LittleEndian.Uint64(body[24:]))
-	// The pre section follows live.
+	// The pre section follows ext.
+	docs := int(binary.LittleEndian.Uint32(body[20:]))
 	start := 40 + pad(int(binary.LittleEndian.Uint32(body[36:]))) + pad(4*(1<<body[32]+1)) + pad(2*entries) +
-		pad(3*entries) + 8*span + 8*((span+63)/64)
+		pad(3*entries) + 8*span + 8*((span+63)/64) + 4*pad(4*(65536+1)) + 4*pad(3*docs) + pad(entries)
 	body = append(slices.Clone(body[:start]), body[start+64*span:]...)
 	copy(body, "NDKPART2")
 	out := binary.LittleEndian.AppendUint32(body, crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))

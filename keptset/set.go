@@ -352,16 +352,16 @@ func prefilterOf(f *dedup.Features) dedup.Prefilter {
 	return f.Prefilter()
 }
 
-// prefilterLocked returns the prefilter of document seq, nil when its part
-// keeps none (mu held).
-func (s *Set) prefilterLocked(seq uint64) *dedup.Prefilter {
+// prefilterLocked returns the prefilter of document seq (into dst when it
+// is read from a part's file), nil when its part keeps none (mu held).
+func (s *Set) prefilterLocked(seq uint64, dst *dedup.Prefilter) (*dedup.Prefilter, error) {
 	if d := s.deltaOf(seq); d != nil {
-		return prefilterAt(d.pre, uint32(seq-d.base))
+		return prefilterAt(d.pre, uint32(seq-d.base)), nil
 	}
 	if p := s.partOf(seq); p != nil {
-		return prefilterAt(p.pre, uint32(seq-p.base))
+		return p.prefilter(uint32(seq-p.base), dst)
 	}
-	return nil
+	return nil, nil
 }
 
 // partOf returns the part holding seq's slot, or nil.
@@ -460,8 +460,14 @@ func (s *Set) matchAll(ctx context.Context, f *dedup.Features, limit int, from u
 	// far below the threshold are dropped here (dedup's prefilter.go).
 	if f.Pre.Known() {
 		kept := cands[:0]
+		var buf dedup.Prefilter
 		for _, seq := range cands {
-			if pre := s.prefilterLocked(seq); pre != nil && s.rule.PrefilterRejects(pre, &f.Pre) {
+			pre, err := s.prefilterLocked(seq, &buf)
+			if err != nil {
+				s.mu.RUnlock()
+				return nil, next, err
+			}
+			if pre != nil && s.rule.PrefilterRejects(pre, &f.Pre) {
 				continue
 			}
 			kept = append(kept, seq)
