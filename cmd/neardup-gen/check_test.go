@@ -73,4 +73,21 @@ func TestCheck(t *testing.T) {
 	if err := run(context.Background(), []string{"check", "-corpus", corpus}, &out, &errs); err == nil {
 		t.Errorf("check without -duplicates: no error")
 	}
+	// The corpus made again from its flags gives the same report.
+	json1 := func(args ...string) string {
+		t.Helper()
+		out.Reset()
+		if err := run(context.Background(), append([]string{"check", "-duplicates", dupsPath, "-json"}, args...), &out, &errs); err != nil {
+			t.Fatalf("%v\n%s", err, errs.String())
+		}
+		return out.String()
+	}
+	if got, want := json1("-n", "3000", "-seed", "4"), json1("-corpus", corpus); got != want {
+		t.Errorf("check -n 3000 -seed 4:\n%s\ncheck -corpus:\n%s", got, want)
+	}
+	for _, args := range [][]string{{"-n", "3000", "-corpus", corpus}, {"-seed", "4"}} {
+		if err := run(context.Background(), append([]string{"check", "-duplicates", dupsPath}, args...), &out, &errs); err == nil {
+			t.Errorf("check %v: no error", args)
+		}
+	}
 }

@@ -19,11 +19,21 @@ import (
 // poolCorpora are the corpora (testdata/corpora) whose sentences make the documents.
 var poolCorpora = []string{"en_prose", "en_gitdocs_dev", "en_spdx"}
 
-func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("neardup-gen", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var opt webgen.Options
-	n := fs.Int64("n", 1000, "documents to write")
+// genFlags are the flags that say which corpus: the generation's, and a
+// check's that makes the corpus again (check -n).
+type genFlags struct {
+	opt     webgen.Options
+	n       *int64
+	profile *string
+	workers *int
+	dir     *string
+}
+
+// addGenFlags defines the corpus flags on fs; n's default is nDefault.
+func addGenFlags(fs *flag.FlagSet, nDefault int64) *genFlags {
+	f := &genFlags{}
+	opt := &f.opt
+	f.n = fs.Int64("n", nDefault, "documents to write")
 	fs.Uint64Var(&opt.Seed, "seed", 1, "the corpus: the same seed and flags give the same bytes")
 	fs.Float64Var(&opt.Hot, "hot", 0, "fraction of documents carrying the one hot paragraph (0: none)")
 	fs.IntVar(&opt.MeanBytes, "mean", 0, "mean body size in bytes (0: 1000; bodies uniform in 300 .. 2*mean-300)")
@@ -35,43 +45,57 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&opt.Sites, "sites", 0, "number of web sites whose pages share the site's template: header, menu, notices, footer (0: none)")
 	fs.Float64Var(&opt.SiteShare, "site-share", 0, "fraction of documents that are pages of a site, with -sites (0: 0.8)")
 	fs.Float64Var(&opt.ShortShare, "short", 0, "fraction of documents with a short body: 1 to 3 sentences, 80 to 400 bytes (0: none)")
-	profile := fs.String("profile", "", `named option set: "default", "crawl" (-sites 2000 -site-share 0.8) or "crawl-short" (the same and -short 0.3); other flags override its values`)
+	f.profile = fs.String("profile", "", `named option set: "default", "crawl" (-sites 2000 -site-share 0.8) or "crawl-short" (the same and -short 0.3); other flags override its values`)
+	f.workers = fs.Int("workers", 0, "generating goroutines (0: GOMAXPROCS); the output does not depend on it")
+	f.dir = fs.String("corpora", "", "directory of the corpora (default: NEARDUP_CORPORA, else testdata/corpora of the repository)")
+	return f
+}
+
+// generator applies -profile (the flags given win over it: args are parsed
+// again onto its values), validates, and loads the pool.
+func (f *genFlags) generator(fs *flag.FlagSet, args []string) (*webgen.Generator, *webgen.Pool, error) {
+	if *f.profile != "" {
+		p, err := webgen.Profile(*f.profile)
+		if err != nil {
+			return nil, nil, err
+		}
+		p.Seed = f.opt.Seed // -seed, given or not
+		f.opt = p
+		if err := fs.Parse(args); err != nil {
+			return nil, nil, err
+		}
+	}
+	if *f.n < 0 {
+		return nil, nil, fmt.Errorf("-n %d: want at least 0", *f.n)
+	}
+	// Validate before the seconds of reading the pool (New does it again).
+	valid := f.opt
+	valid.EnsureDefaults()
+	if err := valid.Validate(); err != nil {
+		return nil, nil, err
+	}
+	pool, err := loadPool(*f.dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := webgen.New(pool, f.opt)
+	return g, pool, err
+}
+
+func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("neardup-gen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := addGenFlags(fs, 1000)
+	n, workers := f.n, f.workers
 	out := fs.String("out", "-", `output file ("-": standard output); a .zst suffix compresses with zstd`)
-	workers := fs.Int("workers", 0, "generating goroutines (0: GOMAXPROCS); the output does not depend on it")
-	dir := fs.String("corpora", "", "directory of the corpora (default: NEARDUP_CORPORA, else testdata/corpora of the repository)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	if *profile != "" {
-		p, err := webgen.Profile(*profile)
-		if err != nil {
-			return err
-		}
-		p.Seed = opt.Seed // -seed, given or not
-		opt = p
-		// Parse again onto the profile's values: flags given win.
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-	}
-	if *n < 0 {
-		return fmt.Errorf("-n %d: want at least 0", *n)
-	}
-	// Validate before the seconds of reading the pool (New does it again).
-	valid := opt
-	valid.EnsureDefaults()
-	if err := valid.Validate(); err != nil {
-		return err
-	}
 	start := time.Now()
-	pool, err := loadPool(*dir)
-	if err != nil {
-		return err
-	}
-	g, err := webgen.New(pool, opt)
+	g, pool, err := f.generator(fs, args)
 	if err != nil {
 		return err
 	}

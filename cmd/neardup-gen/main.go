@@ -5,6 +5,7 @@
 //	neardup-gen -n 1000000 -seed 1 [-hot 0.2] -out web.jsonl.zst
 //	neardup dedup web.jsonl.zst --duplicates dups.jsonl
 //	neardup-gen check -corpus web.jsonl.zst -duplicates dups.jsonl [-threshold 0.8] [-json]
+//	neardup-gen check -n 100000000 -seed 1 -duplicates dups.jsonl   # the corpus made again, not read
 //
 // -sites N makes a fraction (-site-share, 0.8) of the documents pages of N
 // sites, each wrapped in its site's template (header, menu, notices,

@@ -161,45 +161,14 @@ func Check(ctx context.Context, corpus, duplicates io.Reader, opt CheckOptions) 
 	}
 	var bad, other []Removal // examples
 	for _, d := range dups {
-		rep.Removed++
 		p, isPlanted := planted[d.DupID]
-		control := isPlanted && p.Kind != KindExact && p.Jaccard < opt.Threshold
-		switch {
-		case !isPlanted:
-			rep.Unplanted++
-		case p.Kind == KindExact:
-			rep.ExactRemoved++
-		case !control:
-			rep.NearRemoved++
-		}
-		if d.Index {
-			rep.Unverified++
-			if control {
-				rep.ControlsRemoved++
-			}
-			continue
-		}
-		j := TextJaccard(need[d.DupID], need[d.KeptID])
-		below := j < opt.Threshold
-		switch {
-		case !isPlanted && !below:
-			rep.UnplantedAbove++
-		case control && below:
-			rep.ControlsRemoved++
-		case control:
-			rep.ControlsAbove++
-		}
-		if below {
-			rep.FalseRemovals++
-		}
-		r := Removal{ID: d.DupID, KeptID: d.KeptID, Reported: d.Jaccard, Jaccard: j}
-		if isPlanted {
-			r.Planted = &p
-		}
+		r, below, candidate := rep.countRemoval(d, p, isPlanted, func() float64 {
+			return TextJaccard(need[d.DupID], need[d.KeptID])
+		})
 		switch {
 		case below && len(bad) < opt.Examples:
 			bad = append(bad, r)
-		case (!isPlanted || control) && len(other) < opt.Examples:
+		case candidate && len(other) < opt.Examples:
 			other = append(other, r)
 		}
 	}
@@ -216,6 +185,50 @@ func Check(ctx context.Context, corpus, duplicates io.Reader, opt CheckOptions) 
 		rep.Recall = float64(rep.NearRemoved) / float64(n)
 	}
 	return rep, nil
+}
+
+// countRemoval counts removal d in r, given its planted truth (p, when
+// isPlanted) and j, the recomputed Jaccard of its text and its kept
+// document's (called unless the kept document is an index's). It returns
+// the removal as an example, whether it is a false removal (below the
+// threshold) and whether it may be an example of the second kind
+// (unplanted, or a control).
+func (r *Report) countRemoval(d dedup.Duplicate, p Planted, isPlanted bool, j func() float64) (ex Removal, below, candidate bool) {
+	r.Removed++
+	control := isPlanted && p.Kind != KindExact && p.Jaccard < r.Threshold
+	switch {
+	case !isPlanted:
+		r.Unplanted++
+	case p.Kind == KindExact:
+		r.ExactRemoved++
+	case !control:
+		r.NearRemoved++
+	}
+	if d.Index {
+		r.Unverified++
+		if control {
+			r.ControlsRemoved++
+		}
+		return ex, false, false
+	}
+	jj := j()
+	below = jj < r.Threshold
+	switch {
+	case !isPlanted && !below:
+		r.UnplantedAbove++
+	case control && below:
+		r.ControlsRemoved++
+	case control:
+		r.ControlsAbove++
+	}
+	if below {
+		r.FalseRemovals++
+	}
+	ex = Removal{ID: d.DupID, KeptID: d.KeptID, Reported: d.Jaccard, Jaccard: jj}
+	if isPlanted {
+		ex.Planted = &p
+	}
+	return ex, below, !isPlanted || control
 }
 
 // WriteText writes the report for people.

@@ -76,7 +76,10 @@
 //
 // Check reads such a corpus and dedup's duplicates file and reports recall of
 // the planted near-copies, exact copies removed, controls wrongly removed,
-// and removals whose recomputed Jaccard is below the threshold. Removals it
+// and removals whose recomputed Jaccard is below the threshold;
+// CheckGenerated gives the same report without reading the corpus, making
+// again the documents it needs from their numbers, in memory that does not
+// hold their texts (a check of 10^8 documents). Removals it
 // cannot blame on the dedup are counted apart: documents removed that are
 // no planted copy, at a recomputed J >= threshold; controls removed for
 // another document at J >= threshold; and near-copies kept whose original
