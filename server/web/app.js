@@ -168,6 +168,31 @@ $("delete").addEventListener("click", () => store(async () => {
   return "Deleted " + r.id + ".";
 }));
 
+// describeMethod says in words what decision the server runs, from the
+// settings /v1/stats reports: how candidates are found and how a candidate
+// is confirmed.
+function describeMethod(s) {
+  let find;
+  if (s.method === "minhash") {
+    find = "MinHash signatures of " + s.shingle + "-word shingles (" + s.perms + " permutations, " +
+      s.bands + " bands of " + s.rows + " rows) find the candidates";
+  } else if (s.method === "simhash") {
+    find = "64-bit SimHash fingerprints (" + s.profile + " profile) within " + s.k +
+      " bits find the candidates (" + s.k_short + " bits for texts under " + s.short_tokens + " tokens)";
+  } else {
+    find = "Method " + s.method + " finds the candidates";
+  }
+  let confirm;
+  if (s.verify === "jaccard") {
+    confirm = "each is confirmed by the exact Jaccard similarity of the word shingles, at " + s.threshold + " or more";
+  } else if (s.verify === "cosine") {
+    confirm = "each is confirmed by the cosine similarity of TF-IDF word vectors, at " + s.threshold + " or more";
+  } else {
+    confirm = "the fingerprint distance alone decides (no verification)";
+  }
+  return find + "; " + confirm + ". The same decision as neardup dedup and neardup compare.";
+}
+
 async function refreshStats() {
   const t = $("stats");
   try {
@@ -184,9 +209,12 @@ async function refreshStats() {
       tr.append(th, td);
       t.appendChild(tr);
     };
-    for (const k of ["documents", "fingerprint_only_documents", "ready", "sketch_bytes", "heap_bytes", "store_bytes", "uptime_seconds", "settings"]) {
+    for (const k of ["documents", "fingerprint_only_documents", "ready", "sketch_bytes", "heap_bytes", "store_bytes", "uptime_seconds"]) {
       if (st[k] !== undefined) row(k, k === "uptime_seconds" ? Math.round(st[k]) : st[k]);
     }
+    const set = st.settings || {};
+    for (const k of Object.keys(set).sort()) row(k, set[k]);
+    $("method").textContent = describeMethod(set);
   } catch (e) {
     t.textContent = "";
     showError($("stats-error"), e.message);
