@@ -79,6 +79,13 @@ func (f *importCmd) run(c *cobra.Command, args []string) (err error) {
 	if f.noVerify {
 		o.Verify = dedup.VerifyNone
 	}
+	// The service keeps what the keep-first rule keeps in arrival order:
+	// the store of another policy would not hold the service's documents.
+	policy := o
+	policy.EnsureDefaults()
+	if policy.Cluster != dedup.ClusterGreedy || policy.Keep != dedup.KeepFirst {
+		return usagef("%v: the service applies the keep-first rule in arrival order", dedup.ErrOptions)
+	}
 	sopt := server.Options{Dedup: o}
 	sopt.EnsureDefaults()
 	if err := sopt.Validate(); err != nil {
