@@ -1,9 +1,8 @@
-package dedup
+package rule
 
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/neardup/neardup/features"
 	"github.com/neardup/neardup/measure"
@@ -184,6 +183,16 @@ func (r *Rule) Bands() int {
 	return r.bands
 }
 
+// K returns the fingerprint distances of the rule: K for pairs of long
+// documents and KShort for pairs with a short one (Options.K and
+// Options.KShort; negative means 0). PairK says which a pair gets.
+func (r *Rule) K() (long, short int) { return r.k, r.kShort }
+
+// ShortPartners is the token count under which a document can be a short
+// document's partner at KShort when KShort > K: ShortTokens/Threshold +
+// Shingle (PairK). A self-join at KShort needs only such documents.
+func (r *Rule) ShortPartners() uint32 { return r.partnerLimit }
+
 // QueryK is the largest distance Near accepts: an index queried at QueryK and
 // filtered with Near finds every candidate.
 func (r *Rule) QueryK() int { return max(r.k, r.kShort) }
@@ -257,6 +266,12 @@ func bandsMeet(a, b []uint64) bool {
 	return false
 }
 
+// BandKey is the candidate key of band b's key: its band's number mixed in,
+// so that one table holds every band. The batch's buckets, the service's
+// kept sets (keptset, keptmem) and the Redis index all key bands so, which
+// is what makes their candidates, and so their verdicts, the same.
+func BandKey(b int, key uint64) uint64 { return simhash.Mix64(key, uint64(b)) }
+
 // Verify reports whether candidates a and b pass verification. Equal token
 // sequences always do; documents without tokens only then (their sets are
 // empty and would measure as identical). A pair with a fingerprint-only
@@ -318,34 +333,6 @@ func (r *Rule) Match(doc *Features, kept []*Features) int {
 	return -1
 }
 
-// KeepFirst applies the rule to n documents in priority order. feat(i)
-// returns document i's features (it may reuse its result's storage between
-// calls only if the caller copies; KeepFirst holds at most one document and
-// its kept candidates at a time). pairs are the candidate pairs as y<<32 | x
-// with x < y, sorted ascending, duplicates allowed. removed[i], when set on
-// entry, marks a document already removed in favour of a document outside
-// this set (an earlier run's, say); it never keeps anything.
-//
-// It returns keeper: keeper[i] == i when document i is kept, the kept
-// document it duplicates otherwise, and -1 for a document removed on entry.
-// The pairs of one connected component do not depend on any other, so
-// callers may run KeepFirst per component, in parallel.
-func (r *Rule) KeepFirst(n int, feat func(i int) Features, pairs []uint64, removed []bool) []int32 {
-	return r.keepFirst(n, feat, nil, pairs, removed, nil)
-}
-
-// SortPairs sorts packed pairs for KeepFirst.
-func SortPairs(pairs []uint64) { slices.Sort(pairs) }
-
-// PackPair packs the candidate pair of documents x and y (in any order) for
-// KeepFirst.
-func PackPair(x, y int) uint64 {
-	if x > y {
-		x, y = y, x
-	}
-	return uint64(y)<<32 | uint64(uint32(x))
-}
-
 // Extractor computes the Features of texts for the rule of its options. It
 // keeps scratch buffers between calls and is not safe for concurrent use: use
 // one per goroutine.
@@ -357,47 +344,38 @@ type Extractor struct {
 	sh             shingler
 	set64          []uint64
 	tmp            []uint32 // radix sort scratch
-	noPre          bool     // leave Features.Pre unknown (the batch's first pass: members get theirs later)
+	noPre          bool     // leave Features.Pre unknown (ExtractorOptions.NoPrefilter)
 	tf             map[uint32]uint32
 }
 
 // NewExtractor returns an Extractor for opt (after defaults).
 func NewExtractor(opt Options) (*Extractor, error) {
-	opt.EnsureDefaults()
-	if err := opt.Validate(); err != nil {
-		return nil, err
-	}
-	opt.lshBands()
-	return opt.extractor(nil, true)
+	return NewExtractorWith(opt, ExtractorOptions{Fingerprints: true})
 }
 
-// extractor returns an Extractor signing with hasher (nil: the options' own).
-// With fp it computes SimHash fingerprints under MethodMinHash too, where the
-// rule does not need them but the fingerprint index and searches do.
-func (o *Options) extractor(hasher *minhash.Hasher, fp bool) (*Extractor, error) {
-	e := &Extractor{method: o.Method, verify: o.Verify, sh: shingler{w: o.Shingle}, tf: map[uint32]uint32{}}
-	if o.Method == MethodMinHash && o.Bands > 0 {
+// extractor returns an Extractor of validated options computing what x
+// asks.
+func (o *Options) extractor(x ExtractorOptions) (*Extractor, error) {
+	e := &Extractor{method: o.Method, verify: o.Verify, sh: shingler{w: o.Shingle}, tf: map[uint32]uint32{}, noPre: x.NoPrefilter}
+	if o.Method == MethodMinHash && o.Bands > 0 && !x.SetOnly {
 		e.lsh = minhash.NewLSH(o.Bands, o.Rows)
 	}
-	if o.Method == MethodSimHash || fp {
+	if o.Method == MethodSimHash || x.Fingerprints {
 		p, err := features.Lookup(o.Profile)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 		}
 		e.profile = p
 	}
-	if o.Method == MethodMinHash {
-		if hasher == nil {
-			hasher = o.hasher()
-		}
-		e.hasher = hasher
+	if o.Method == MethodMinHash && !x.SetOnly {
+		e.hasher = o.hasher()
 	}
 	return e, nil
 }
 
 // Extract returns the features of text, with an exact shingle set. Cosine
 // verification's Vector needs IDF weights learned from a whole corpus and is
-// left empty; Terms returns the raw counts.
+// left empty; ExtractTerms returns the raw counts.
 func (e *Extractor) Extract(text string) Features {
 	var f Features
 	e.extract(&f, text)
@@ -410,6 +388,13 @@ func (e *Extractor) Extract(text string) Features {
 // outlive the next call, allocates nothing once the buffers have grown.
 func (e *Extractor) ExtractInto(f *Features, text string) {
 	e.extract(f, text)
+}
+
+// ExtractTerms is ExtractInto that also returns, under VerifyCosine, the
+// text's term counts (hash<<32 | count; nil under another measure), from
+// which a caller that has read the whole corpus makes the TF-IDF Vector.
+func (e *Extractor) ExtractTerms(f *Features, text string) []uint64 {
+	return e.extract(f, text)
 }
 
 // extract sets *f to text's features, reusing the capacity of its slices,
@@ -464,8 +449,15 @@ func (e *Extractor) extract(f *Features, text string) []uint64 {
 	return terms
 }
 
-// shrink drops scratch buffers grown by a huge document.
-func (e *Extractor) shrink() {
+// maxScratch is the most scratch entries an Extractor keeps after Shrink:
+// a huge document (a 24 MB generated header) grows the buffers, and they
+// should not stay that large for the rest of a run.
+const maxScratch = 1 << 20
+
+// Shrink drops the scratch buffers that a huge document grew: a caller
+// that extracts many texts calls it now and then (the batch's workers,
+// after each batch of documents).
+func (e *Extractor) Shrink() {
 	if cap(e.sh.toks) > maxScratch {
 		e.sh.toks = nil
 	}
@@ -482,6 +474,8 @@ func (e *Extractor) shrink() {
 		e.set64 = nil
 	}
 }
+
+func sat32(n int) uint32 { return uint32(min(n, 1<<32-1)) }
 
 // onlyCommonWords reports whether every shingle in s, the set of a text of
 // tokens tokens cut into shingles of w, is made of common words only.
