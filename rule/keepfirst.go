@@ -5,9 +5,10 @@ import (
 	"sync/atomic"
 )
 
-// The keep-first rule over a set of documents and their candidate pairs
-// (Rule.Match for each document in turn, against the kept candidates before
-// it): what the batch runs, and what the Beam pipeline runs per component.
+// The keep-first rule over a set of documents and their candidate pairs:
+// Rule.Match for each document in turn, against its kept candidates before
+// it, reading a candidate's features only when its turn comes. The batch
+// (package dedup) runs it over its pairs and band buckets.
 
 // Counts counts what the keep-first rule did with the candidates it was
 // given, for a caller's summary. It is safe for concurrent use.
@@ -91,11 +92,13 @@ func NewKeeper(n int, removed []bool) []int32 {
 
 // FirstKept returns the first of cands (kept documents, in priority order)
 // that document y duplicates, or -1: Rule.Match, reading each candidate's
-// features only when its turn comes, since a read may go to the disk
-// (sketchStore) and the first match ends the search. pre, when not nil,
+// features only when its turn comes, since a read may go to the disk (the
+// batch's temporary file of shingle sets) and the first match ends the
+// search. pre, when not nil,
 // gives the documents' prefilters (in memory): a candidate the prefilter
 // rejects is not read at all, nor is y when every candidate is rejected so.
-// It counts in st.
+// It counts in st when st is not nil. The batch's keep-first pass over band
+// buckets calls it for each document with candidates.
 func (r *Rule) FirstKept(y int32, cands []int32, feat func(i int) Features, pre func(i int) *Prefilter, st *Counts) int32 {
 	var fy Features
 	readY := false

@@ -10,40 +10,6 @@ import (
 	"github.com/neardup/neardup/simhash"
 )
 
-// The decision. Every caller that decides whether a document is a
-// near-duplicate — Run (batch and incremental), the online service and the
-// distributed pipeline — computes a document's Features with an Extractor and
-// decides with one Rule, so that the same documents get the same verdict
-// whatever runs them:
-//
-//   - Rule.Near: the candidate test. Two documents are candidates when they
-//     have the same token sequence, or when their SimHash fingerprints are
-//     within the k for their lengths (Rule.PairK). With MethodMinHash the LSH
-//     bands are the candidate test (Near: they share a band) and exact
-//     copies are added. A document with nothing to be near on (no tokens,
-//     or under MethodSimHash no profile features: fingerprint 0) matches
-//     exact copies only (Rule.ExactOnly).
-//   - Rule.Verify: the candidate is confirmed by the exact measure (Jaccard of
-//     word shingles by default) at the threshold; equal token sequences always
-//     pass.
-//   - Rule.Match and KeepFirst: documents are taken in priority order (input
-//     order for KeepFirst; see Options.Keep) and a document is a duplicate only
-//     when it is a confirmed candidate of a document already kept; it names the
-//     first such kept document in priority order. So every removed document
-//     names a kept document it was verified against, at or above the
-//     threshold.
-//   - Fingerprint-only documents (Features.FingerprintOnly: only a SimHash
-//     fingerprint is known, as when the online service starts from an index
-//     snapshot) have no verification data. Such a document and another are
-//     candidates when their fingerprints are within Rule.PairK, taking the
-//     fingerprint-only document to be as long as the other one (so K, or
-//     KShort when the other document is short; K when both are
-//     fingerprint-only); exact copies cannot be told (no token-sequence
-//     hash). Verify passes them, since there is nothing to verify with:
-//     Rule.Verified reports false, and the match must be reported as
-//     unverified (KeptMatch.Unverified). MethodMinHash has no fingerprints
-//     and takes no fingerprint-only documents.
-
 // Features is what the rule needs of one document. Extractor computes it.
 type Features struct {
 	FP     uint64 // SimHash fingerprint (0 with MethodMinHash, and for a text without features)
@@ -56,7 +22,7 @@ type Features struct {
 	// FingerprintOnly marks a document of which only FP is known (Exact,
 	// Tokens, Length and the verification data are unknown, and zero): it
 	// matches on fingerprint distance alone and its matches are unverified
-	// (see the rule's notes above). Kept.AddFingerprints makes such
+	// (see the package notes). keptmem.Set.AddFingerprints makes such
 	// documents. AppendBinary does not record it: they are not stored.
 	// (Beside the fields above, which Rule.Near reads with it: one cache
 	// line for the test most candidates fail.)
@@ -228,7 +194,7 @@ func (r *Rule) PairK(a, b *Features) int {
 	return r.k
 }
 
-// Near reports whether a and b are candidates (see the package notes above).
+// Near reports whether a and b are candidates (see the package notes).
 func (r *Rule) Near(a, b *Features) bool {
 	if a.FingerprintOnly || b.FingerprintOnly {
 		// No token-sequence hash to compare, and no fingerprint under
