@@ -27,9 +27,9 @@ import (
 type KeptFiles interface {
 	// Load returns the set saved at path by a run whose features were made
 	// under settings (a run with other settings would compare different
-	// things), its documents judged by rule. When there is no snapshot at
-	// path (neither file exists) the error wraps fs.ErrNotExist; no other
-	// error does.
+	// things), its documents judged by the rule rl. When there is no
+	// snapshot at path (neither file exists) the error wraps fs.ErrNotExist;
+	// no other error does.
 	Load(path string, rl *rule.Rule, settings string) (rule.KeptSet, error)
 	// New returns an empty set, for a snapshot not written yet.
 	New(rl *rule.Rule) (rule.KeptSet, error)

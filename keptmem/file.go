@@ -61,7 +61,7 @@ func (Files) Load(path string, rl *rule.Rule, settings string) (rule.KeptSet, er
 	return k, nil
 }
 
-// New returns an empty Set for rule.
+// New returns an empty Set for the rule rl.
 func (Files) New(rl *rule.Rule) (rule.KeptSet, error) {
 	k, err := New(rl, 1)
 	if err != nil {

@@ -160,8 +160,8 @@ func (s *slots) reset() {
 var errFingerprintOnly = fmt.Errorf("%w: fingerprint-only documents need method %s (%s has no fingerprints)",
 	rule.ErrOptions, rule.MethodSimHash, rule.MethodMinHash)
 
-// New returns an empty set for documents judged by rule, expecting about
-// n of them (the tables are sized for that many; they grow beyond).
+// New returns an empty set for documents judged by the rule rl, expecting
+// about n of them (the tables are sized for that many; they grow beyond).
 func New(rl *rule.Rule, n int) (*Set, error) {
 	n = max(n, 1)
 	k := &Set{rule: rl, ids: map[string]uint32{}, minhash: rl.Method() == rule.MethodMinHash, nbands: rl.Bands(),
