@@ -11,6 +11,7 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/internal/testcorpora"
+	"github.com/neardup/neardup/rule"
 )
 
 // TestAccuracyCorpora runs dedup on each shared corpus with the defaults
@@ -48,7 +49,7 @@ func TestAccuracyCorpora(t *testing.T) {
 	}
 	settings := []dedup.Options{
 		{},
-		{Method: dedup.MethodSimHash},
+		{Options: rule.Options{Method: rule.MethodSimHash}},
 		{Cluster: dedup.ClusterComponents},
 	}
 	for _, tc := range targets {

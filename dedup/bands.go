@@ -10,15 +10,15 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/neardup/neardup/simhash"
+	"github.com/neardup/neardup/rule"
 )
 
-// Band buckets: the candidate stage of MethodMinHash under the keep-first
+// Band buckets: the candidate stage of rule.MethodMinHash under the keep-first
 // rule, in time and memory linear in the number of band keys.
 //
 // Two documents are candidates when their MinHash signatures agree on every
 // row of at least one band (LSH banding), that is when they share a band key
-// (BandKey mixes the band's number into the key, so one table holds every
+// (rule.BandKey mixes the band's number into the key, so one table holds every
 // band). Enumerating every pair of a bucket (minhash.LSH.Pairs) costs m²/2
 // pairs for a bucket of m documents, and on a corpus of versions or mirrors
 // nearly all of those pairs point at documents that keep-first removes
@@ -46,9 +46,9 @@ import (
 //     document costs m - 1 comparisons, not m²/2; only documents that are all
 //     kept, and so pairwise not near-duplicates, are compared pairwise.
 //
-// The candidates of a document, and the order Rule.Match sees them in (the
+// The candidates of a document, and the order rule.Rule.Match sees them in (the
 // kept candidates by priority), are exactly those of the pairs LSH.Pairs
-// gives, so the verdicts are those of Rule.KeepFirst over its pairs, of the
+// gives, so the verdicts are those of rule.Rule.KeepFirst over its pairs, of the
 // online Kept and of the Beam pipeline.
 
 // bandParts is the number of partitions of the band keys, chosen by the top
@@ -86,12 +86,6 @@ type bandPart struct {
 	n    int64    // entries in f
 }
 
-// BandKey is the candidate key of band b's key: its band's number mixed in,
-// so that one table holds every band. The batch's buckets, the service's
-// kept sets (keptset, keptmem) and the Redis index all key bands so, which
-// is what makes their candidates, and so their verdicts, the same.
-func BandKey(b int, key uint64) uint64 { return simhash.Mix64(key, uint64(b)) }
-
 func newBandCollector(dir string, limit int64) *bandCollector {
 	if limit <= 0 {
 		limit = defaultBandSpill
@@ -105,7 +99,7 @@ func (c *bandCollector) add(doc int32, keys []uint64) error {
 		return c.err
 	}
 	for b, k := range keys {
-		k = BandKey(b, k)
+		k = rule.BandKey(b, k)
 		p := &c.parts[k>>(64-bandPartBits)]
 		p.keys = append(p.keys, k)
 		p.docs = append(p.docs, doc)
@@ -174,7 +168,7 @@ type buckets struct {
 	members []int32  // positions, ascending within a bucket; kept ones first once decided
 	kept    []uint32 // kept members at the front of bucket b
 	of      []uint64 // memberships pos<<32 | bucket, ascending
-	pairs   []uint64 // PackPair of the two positions, ascending, each once
+	pairs   []uint64 // rule.PackPair of the two positions, ascending, each once
 }
 
 // bandEnt is an entry being grouped.
@@ -233,7 +227,7 @@ func (c *bandCollector) group(workers int, pos func(int32) int32) (*buckets, err
 					}
 					switch {
 					case hi-lo == 2:
-						r.pairs = append(r.pairs, PackPair(int(ents[lo].pos), int(ents[lo+1].pos)))
+						r.pairs = append(r.pairs, rule.PackPair(int(ents[lo].pos), int(ents[lo+1].pos)))
 					case hi-lo > 2:
 						r.start = append(r.start, uint32(len(r.members)))
 						for _, e := range ents[lo:hi] {
@@ -342,10 +336,10 @@ func sortUint64(a []uint64, workers int) {
 // keepFirstBuckets is the keep-first rule over n documents in priority order
 // whose candidates are the kept members of their buckets, plus the pairs
 // (y<<32 | x, x < y, sorted; exact copies with different fingerprints).
-// removed and the result are as for Rule.KeepFirst. It stops with ctx's
+// removed and the result are as for rule.Rule.KeepFirst. It stops with ctx's
 // error when ctx is done (checked every 1,024 documents).
-func (r *Rule) keepFirstBuckets(ctx context.Context, n int, feat func(p int) Features, pre func(p int) *Prefilter, b *buckets, pairs []uint64, removed []bool, st *candStats) ([]int32, error) {
-	keeper := newKeeper(n, removed)
+func keepFirstBuckets(ctx context.Context, r *rule.Rule, n int, feat func(p int) rule.Features, pre func(p int) *rule.Prefilter, b *buckets, pairs []uint64, removed []bool, st *rule.Counts) ([]int32, error) {
+	keeper := rule.NewKeeper(n, removed)
 	var cands []int32
 	mi, pi := 0, 0
 	for docs := 0; mi < len(b.of) || pi < len(pairs); docs++ {
@@ -374,7 +368,7 @@ func (r *Rule) keepFirstBuckets(ctx context.Context, n int, feat func(p int) Fea
 		}
 		if keeper[y] != y {
 			if st != nil {
-				st.skipped.Add(int64(len(cands)))
+				st.Skipped.Add(int64(len(cands)))
 			}
 			continue
 		}
@@ -382,9 +376,9 @@ func (r *Rule) keepFirstBuckets(ctx context.Context, n int, feat func(p int) Fea
 			slices.Sort(cands)
 			cands = slices.Compact(cands)
 			if st != nil {
-				st.candidates.Add(int64(len(cands)))
+				st.Candidates.Add(int64(len(cands)))
 			}
-			if m := r.firstKept(y, cands, feat, pre, st); m >= 0 {
+			if m := r.FirstKept(y, cands, feat, pre, st); m >= 0 {
 				keeper[y] = m
 			}
 		}

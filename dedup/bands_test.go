@@ -14,6 +14,7 @@ import (
 
 	"github.com/neardup/neardup/internal/testcorpora"
 	"github.com/neardup/neardup/internal/textgen"
+	"github.com/neardup/neardup/rule"
 )
 
 // bandCorpus is a corpus with one hot bucket: a base document and copies
@@ -65,14 +66,20 @@ func bandCorpus(tb testing.TB, hot, other int) []testDoc {
 func TestRunSketchBudgetExact(t *testing.T) {
 	in := testcorpora.Path(t, "en_spdx")
 	dir := t.TempDir()
-	for _, method := range []string{MethodSimHash, MethodMinHash} {
+	for _, method := range []string{rule.MethodSimHash, rule.MethodMinHash} {
 		t.Run(method, func(t *testing.T) {
 			var outs [2][]byte
 			var sums [2]Summary
 			for i, budget := range []int64{0, 64 << 10} {
 				name := func(what string) string { return filepath.Join(dir, fmt.Sprintf("%s-%d-%s.jsonl", method, i, what)) }
-				opt := Options{Method: method, SketchBudget: budget, Duplicates: name("dups"), Clusters: name("clusters"),
-					Output: name("kept"), TempDir: t.TempDir()}
+				opt := Options{
+					Options:      rule.Options{Method: method},
+					SketchBudget: budget,
+					Duplicates:   name("dups"),
+					Clusters:     name("clusters"),
+					Output:       name("kept"),
+					TempDir:      t.TempDir(),
+				}
 				if budget > 0 {
 					opt.idSpill = 1 << 10
 				}
@@ -105,14 +112,14 @@ func TestRunSketchBudgetExact(t *testing.T) {
 // TestKeepFirstBucketsCancel: the keep-first pass over buckets stops when
 // its context is done (a large corpus spends minutes there).
 func TestKeepFirstBucketsCancel(t *testing.T) {
-	rule, _ := RuleAndExtractor(t, Options{})
+	rl, _ := RuleAndExtractor(t, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	feat := func(int) Features { return Features{} }
-	if _, err := rule.keepFirstBuckets(ctx, 2, feat, nil, &buckets{}, []uint64{PackPair(0, 1)}, nil, nil); !errors.Is(err, context.Canceled) {
+	feat := func(int) rule.Features { return rule.Features{} }
+	if _, err := keepFirstBuckets(ctx, rl, 2, feat, nil, &buckets{}, []uint64{rule.PackPair(0, 1)}, nil, nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
-	keeper, err := rule.keepFirstBuckets(context.Background(), 2, feat, nil, &buckets{}, nil, nil, nil)
+	keeper, err := keepFirstBuckets(context.Background(), rl, 2, feat, nil, &buckets{}, nil, nil, nil)
 	if err != nil || len(keeper) != 2 {
 		t.Fatalf("got %v, %v", keeper, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/features"
 	"github.com/neardup/neardup/internal/testcorpora"
+	"github.com/neardup/neardup/rule"
 )
 
 // Throughput on real English text: the whole pipeline against two baselines
@@ -27,7 +28,7 @@ func BenchmarkThroughput(b *testing.B) {
 			}
 		})
 		b.Run(name+"/fingerprint", func(b *testing.B) {
-			p, err := features.Lookup(DefaultProfile)
+			p, err := features.Lookup(rule.DefaultProfile)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -35,11 +36,11 @@ func BenchmarkThroughput(b *testing.B) {
 				b.SetBytes(readOnly(b, path, p))
 			}
 		})
-		for _, method := range []string{MethodSimHash, MethodMinHash} {
+		for _, method := range []string{rule.MethodSimHash, rule.MethodMinHash} {
 			b.Run(name+"/dedup-"+method, func(b *testing.B) {
 				b.ReportAllocs()
 				for range b.N {
-					sum, err := Run(context.Background(), []string{path}, Options{Method: method})
+					sum, err := Run(context.Background(), []string{path}, Options{Options: rule.Options{Method: method}})
 					if err != nil {
 						b.Fatal(err)
 					}

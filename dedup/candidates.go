@@ -4,20 +4,20 @@ import (
 	"context"
 	"math"
 	"sync"
-	"sync/atomic"
 
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/measure"
 	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/rule"
 )
 
 // The candidate stage. Twins (same token sequence and fingerprint) are
 // grouped without comparison; the first document of each twin group goes on
 // to the SimHash self-join (index.Join at the larger of K and KShort, each
-// pair then held to Rule.PairK) or to MinHash LSH.
+// pair then held to rule.Rule.PairK) or to MinHash LSH.
 //
 // Under ClusterGreedy the candidate pairs are collected (8 bytes each) and
-// the keep-first rule (Rule.KeepFirst) runs over them in priority order,
+// the keep-first rule (rule.Rule.KeepFirst) runs over them in priority order,
 // verifying a pair only when its earlier document is kept: on corpora of many
 // versions most candidates point at removed documents and are never verified.
 //
@@ -27,15 +27,10 @@ import (
 // pairs. A pair found inside an existing cluster changes nothing and is not
 // verified.
 
-type candStats struct {
-	candidates, skipped, verified, rejected atomic.Int64
-	prefiltered                             atomic.Int64 // rejected by the prefilter, without a read
-}
-
 type pairJob struct{ a, b int32 }
 
 func (r *runner) candidates(ctx context.Context, lsh *minhash.LSH) error {
-	if r.opt.Verify == VerifyCosine {
+	if r.opt.Verify == rule.VerifyCosine {
 		r.buildVectors()
 	}
 	if r.opt.Cluster == ClusterGreedy {
@@ -68,14 +63,14 @@ func (r *runner) components(ctx context.Context, lsh *minhash.LSH) error {
 			for js := range jobs {
 				for _, j := range js {
 					if r.rule.PrefilterRejects(r.pre(int(j.a)), r.pre(int(j.b))) {
-						r.cand.prefiltered.Add(1)
+						r.cand.Prefiltered.Add(1)
 					} else if r.verify(int(j.a), int(j.b)) {
-						r.cand.verified.Add(1)
+						r.cand.Verified.Add(1)
 						mu.Lock()
 						r.uf.Union(int(j.a), int(j.b))
 						mu.Unlock()
 					} else {
-						r.cand.rejected.Add(1)
+						r.cand.Rejected.Add(1)
 					}
 				}
 			}
@@ -85,14 +80,14 @@ func (r *runner) components(ctx context.Context, lsh *minhash.LSH) error {
 	buf := make([]pairJob, 0, batchSize)
 	var count int
 	submit := func(a, b int) error {
-		r.cand.candidates.Add(1)
+		r.cand.Candidates.Add(1)
 		if count++; count&4095 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			r.progress(Progress{Stage: "candidates", Docs: r.cand.candidates.Load()})
+			r.progress(Progress{Stage: "candidates", Docs: r.cand.Candidates.Load()})
 		}
-		none := r.opt.Verify == VerifyNone
+		none := r.opt.Verify == rule.VerifyNone
 		accept := none && r.d.tokens.get(int(a)) > 0 && r.d.tokens.get(int(b)) > 0
 		mu.Lock()
 		same := r.uf.Same(a, b)
@@ -102,13 +97,13 @@ func (r *runner) components(ctx context.Context, lsh *minhash.LSH) error {
 		mu.Unlock()
 		switch {
 		case same:
-			r.cand.skipped.Add(1)
+			r.cand.Skipped.Add(1)
 			return nil
 		case accept:
-			r.cand.verified.Add(1)
+			r.cand.Verified.Add(1)
 			return nil
 		case none:
-			r.cand.rejected.Add(1)
+			r.cand.Rejected.Add(1)
 			return nil
 		}
 		buf = append(buf, pairJob{int32(a), int32(b)})
@@ -136,32 +131,32 @@ func (r *runner) components(ctx context.Context, lsh *minhash.LSH) error {
 	if err == nil {
 		err = ctx.Err()
 	}
-	r.progress(Progress{Stage: "candidates", Docs: r.cand.candidates.Load(), Done: true})
+	r.progress(Progress{Stage: "candidates", Docs: r.cand.Candidates.Load(), Done: true})
 	return err
 }
 
 // candidatePairs submits the candidate pairs of the SimHash self-join or of
 // the LSH, one goroutine at a time.
 func (r *runner) candidatePairs(ctx context.Context, lsh *minhash.LSH, submit func(a, b int) error) error {
-	if r.opt.Method == MethodMinHash {
+	if r.opt.Method == rule.MethodMinHash {
 		return lsh.Pairs(submit)
 	}
 	return r.simhashPairs(ctx, submit)
 }
 
 // simhashPairs self-joins the fingerprints of the first document of each twin
-// group that has features, and submits the pairs within Rule.PairK. Pairs
+// group that has features, and submits the pairs within rule.Rule.PairK. Pairs
 // involving a short document may be up to KShort apart: a second, smaller
 // join covers them, over the documents short enough to be in such a pair.
 func (r *runner) simhashPairs(ctx context.Context, submit func(a, b int) error) error {
 	d := r.d
-	long, short := r.opt.k()
-	partnerLimit := r.rule.partnerLimit
+	long, short := r.rule.K()
+	partnerLimit := r.rule.ShortPartners()
 	var pos, spos []int32
 	var fps, sfps []uint64
 	for i := range d.len() {
 		// Documents without features all have fingerprint 0: they can only be
-		// exact duplicates (Rule.ExactOnly), and joining them would make a
+		// exact duplicates (rule.Rule.ExactOnly), and joining them would make a
 		// clique of pairs.
 		if int(d.first.get(int(i))) != i || r.exactOnly(i) {
 			continue
@@ -174,7 +169,7 @@ func (r *runner) simhashPairs(ctx context.Context, submit func(a, b int) error) 
 		}
 	}
 	pairK := func(a, b int) int {
-		fa, fb := Features{Tokens: d.tokens.get(int(a))}, Features{Tokens: d.tokens.get(int(b))}
+		fa, fb := rule.Features{Tokens: d.tokens.get(int(a))}, rule.Features{Tokens: d.tokens.get(int(b))}
 		return r.rule.PairK(&fa, &fb)
 	}
 	jopt := index.JoinOptions{Workers: r.opt.Workers}
@@ -198,16 +193,16 @@ func (r *runner) simhashPairs(ctx context.Context, submit func(a, b int) error) 
 }
 
 // exactOnly reports whether document i matches exact copies only
-// (Rule.ExactOnly: no tokens, or no features and so fingerprint 0).
+// (rule.Rule.ExactOnly: no tokens, or no features and so fingerprint 0).
 func (r *runner) exactOnly(i int) bool {
-	f := Features{FP: r.d.fp(int(i)), Tokens: r.d.tokens.get(int(i))}
+	f := rule.Features{FP: r.d.fp(int(i)), Tokens: r.d.tokens.get(int(i))}
 	return r.rule.ExactOnly(&f)
 }
 
 // feat returns document i's features as the rule sees them.
-func (r *runner) feat(i int) Features {
+func (r *runner) feat(i int) rule.Features {
 	d := r.d
-	f := Features{FP: d.fp(int(i)), Exact: d.exact.get(int(i)), Tokens: d.tokens.get(int(i)), Length: d.textLength(int(i))}
+	f := rule.Features{FP: d.fp(int(i)), Exact: d.exact.get(int(i)), Tokens: d.tokens.get(int(i)), Length: d.textLength(int(i))}
 	f.Pre = *r.pre(i)
 	switch {
 	case r.sets != nil && r.sets.off != nil:
@@ -225,20 +220,20 @@ func (r *runner) feat(i int) Features {
 			f.Sketch = sk
 		}
 	}
-	if r.kept != nil && !f.Pre.Known() && r.opt.Verify == VerifyJaccard {
+	if r.kept != nil && !f.Pre.Known() && r.opt.Verify == rule.VerifyJaccard {
 		// Incremental mode matches every lead against the kept set, whose
 		// documents have their prefilters: so must the lead.
-		f.Pre = PrefilterOf(f.Sketch.h)
+		f.Pre = rule.PrefilterOf(f.Sketch.Hashes())
 	}
 	if r.keys != nil && r.keys.off != nil {
 		w, err := r.keys.get(i)
 		if err != nil {
 			r.failSet(err)
 		}
-		if len(w.h) > 0 {
-			f.Bands = make([]uint64, len(w.h)/2)
+		if h := w.Hashes(); len(h) > 0 {
+			f.Bands = make([]uint64, len(h)/2)
 			for j := range f.Bands {
-				f.Bands[j] = uint64(w.h[2*j]) | uint64(w.h[2*j+1])<<32
+				f.Bands[j] = uint64(h[2*j]) | uint64(h[2*j+1])<<32
 			}
 		}
 	}
@@ -249,11 +244,11 @@ func (r *runner) feat(i int) Features {
 }
 
 // noPrefilter is the unknown prefilter of documents without one.
-var noPrefilter Prefilter
+var noPrefilter rule.Prefilter
 
 // pre returns document i's prefilter: a member's (members.go); the unknown
 // one for another document, or without Jaccard verification.
-func (r *runner) pre(i int) *Prefilter {
+func (r *runner) pre(i int) *rule.Prefilter {
 	if r.members != nil {
 		if k, ok := r.members.rank(r.memberOf(i)); ok && k < len(r.memberPre) {
 			return &r.memberPre[k]

@@ -1,6 +1,10 @@
 package dedup
 
-import "context"
+import (
+	"context"
+
+	"github.com/neardup/neardup/rule"
+)
 
 // decide picks the kept document of every cluster (ClusterComponents; the
 // keep-first rule decided already) and counts the summary.
@@ -61,7 +65,7 @@ func (r *runner) decideComponents(ctx context.Context) error {
 	if r.kept == nil {
 		return nil
 	}
-	r.stored = make([]KeptMatch, n)
+	r.stored = make([]rule.KeptMatch, n)
 	r.storedOK = make([]bool, n)
 	if err := r.matchKept(ctx, func(g int32) int32 { return g }); err != nil {
 		return err

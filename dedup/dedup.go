@@ -19,6 +19,7 @@ import (
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/measure"
 	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/rule"
 )
 
 // Summary reports a run.
@@ -39,7 +40,7 @@ type Summary struct {
 	SkippedRecords int64 `json:"skipped_records,omitempty"`
 
 	// Candidates are the candidate pairs of the SimHash stage; with
-	// MethodMinHash under keep-first, the pairs of a document and a kept
+	// rule.MethodMinHash under keep-first, the pairs of a document and a kept
 	// member of one of its band buckets (bands.go): pairs with removed
 	// documents are never formed.
 	Candidates int64 `json:"candidates"`
@@ -47,14 +48,14 @@ type Summary struct {
 	Verified   int64 `json:"verified"` // candidates that passed verification
 	Rejected   int64 `json:"rejected"` // candidates that failed it: the exact check, after reading the verification data
 	// BandBuckets are the band keys three or more documents share (under
-	// MethodMinHash and keep-first), BandMemberships their members summed,
+	// rule.MethodMinHash and keep-first), BandMemberships their members summed,
 	// and BandPairs the distinct pairs of documents that share a key held by
 	// those two only (and pairs of exact copies): what the candidate stage
 	// holds in memory (bands.go).
 	BandBuckets     int64 `json:"band_buckets,omitempty"`
 	BandMemberships int64 `json:"band_memberships,omitempty"`
 	BandPairs       int64 `json:"band_pairs,omitempty"`
-	// Prefiltered are candidates the prefilter rejected (prefilter.go)
+	// Prefiltered are candidates the prefilter rejected (rule/prefilter.go)
 	// without reading their verification data: not verified, not rejected.
 	Prefiltered int64 `json:"prefiltered"`
 
@@ -101,12 +102,11 @@ type Settings struct {
 
 // runner is one Run's state.
 type runner struct {
-	opt    Options
-	hasher *minhash.Hasher
-	d      *docs
-	stats  readStats
-	start  time.Time
-	stage  time.Time
+	opt   Options
+	d     *docs
+	stats readStats
+	start time.Time
+	stage time.Time
 
 	lastProgress time.Time       // when Progress was last called
 	onlyFiles    bool            // every document is a whole file (Text format): its id is its path
@@ -121,11 +121,11 @@ type runner struct {
 	pos        positions          // where each document was read, for the duplicate-id error
 	exactFirst docTable           // token sequence hash -> first document
 	exactMore  map[uint64][]int32 // later twins with the same tokens and another fingerprint
-	exactPairs []uint64           // candidate pairs between such twins (PackPair)
+	exactPairs []uint64           // candidate pairs between such twins (rule.PackPair)
 	df         map[uint32]int32   // cosine: document frequency of token hashes
 
-	bands *bandCollector // MethodMinHash under ClusterGreedy: the band keys of the leads
-	sets  *sketchStore   // VerifyJaccard: every document's shingle set; nil once past SketchDisk (rereadOK)
+	bands *bandCollector // rule.MethodMinHash under ClusterGreedy: the band keys of the leads
+	sets  *sketchStore   // rule.VerifyJaccard: every document's shingle set; nil once past SketchDisk (rereadOK)
 
 	// The documents the candidate stage verifies (members.go): their
 	// prefilters and, when the first pass's sets were dropped, their sets
@@ -136,23 +136,23 @@ type runner struct {
 	keepFP     bool // the fingerprint column is kept (not all zeros)
 	keepLength bool // the length column is kept
 	members    *memberIndex
-	memberPre  []Prefilter // by member rank
+	memberPre  []rule.Prefilter // by member rank
 	memberSets *sketchStore
 	leadOf     []int32      // under a keep policy: the lead in priority order of each group of exact copies
-	keys       *sketchStore // MethodMinHash with an index: every document's band keys, two words each
+	keys       *sketchStore // rule.MethodMinHash with an index: every document's band keys, two words each
 	keyBuf     []uint32
 	setMu      sync.Mutex // guards setErr
 	setErr     error      // the first error reading a set back (feat)
 	uf         *index.UnionFind
-	cand       candStats
+	cand       rule.Counts
 	vectors    []measure.Vector
 
-	rule *Rule
+	rule *rule.Rule
 
 	// Decisions.
-	keeper   []int32     // keeper[i]: i when kept, the kept document i duplicates, -1 for a stored one
-	kept     KeptSet     // incremental mode: the documents kept by earlier runs
-	stored   []KeptMatch // incremental mode: the stored document i duplicates, when storedOK[i]
+	keeper   []int32          // keeper[i]: i when kept, the kept document i duplicates, -1 for a stored one
+	kept     rule.KeptSet     // incremental mode: the documents kept by earlier runs
+	stored   []rule.KeptMatch // incremental mode: the stored document i duplicates, when storedOK[i]
 	storedOK []bool
 	scores   []float64 // Annotate: the Jaccard of each removed document with its kept one; NaN for none
 	sum      Summary
@@ -200,14 +200,19 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	}
 	r := &runner{opt: opt, d: &docs{ids: newIDStore(opt.TempDir, opt.idSpill)}, start: time.Now(), onlyFiles: true}
 	defer func() { r.d.ids.close() }()
-	if opt.Verify == VerifyCosine {
+	if opt.Verify == rule.VerifyCosine {
 		r.df = map[uint32]int32{}
 	}
-	r.opt.lshBands()
-	r.rule = r.opt.rule()
+	if opt.Method == rule.MethodMinHash {
+		r.opt.Bands, r.opt.Rows = r.opt.LSHShape()
+	}
+	rl, err := rule.NewRule(r.opt.Options)
+	if err != nil {
+		return Summary{}, err // validated above: not reached
+	}
+	r.rule = rl
 	var lsh *minhash.LSH
-	if opt.Method == MethodMinHash {
-		r.hasher = r.opt.hasher()
+	if opt.Method == rule.MethodMinHash {
 		if opt.Cluster == ClusterGreedy {
 			// Buckets of band keys (bands.go), linear in the keys.
 			r.bands = newBandCollector(opt.TempDir, opt.bandSpill)
@@ -217,11 +222,11 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 		}
 	}
 
-	if opt.Verify == VerifyJaccard {
+	if opt.Verify == rule.VerifyJaccard {
 		r.sets = newSketchStore(opt.TempDir, opt.SketchBudget)
 		defer func() { r.sets.close() }()
 	}
-	if opt.Method == MethodMinHash && (opt.Index != "" || opt.OnKept != nil) {
+	if opt.Method == rule.MethodMinHash && (opt.Index != "" || opt.OnKept != nil) {
 		// Matching the kept set of earlier runs and adding to it (or
 		// handing the kept documents on) need each document's band keys,
 		// which the rule's candidates do not keep.
@@ -285,7 +290,7 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 	r.rereadOK = r.canReread(inputs)
 	// What the rule, the keep policy and a kept set need of every document;
 	// the rest is not kept (at 10^8 documents 8 bytes a document is 800 MB).
-	r.keepFP = opt.Method == MethodSimHash || opt.Index != "" || opt.OnKept != nil
+	r.keepFP = opt.Method == rule.MethodSimHash || opt.Index != "" || opt.OnKept != nil
 	r.keepLength = opt.Keep == KeepLongest || opt.Index != "" || opt.OnKept != nil
 	r.stage = time.Now()
 	err = r.fingerprintPass(ctx, rd, lsh)
@@ -446,23 +451,23 @@ func (r *runner) finishSummary() {
 	s.Docs = r.d.len()
 	s.Bytes = r.stats.bytes
 	s.Empty = r.d.empty
-	s.Candidates = r.cand.candidates.Load()
-	s.Skipped = r.cand.skipped.Load()
-	s.Verified = r.cand.verified.Load()
-	s.Rejected = r.cand.rejected.Load()
-	s.Prefiltered = r.cand.prefiltered.Load()
+	s.Candidates = r.cand.Candidates.Load()
+	s.Skipped = r.cand.Skipped.Load()
+	s.Verified = r.cand.Verified.Load()
+	s.Rejected = r.cand.Rejected.Load()
+	s.Prefiltered = r.cand.Prefiltered.Load()
 	s.SketchModulus = 1
 	s.Seconds = time.Since(r.start).Seconds()
 	if s.Seconds > 0 {
 		s.MBPerSecond = float64(s.Bytes) / 1e6 / s.Seconds
 	}
-	long, short := o.k()
+	long, short := r.rule.K()
 	st := Settings{Method: o.Method, Verify: o.Verify, Threshold: o.Threshold, Shingle: o.Shingle,
 		Keep: o.Keep, KeepField: o.KeepField, Workers: o.Workers, Index: o.Index, Cluster: o.Cluster}
 	if o.Keep == KeepField {
 		st.KeepOrder = o.KeepOrder
 	}
-	if o.Method == MethodSimHash {
+	if o.Method == rule.MethodSimHash {
 		st.Profile, st.K, st.KShort, st.Short = o.Profile, long, short, o.ShortTokens
 	} else {
 		st.Bands, st.Rows = r.opt.Bands, r.opt.Rows
@@ -480,47 +485,4 @@ func (r *runner) countKeptInIndex() int {
 		}
 	}
 	return n
-}
-
-// LSHShape returns the bands and rows of the LSH that Run uses with
-// MethodMinHash for these options (after defaults): Bands and Rows when set,
-// else a shape chosen for recall. Another runner of the rule (the Beam
-// pipeline) bands signatures with it to find the same pairs.
-//
-// With verification every candidate is checked exactly, so a false candidate
-// costs one comparison while a missed one is a duplicate kept: the shape is
-// the one with the most rows (the fewest false candidates) whose
-// ⌊Perms/rows⌋ bands still find a pair at the threshold with probability at
-// least lshRecall. At the default 0.8 over 144 positions that is 24 bands of
-// 6 rows: P(found) is 0.9993 at J = 0.8 and 0.017 at J = 0.3 (the Jaccard
-// of two pages that share only a boilerplate paragraph). Without verification
-// the bands are the verdict, and minhash.BandsRows balances false positives
-// against false negatives at the threshold, as text-dedup does.
-func (o *Options) LSHShape() (bands, rows int) {
-	if o.Bands != 0 {
-		return o.Bands, o.Rows
-	}
-	if o.Verify == VerifyNone {
-		return minhash.BandsRows(o.Threshold, o.Perms)
-	}
-	return recallShape(o.Threshold, o.Perms)
-}
-
-// lshRecall is the probability of finding a pair at the threshold that
-// recallShape asks of a shape.
-const lshRecall = 0.999
-
-// recallShape returns the shape with the most rows r whose ⌊perms/r⌋ bands
-// find a pair of Jaccard t with probability at least lshRecall (one row per
-// band when even that falls short).
-func recallShape(t float64, perms int) (bands, rows int) {
-	bands, rows = perms, 1
-	for r := 2; r <= perms; r++ {
-		b := perms / r
-		if minhash.Probability(t, b, r) < lshRecall {
-			break
-		}
-		bands, rows = b, r
-	}
-	return bands, rows
 }

@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/neardup/neardup/rule"
 )
 
 // words is the vocabulary of the synthetic corpora: random text over it has
@@ -140,11 +142,11 @@ func TestRunPlanted(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.jsonl")
 	writeJSONL(t, in, plantedCorpus())
-	for _, method := range []string{MethodSimHash, MethodMinHash} {
+	for _, method := range []string{rule.MethodSimHash, rule.MethodMinHash} {
 		t.Run(method, func(t *testing.T) {
 			dups := filepath.Join(dir, method+"-dups.jsonl")
 			clusters := filepath.Join(dir, method+"-clusters.jsonl")
-			sum, err := Run(context.Background(), []string{in}, Options{Method: method, Duplicates: dups, Clusters: clusters})
+			sum, err := Run(context.Background(), []string{in}, Options{Options: rule.Options{Method: method}, Duplicates: dups, Clusters: clusters})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,7 +174,7 @@ func TestRunPlanted(t *testing.T) {
 				if d.Jaccard == nil || *d.Jaccard < 0.8 {
 					t.Errorf("%s: jaccard %v, want >= 0.8", d.DupID, d.Jaccard)
 				}
-				if (d.Distance != nil) != (method == MethodSimHash) {
+				if (d.Distance != nil) != (method == rule.MethodSimHash) {
 					t.Errorf("%s: distance %v with method %s", d.DupID, d.Distance, method)
 				}
 			}
@@ -191,7 +193,7 @@ func TestRunNoVerify(t *testing.T) {
 	in := filepath.Join(dir, "in.jsonl")
 	writeJSONL(t, in, plantedCorpus())
 	dups := filepath.Join(dir, "dups.jsonl")
-	if _, err := Run(context.Background(), []string{in}, Options{Method: MethodSimHash, Verify: VerifyNone, Duplicates: dups}); err != nil {
+	if _, err := Run(context.Background(), []string{in}, Options{Options: rule.Options{Method: rule.MethodSimHash, Verify: rule.VerifyNone}, Duplicates: dups}); err != nil {
 		t.Fatal(err)
 	}
 	got := dupIDs(readDuplicates(t, dups))
@@ -207,7 +209,7 @@ func TestRunCosine(t *testing.T) {
 	in := filepath.Join(dir, "in.jsonl")
 	writeJSONL(t, in, plantedCorpus())
 	dups := filepath.Join(dir, "dups.jsonl")
-	if _, err := Run(context.Background(), []string{in}, Options{Verify: VerifyCosine, Duplicates: dups}); err != nil {
+	if _, err := Run(context.Background(), []string{in}, Options{Options: rule.Options{Verify: rule.VerifyCosine}, Duplicates: dups}); err != nil {
 		t.Fatal(err)
 	}
 	got := readDuplicates(t, dups)
@@ -441,19 +443,19 @@ func TestValidate(t *testing.T) {
 		name string
 		opt  Options
 	}{
-		{"method", Options{Method: "nope"}},
-		{"profile", Options{Profile: "nope"}},
-		{"verify", Options{Verify: "nope"}},
-		{"threshold", Options{Threshold: 1.5}},
+		{"method", Options{Options: rule.Options{Method: "nope"}}},
+		{"profile", Options{Options: rule.Options{Profile: "nope"}}},
+		{"verify", Options{Options: rule.Options{Verify: "nope"}}},
+		{"threshold", Options{Options: rule.Options{Threshold: 1.5}}},
 		{"keep", Options{Keep: "nope"}},
 		{"keep longest with field", Options{Keep: KeepLongest, KeepField: "x"}},
 		{"keep order", Options{KeepField: "x", KeepOrder: "up"}},
-		{"k", Options{K: 40}},
-		{"bands", Options{Method: MethodMinHash, Bands: 100, Rows: 2}},
-		{"bands alone", Options{Method: MethodMinHash, Bands: 10}},
+		{"k", Options{Options: rule.Options{K: 40}}},
+		{"bands", Options{Options: rule.Options{Method: rule.MethodMinHash, Bands: 100, Rows: 2}}},
+		{"bands alone", Options{Options: rule.Options{Method: rule.MethodMinHash, Bands: 10}}},
 		{"update without index", Options{UpdateIndex: true}},
 		{"index without kept files", Options{Index: "seen.idx"}},
-		{"cosine with minhash", Options{Verify: VerifyCosine, Method: MethodMinHash}},
+		{"cosine with minhash", Options{Options: rule.Options{Verify: rule.VerifyCosine, Method: rule.MethodMinHash}}},
 	}
 	for _, tt := range tests {
 		o := tt.opt
@@ -475,10 +477,10 @@ func TestNoWords(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.jsonl")
 	writeJSONL(t, in, []testDoc{{ID: "a", Text: "(╯‵□′)╯︵┻━┻"}, {ID: "b", Text: "╮(╯▽╰)╭"}, {ID: "c", Text: "(╯‵□′)╯︵┻━┻"}, {ID: "d", Text: ""}, {ID: "e", Text: ""}})
-	for _, method := range []string{MethodSimHash, MethodMinHash} {
-		for _, verify := range []string{VerifyJaccard, VerifyNone} {
+	for _, method := range []string{rule.MethodSimHash, rule.MethodMinHash} {
+		for _, verify := range []string{rule.VerifyJaccard, rule.VerifyNone} {
 			dups := filepath.Join(dir, method+verify)
-			if _, err := Run(context.Background(), []string{in}, Options{Method: method, Verify: verify, Duplicates: dups}); err != nil {
+			if _, err := Run(context.Background(), []string{in}, Options{Options: rule.Options{Method: method, Verify: verify}, Duplicates: dups}); err != nil {
 				t.Fatal(err)
 			}
 			got := readDuplicates(t, dups)

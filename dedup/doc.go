@@ -1,5 +1,8 @@
-// Package dedup removes near-duplicate documents from a corpus: the pipeline
-// behind "neardup dedup".
+// Package dedup removes near-duplicate documents from a corpus: the batch
+// runner behind "neardup dedup". It decides with package rule (the rule,
+// the extractor, the prefilter and their design notes are there); this
+// package reads the corpus, finds the candidates at scale and writes the
+// outputs.
 //
 //	sum, err := dedup.Run(ctx, []string{"crawl.jsonl.zst"}, dedup.Options{
 //		Output:     "kept.jsonl",      // kept documents, lines untouched
@@ -17,25 +20,25 @@
 //     i-th read, whatever the scheduling.
 //  2. Twins (equal word sequences and fingerprints) share one verdict: only
 //     the first of each goes on.
-//  3. Candidates: MinHash-LSH band keys (the default, MethodMinHash: one
+//  3. Candidates: MinHash-LSH band keys (the default, rule.MethodMinHash: one
 //     permutation hashing, minhash.NewDensified, banded into LSHShape's 24
 //     bands of 6 rows), grouped into buckets on disk-backed partitions
-//     (bands.go); or, with MethodSimHash, a self-join of the fingerprints
+//     (bands.go); or, with rule.MethodSimHash, a self-join of the fingerprints
 //     (index.Join) at Hamming distance K, and KShort for short documents.
-//  4. The keep-first rule (ClusterGreedy, the default; rule.go): documents
+//  4. The keep-first rule (ClusterGreedy, the default; package rule): documents
 //     are taken in priority order (input order, or longest first, or by a
 //     field), and one is removed only when a candidate already kept confirms
 //     it: Jaccard of the shingle sets (or cosine of TF-IDF vectors) at
 //     Threshold. It names the first such kept document. Verification is
 //     lazy: a candidate pair is checked only when its earlier document is
 //     kept, which on version histories skips most of them; and a pair whose
-//     prefilters (64 bytes a document in memory, prefilter.go) show it far
+//     prefilters (64 bytes a document in memory, rule/prefilter.go) show it far
 //     below the threshold is rejected without reading the shingle sets, so
 //     that pages sharing a site's template, at J 0.3-0.5, cost nanoseconds
 //     rather than a read each (a pair at or above the threshold is rejected
-//     with probability below 1e-9). Rule and Extractor are the same
-//     decision for every caller (incremental runs, the online service, the
-//     Beam pipeline), the prefilter included.
+//     with probability below 1e-9: package rule states the bound). Its Rule
+//     and Extractor are the same decision for every caller (incremental
+//     runs, the online service, the Beam pipeline), the prefilter included.
 //  5. With ClusterComponents instead, clusters are the connected components
 //     of the verified pairs (union-find), pairs inside one cluster are not
 //     verified again, and the keep policy picks one document per cluster.
@@ -61,65 +64,15 @@
 //     bad lines) or which inputs were empty, rather than writing empty
 //     outputs; an empty standard input alone is an empty batch.
 //
-// # Why these defaults
+// # Buckets
 //
-// SimHash alone misjudges near-duplicates: on testdata/corpora an unweighted
-// SimHash of 5-shingles at k <= 3 finds only 14% to 37% of the pairs whose
-// shingle Jaccard is at least 0.8 (seeds 001, 002 and 004 warn about short
-// texts in particular), so every candidate is verified: Jaccard of word
-// 5-shingles >= 0.8, tokenised exactly as the ground truth, which removes
-// every false candidate (precision 1 up to hash collisions). What matters is
-// the candidate generator, and at scale one property above all: the work per
-// document must not grow with the corpus. Measured on web-like corpora made by
-// internal/webgen (cmd/neardup-gen; BENCHMARKS.md, "Dedup at scale"):
-//
-//   - SimHash at k = 12 (the default until issue 19) finds the near-copies
-//     (recall 0.9999 at 100K documents), but a self-join within 12 bits of 64
-//     can only key on short blocks: its candidates per document grow with n
-//     (2.64M pairs at 250K documents, 10.25M at 500K, 9 in 10 rejected), so
-//     the run is quadratic.
-//   - The prefix filter that the online kept set uses under simhash (exact
-//     for Jaccard) keys each document on n - ⌈0.8n⌉ + 1 of its shingles (42
-//     on the generated corpus, ~300 for 10 KB), and a shingle of a shared
-//     paragraph or of a sentence reused across the corpus is in the prefix
-//     of every document holding it: 246 postings to look at per document at
-//     100K documents, 2,418 at 1M, so its lists grow with n too.
-//   - MinHash LSH keys each document on a fixed number of band keys (24),
-//     and two documents share a band with a probability that depends on
-//     their Jaccard similarity only, never on the corpus size: 0.9993 at
-//     J = 0.8, 0.017 at 0.3, 0.0015 at 0.2. On the generated corpora it finds
-//     every planted near-copy at 100K documents with 0.11 candidates per
-//     document, and on the shared corpora it meets the accuracy targets
-//     (TestAccuracyCorpora). So it is the default. One permutation hashing
-//     with densification makes a signature cost one hash per shingle instead
-//     of one per shingle and permutation (38 times less at 100 shingles).
-//
-// A bucket is never enumerated pair by pair: documents are taken in priority
-// order and compared with the kept members of their buckets only (bands.go),
-// so a bucket of m copies costs m - 1 comparisons. SimHash stays for
-// fingerprints: every document the service stores has one, and fingerprint
-// searches, pairs, clusters and the index work as before; --method simhash
-// keeps the old candidate stage.
-
-// # The prefilter's bound
-//
-// Rule.PrefilterRejects (prefilter.go) rejects a candidate pair without its
-// shingle sets, from 64 bytes a document: the 2-bit codes of 256 bins of one
-// permutation hashing of the set (no densification), compared bin by bin.
-// For any two sets whose Jaccard similarity is at or above the threshold t,
-// the probability (over the hash function) that it rejects them is at most
-// PrefilterFalseReject = 1e-9, whatever their sizes: the bins where the
-// minimum of the union lies in the intersection agree, their number given
-// the F bins that either set occupies is hypergeometric (F draws from the
-// union, |A∩B| of them marked), and a pair is rejected only when its
-// agreeing bins fall below the count whose Chernoff bound exp(-F·KL(c/F ||
-// t)) (Hoeffding 1963, Theorem 4, for draws without replacement) exceeds
-// 1e-9. TestPrefilterBound checks it on pairs at exactly t = 0.5, 0.8 and
-// 0.9, of 1 to 1,900 shingles each, at 1e-9 (none rejected) and at a bound loose
-// enough to measure (no more rejected than binomial draws would be). The
-// exact check decides every pair that passes, so the verdicts are the exact
-// ones but for that probability; the hash is fixed, so every runner takes
-// the same decision for a given pair.
+// MinHash LSH is the default candidate method (package rule, "Why these
+// defaults", says why). A bucket is never enumerated pair by pair:
+// documents are taken in priority order and compared with the kept members
+// of their buckets only (bands.go), so a bucket of m copies costs m - 1
+// comparisons. SimHash stays for fingerprints: every document the service
+// stores has one, and fingerprint searches, pairs, clusters and the index
+// work as before; --method simhash keeps the old candidate stage.
 //
 // # Memory
 //
@@ -132,7 +85,7 @@
 // slot for the hashes of the ids (the duplicate-id check) and 4 for the
 // twin lookup (keyed by the word-sequence hash column): about 30 bytes a
 // document, 50 while reading. A fingerprint (8) and the length (4) are kept
-// only when something reads them (MethodSimHash, KeepLongest, an index,
+// only when something reads them (rule.MethodSimHash, KeepLongest, an index,
 // OnKept). The shingle sets (4 bytes per distinct shingle, about two thirds
 // of the size of English text) stay in memory up to Options.SketchBudget
 // (256 MiB by default) and past it go to a temporary file in
@@ -145,14 +98,14 @@
 // as a pair (8 bytes, once for all the bands two documents share), a key of
 // three or more as a bucket. The documents of a pair or bucket (a quarter
 // of them on generated web text) then have their prefilters held in memory,
-// 64 bytes each. Under MethodSimHash the candidate pairs are collected, 8
+// 64 bytes each. Under rule.MethodSimHash the candidate pairs are collected, 8
 // bytes each; under ClusterComponents they are streamed into verification
 // and never collected. Cosine verification keeps a TF-IDF vector per
 // document (16 bytes per distinct word) in memory. The command sets a soft
 // memory limit (debug.SetMemoryLimit, budget + 512 MiB + a quarter of the
 // input's size, at most a third of the machine's memory) so that the
 // resident size stays near the live size.
-
+//
 // # Incremental mode
 //
 // With Options.Index, a batch is deduplicated against the documents kept by
@@ -164,18 +117,19 @@
 // concatenation (TestIncrementalEqualsOneRun), with either method.
 //
 // The kept set of earlier runs is not this package's: Run reaches it through
-// two interfaces declared here, KeptSet and KeptFiles, which the caller
-// passes in (Options.KeptFiles; 'neardup dedup' passes keptmem.Files{}).
-// Package keptmem holds the set in memory and imports this one for its
-// Rule and Features, so imports flow one way.
+// two interfaces, KeptFiles (declared here) and rule.KeptSet (declared
+// beside the match it answers), which the caller passes in
+// (Options.KeptFiles; 'neardup dedup' passes keptmem.Files{}). Package
+// keptmem holds the set in memory and imports package rule, not this one,
+// so imports flow one way.
 //
 // # Formats
 //
-// This package owns the binary encoding of Features (Features.AppendBinary,
-// Sketch.MarshalBinary: binary.go), which the stores keep as their records
-// and the kept-set file holds per document, and the settings string that
-// names what features depend on (SketchVersion, MinHashVersion). Package
-// keptmem owns the kept-set file (keptmem/FORMAT.md), package index the
+// Package rule owns the binary encoding of Features, which the stores keep
+// as their records and the kept-set file holds per document, and the
+// versions that name what features depend on (rule.SketchVersion,
+// rule.MinHashVersion); this package writes the settings string of its
+// kept set with them (keptSettings). Package keptmem owns the kept-set file (keptmem/FORMAT.md), package index the
 // index snapshot (index/FORMAT.md), package store the data directory and
 // package keptset the files of the service's kept set at scale.
 //

@@ -7,6 +7,7 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/keptmem"
+	"github.com/neardup/neardup/rule"
 )
 
 // TestExactOnly: a text without features (punctuation only, or only
@@ -31,20 +32,20 @@ func TestExactOnly(t *testing.T) {
 	// --verify none does not keep: that setting is checked with simhash, whose
 	// fingerprint 0 tells.
 	for _, opt := range []dedup.Options{
-		{Verify: dedup.VerifyJaccard},
-		{Verify: dedup.VerifyJaccard, Method: dedup.MethodSimHash},
-		{Verify: dedup.VerifyNone, Method: dedup.MethodSimHash},
+		{Options: rule.Options{Verify: rule.VerifyJaccard}},
+		{Options: rule.Options{Verify: rule.VerifyJaccard, Method: rule.MethodSimHash}},
+		{Options: rule.Options{Verify: rule.VerifyNone, Method: rule.MethodSimHash}},
 	} {
 		t.Run(opt.Method+"-"+opt.Verify, func(t *testing.T) {
-			rule, ex := dedup.RuleAndExtractor(t, opt)
-			kept, err := keptmem.New(rule, 0)
+			rl, ex := dedup.RuleAndExtractor(t, opt)
+			kept, err := keptmem.New(rl, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			online := map[string]string{}
 			for _, d := range docs {
 				f := ex.Extract(d.Text)
-				if exactOnly := rule.ExactOnly(&f); exactOnly != (d.ID[:4] != "word") {
+				if exactOnly := rl.ExactOnly(&f); exactOnly != (d.ID[:4] != "word") {
 					t.Errorf("%s: ExactOnly = %v", d.ID, exactOnly)
 				}
 				m, dup, err := kept.AddIfNew(d.ID, f)
@@ -70,31 +71,5 @@ func TestExactOnly(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestMinHashNearNeedsBand: under MethodMinHash two documents are
-// candidates when they share an LSH band (or are exact copies), as the batch
-// LSH and the online band tables find them; the rule alone (compare, say)
-// says the same.
-func TestMinHashNearNeedsBand(t *testing.T) {
-	rule, err := dedup.NewRule(dedup.Options{Method: dedup.MethodMinHash, Verify: dedup.VerifyNone, Bands: 2, Rows: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := dedup.Features{Exact: 1, Tokens: 10, Bands: []uint64{1, 2}}
-	for _, tc := range []struct {
-		name string
-		b    dedup.Features
-		want bool
-	}{
-		{"no shared band", dedup.Features{Exact: 2, Tokens: 10, Bands: []uint64{3, 4}}, false},
-		{"second band shared", dedup.Features{Exact: 2, Tokens: 10, Bands: []uint64{3, 2}}, true},
-		{"exact copy", dedup.Features{Exact: 1, Tokens: 10, Bands: []uint64{3, 4}}, true},
-		{"no tokens", dedup.Features{Exact: 2, Bands: []uint64{1, 2}}, false},
-	} {
-		if got := rule.Duplicates(&a, &tc.b); got != tc.want {
-			t.Errorf("%s: Duplicates = %v, want %v", tc.name, got, tc.want)
-		}
 	}
 }

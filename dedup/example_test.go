@@ -41,33 +41,6 @@ func Example() {
 	// {"id":"c","t
 }
 
-// The LSH shape a run with --method minhash uses: 128 permutations banded
-// for the candidate threshold 0.2 below the verification threshold.
-func ExampleOptions_LSHShape() {
-	opt := dedup.Options{Method: dedup.MethodMinHash}
-	opt.EnsureDefaults()
-	bands, rows := opt.LSHShape()
-	fmt.Println(bands, rows, opt.Perms)
-	opt.Bands, opt.Rows = 16, 8
-	fmt.Println(opt.LSHShape())
-	// Output:
-	// 24 6 144
-	// 16 8
-}
-
-func ExampleRule_ExactOnly() {
-	rule, _ := dedup.NewRule(dedup.Options{})
-	ex, _ := dedup.NewExtractor(dedup.Options{})
-	a, b, c := ex.Extract("the the the the the the"), ex.Extract("the the the the the the the"), ex.Extract("The THE the the the the")
-	fmt.Println(rule.ExactOnly(&a), a.FP) // only stopwords: no features, fingerprint 0
-	fmt.Println(rule.Duplicates(&a, &b))  // another such text: not a duplicate
-	fmt.Println(rule.Duplicates(&a, &c))  // the same word sequence: a duplicate
-	// Output:
-	// true 0
-	// false
-	// true
-}
-
 // A dataset directory of Parquet shards in, the same shards out, each row
 // annotated instead of removed.
 func Example_parquet() {

@@ -1,15 +1,10 @@
 package dedup
 
-import "testing"
+import (
+	"testing"
 
-// TokenHashes exposes the verification tokenizer to the external tests that
-// compare it with package eval's ground truth (eval imports dedup, so they
-// cannot live in this package): the FNV-1a 64 hashes of text's tokens.
-func TokenHashes(text string) []uint64 {
-	var s shingler
-	s.tokens(text)
-	return s.toks
-}
+	"github.com/neardup/neardup/rule"
+)
 
 // Helpers of the internal tests, for the external ones that need a
 // concrete kept set (package keptmem imports dedup, so they cannot live in
@@ -33,15 +28,15 @@ func WithBandSpill(o Options, spill int64) Options {
 
 // RuleAndExtractor returns the rule and an extractor of opt, failing tb on
 // an error: the pair every test that decides by hand starts from.
-func RuleAndExtractor(tb testing.TB, opt Options) (*Rule, *Extractor) {
+func RuleAndExtractor(tb testing.TB, opt Options) (*rule.Rule, *rule.Extractor) {
 	tb.Helper()
-	rule, err := NewRule(opt)
+	rl, err := rule.NewRule(opt.Options)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ex, err := NewExtractor(opt)
+	ex, err := rule.NewExtractor(opt.Options)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return rule, ex
+	return rl, ex
 }

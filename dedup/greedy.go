@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/rule"
 )
 
 // greedyCandidates is the candidate stage of ClusterGreedy: collect the
@@ -22,7 +23,7 @@ func (r *runner) greedyCandidates(ctx context.Context, lsh *minhash.LSH) error {
 	count := 0
 	if r.bands == nil {
 		err := r.candidatePairs(ctx, lsh, func(a, b int) error {
-			pairs = append(pairs, PackPair(a, b))
+			pairs = append(pairs, rule.PackPair(a, b))
 			if count++; count&4095 == 0 {
 				if err := ctx.Err(); err != nil {
 					return err
@@ -34,7 +35,7 @@ func (r *runner) greedyCandidates(ctx context.Context, lsh *minhash.LSH) error {
 		if err != nil {
 			return err
 		}
-		r.cand.candidates.Store(int64(count))
+		r.cand.Candidates.Store(int64(count))
 	}
 
 	// Priority: order[p] is the document at position p, rank its inverse;
@@ -65,7 +66,7 @@ func (r *runner) greedyCandidates(ctx context.Context, lsh *minhash.LSH) error {
 		r.leadOf = leadOf
 		for j, p := range pairs {
 			a, b := lead(int32(uint32(p))), lead(int32(p>>32))
-			pairs[j] = PackPair(int(rank[a]), int(rank[b]))
+			pairs[j] = rule.PackPair(int(rank[a]), int(rank[b]))
 		}
 	}
 	pos := func(i int32) int32 {
@@ -80,12 +81,12 @@ func (r *runner) greedyCandidates(ctx context.Context, lsh *minhash.LSH) error {
 		}
 		return int(order[p])
 	}
-	SortPairs(pairs)
+	rule.SortPairs(pairs)
 
 	// Leads that duplicate a document kept by an earlier run.
 	var removed []bool
 	if r.kept != nil {
-		r.stored = make([]KeptMatch, n)
+		r.stored = make([]rule.KeptMatch, n)
 		r.storedOK = make([]bool, n)
 		if err := r.matchKept(ctx, lead); err != nil {
 			return err
@@ -99,19 +100,19 @@ func (r *runner) greedyCandidates(ctx context.Context, lsh *minhash.LSH) error {
 	}
 
 	st := &r.cand
-	feat := func(p int) Features { return r.feat(doc(p)) }
-	var pre func(p int) *Prefilter
+	feat := func(p int) rule.Features { return r.feat(doc(p)) }
+	var pre func(p int) *rule.Prefilter
 	// The members' prefilters (and, when the first pass's sets were
 	// dropped, their sets), once the candidates name them (members.go).
 	loadMembers := func(b *buckets) error {
-		if r.opt.Verify != VerifyJaccard {
+		if r.opt.Verify != rule.VerifyJaccard {
 			return nil
 		}
 		r.setMembers(pairs, b, doc)
 		if err := r.loadMembers(ctx); err != nil {
 			return err
 		}
-		pre = func(p int) *Prefilter { return r.pre(doc(p)) }
+		pre = func(p int) *rule.Prefilter { return r.pre(doc(p)) }
 		return nil
 	}
 	var keeper []int32
@@ -140,16 +141,16 @@ func (r *runner) greedyCandidates(ctx context.Context, lsh *minhash.LSH) error {
 		if err := loadMembers(b); err != nil {
 			return err
 		}
-		if keeper, err = r.rule.keepFirstBuckets(ctx, n, feat, pre, b, pairs, removed, st); err != nil {
+		if keeper, err = keepFirstBuckets(ctx, r.rule, n, feat, pre, b, pairs, removed, st); err != nil {
 			return err
 		}
-		count = int(st.candidates.Load())
+		count = int(st.Candidates.Load())
 	} else {
 		if err := loadMembers(nil); err != nil {
 			return err
 		}
-		keeper = r.rule.keepFirst(n, feat, pre, pairs, removed, st)
-		st.skipped.Store(int64(count) - st.verified.Load() - st.rejected.Load() - st.prefiltered.Load())
+		keeper = r.rule.KeepFirstCounted(n, feat, pre, pairs, removed, st)
+		st.Skipped.Store(int64(count) - st.Verified.Load() - st.Rejected.Load() - st.Prefiltered.Load())
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -238,91 +239,4 @@ func (r *runner) matchKept(ctx context.Context, lead func(g int32) int32) error 
 		}
 	}
 	return nil
-}
-
-// keepFirst is KeepFirst counting the verifications in st.
-func (r *Rule) keepFirst(n int, feat func(i int) Features, pre func(i int) *Prefilter, pairs []uint64, removed []bool, st *candStats) []int32 {
-	keeper := newKeeper(n, removed)
-	var cands []int32
-	for p := 0; p < len(pairs); {
-		y := int32(pairs[p] >> 32)
-		cands = cands[:0]
-		for ; p < len(pairs) && int32(pairs[p]>>32) == y; p++ {
-			x := int32(uint32(pairs[p]))
-			if keeper[x] == x && (len(cands) == 0 || cands[len(cands)-1] != x) {
-				cands = append(cands, x)
-			}
-		}
-		if keeper[y] != y {
-			if st != nil {
-				st.skipped.Add(int64(len(cands)))
-			}
-			continue
-		}
-		if len(cands) == 0 {
-			continue
-		}
-		if m := r.firstKept(y, cands, feat, pre, st); m >= 0 {
-			keeper[y] = m
-		}
-	}
-	return keeper
-}
-
-// newKeeper returns the keeper array of n documents before any decision:
-// each keeps itself, but one removed on entry (-1).
-func newKeeper(n int, removed []bool) []int32 {
-	keeper := make([]int32, n)
-	for i := range keeper {
-		keeper[i] = int32(i)
-		if removed != nil && removed[i] {
-			keeper[i] = -1
-		}
-	}
-	return keeper
-}
-
-// firstKept returns the first of cands (kept documents, in priority order)
-// that document y duplicates, or -1: Rule.Match, reading each candidate's
-// features only when its turn comes, since a read may go to the disk
-// (sketchStore) and the first match ends the search. pre, when not nil,
-// gives the documents' prefilters (in memory): a candidate the prefilter
-// rejects is not read at all, nor is y when every candidate is rejected so.
-// It counts in st.
-func (r *Rule) firstKept(y int32, cands []int32, feat func(i int) Features, pre func(i int) *Prefilter, st *candStats) int32 {
-	var fy Features
-	readY := false
-	var py *Prefilter
-	if pre != nil {
-		py = pre(int(y))
-	}
-	m, prefiltered := -1, 0
-	for j, x := range cands {
-		if py != nil && r.PrefilterRejects(pre(int(x)), py) {
-			prefiltered++
-			continue
-		}
-		if !readY {
-			fy, readY = feat(int(y)), true
-		}
-		fx := feat(int(x))
-		if r.Duplicates(&fx, &fy) {
-			m = j
-			break
-		}
-	}
-	if st != nil {
-		st.prefiltered.Add(int64(prefiltered))
-		if m >= 0 {
-			st.verified.Add(1)
-			st.rejected.Add(int64(m - prefiltered))
-			st.skipped.Add(int64(len(cands) - m - 1))
-		} else {
-			st.rejected.Add(int64(len(cands) - prefiltered))
-		}
-	}
-	if m < 0 {
-		return -1
-	}
-	return cands[m]
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/internal/testcorpora"
 	"github.com/neardup/neardup/keptmem"
+	"github.com/neardup/neardup/rule"
 )
 
 // chainCorpus is version histories: each of n lineages starts from random
@@ -115,7 +116,7 @@ func verdicts(tb testing.TB, inputs []string, opt dedup.Options) (map[string]str
 // exported Rule and Extractor: what the online service does.
 func reference(tb testing.TB, docs []eval.Doc, opt dedup.Options) map[string]string {
 	tb.Helper()
-	rule, ex := dedup.RuleAndExtractor(tb, opt)
+	rl, ex := dedup.RuleAndExtractor(tb, opt)
 	order := make([]int, len(docs))
 	for i := range order {
 		order[i] = i
@@ -123,12 +124,12 @@ func reference(tb testing.TB, docs []eval.Doc, opt dedup.Options) map[string]str
 	if opt.Keep == dedup.KeepLongest {
 		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(len(docs[b].Text), len(docs[a].Text)) })
 	}
-	var kept []*dedup.Features
+	var kept []*rule.Features
 	var keptID []string
 	want := map[string]string{}
 	for _, i := range order {
 		f := ex.Extract(docs[i].Text)
-		if m := rule.Match(&f, kept); m >= 0 {
+		if m := rl.Match(&f, kept); m >= 0 {
 			want[docs[i].ID] = keptID[m]
 			continue
 		}
@@ -184,7 +185,7 @@ func TestKeepFirstMatchesReference(t *testing.T) {
 	for _, c := range corpora {
 		path := filepath.Join(t.TempDir(), c.name+".jsonl")
 		writeDocs(t, path, c.docs)
-		for _, opt := range []dedup.Options{{}, {Keep: dedup.KeepLongest}, {K: 6, KShort: 9}} {
+		for _, opt := range []dedup.Options{{}, {Keep: dedup.KeepLongest}, {Options: rule.Options{K: 6, KShort: 9}}} {
 			label := fmt.Sprintf("%s keep=%s k=%d/%d", c.name, cmp.Or(opt.Keep, "first"), opt.K, opt.KShort)
 			got, dups := verdicts(t, []string{path}, opt)
 			want := reference(t, c.docs, opt)
@@ -193,7 +194,7 @@ func TestKeepFirstMatchesReference(t *testing.T) {
 			}
 			diffVerdicts(t, label, got, want)
 			for _, d := range dups {
-				if _, removed := got[d.KeptID]; removed || d.Jaccard == nil || *d.Jaccard < dedup.DefaultThreshold {
+				if _, removed := got[d.KeptID]; removed || d.Jaccard == nil || *d.Jaccard < rule.DefaultThreshold {
 					t.Errorf("%s: %+v names a removed document or one below the threshold", label, d)
 				}
 			}
@@ -216,7 +217,7 @@ func TestComponentsRemovesChains(t *testing.T) {
 	below := func(ds []dedup.Duplicate) int {
 		n := 0
 		for _, d := range ds {
-			if *d.Jaccard < dedup.DefaultThreshold {
+			if *d.Jaccard < rule.DefaultThreshold {
 				n++
 			}
 		}
@@ -250,16 +251,16 @@ func TestIncrementalEqualsOneRun(t *testing.T) {
 		corpora = append(corpora, corpus{name, docs})
 	}
 	for _, c := range corpora {
-		for _, method := range []string{dedup.MethodSimHash, dedup.MethodMinHash} {
+		for _, method := range []string{rule.MethodSimHash, rule.MethodMinHash} {
 			dir := t.TempDir()
 			for _, cut := range []int{len(c.docs) / 3, len(c.docs) / 2} {
 				a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
 				writeDocs(t, a, c.docs[:cut])
 				writeDocs(t, b, c.docs[cut:])
-				one, _ := verdicts(t, []string{a, b}, dedup.Options{Method: method})
+				one, _ := verdicts(t, []string{a, b}, dedup.Options{Options: rule.Options{Method: method}})
 				idx := filepath.Join(dir, fmt.Sprintf("seen-%d.ndx", cut))
-				first, _ := verdicts(t, []string{a}, dedup.Options{Method: method, KeptFiles: keptmem.Files{}, Index: idx, UpdateIndex: true})
-				second, sd := verdicts(t, []string{b}, dedup.Options{Method: method, KeptFiles: keptmem.Files{}, Index: idx, UpdateIndex: true})
+				first, _ := verdicts(t, []string{a}, dedup.Options{Options: rule.Options{Method: method}, KeptFiles: keptmem.Files{}, Index: idx, UpdateIndex: true})
+				second, sd := verdicts(t, []string{b}, dedup.Options{Options: rule.Options{Method: method}, KeptFiles: keptmem.Files{}, Index: idx, UpdateIndex: true})
 				fromIndex := 0
 				for _, d := range sd {
 					if d.Index {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+
+	"github.com/neardup/neardup/rule"
 )
 
 // Incremental mode: the crawler's daily batch of Manku, Jain and Das Sarma
@@ -19,63 +21,29 @@ import (
 // corpus split in two runs therefore gets the verdicts of one run over the
 // concatenation.
 
-// KeptMatch is a kept document that a new document duplicates: the answer of
-// a kept set's match (KeptSet; keptmem.Set; keptset.Set).
-type KeptMatch struct {
-	ID       string
-	Seq      uint64  // its position in the order of addition
-	Distance int     // Hamming distance of the fingerprints
-	Score    float64 // the verification measure (Jaccard), NaN without verification or when Unverified
-	Exact    bool    // same token sequence
-	// Unverified is set when either document is fingerprint-only: the match
-	// rests on the fingerprint distance alone (Rule.Verified).
-	Unverified bool
-}
-
-// A KeptSet is the kept set of earlier runs in incremental mode
-// (Options.Index): the documents they kept, in priority order, with their
-// features. A batch is matched against it, and with Options.UpdateIndex its
-// kept documents are added to it. keptmem.Set is one. Run calls Match from
-// several goroutines at once, and the other methods from one at a time.
-type KeptSet interface {
-	// Len returns the number of documents in the set.
-	Len() int
-	// Contains reports whether id is in the set.
-	Contains(id string) bool
-	// Get returns the features of id.
-	Get(id string) (Features, bool)
-	// Match returns the first document of the set, in priority order, that
-	// f duplicates under the set's rule.
-	Match(f *Features) (KeptMatch, bool, error)
-	// Add adds id, last in priority; an id in the set is an error.
-	Add(id string, f Features) error
-	// Remove removes id and reports whether it was there.
-	Remove(id string) bool
-}
-
 // KeptFiles reads and writes the kept set of incremental mode: the index
 // snapshot at Options.Index and the kept-set file beside it
 // (Options.KeptFiles). keptmem.Files is one.
 type KeptFiles interface {
 	// Load returns the set saved at path by a run whose features were made
 	// under settings (a run with other settings would compare different
-	// things), its documents judged by rule. When there is no snapshot at
-	// path (neither file exists) the error wraps fs.ErrNotExist; no other
-	// error does.
-	Load(path string, rule *Rule, settings string) (KeptSet, error)
+	// things), its documents judged by the rule rl. When there is no
+	// snapshot at path (neither file exists) the error wraps fs.ErrNotExist;
+	// no other error does.
+	Load(path string, rl *rule.Rule, settings string) (rule.KeptSet, error)
 	// New returns an empty set, for a snapshot not written yet.
-	New(rule *Rule) (KeptSet, error)
+	New(rl *rule.Rule) (rule.KeptSet, error)
 	// Save writes k, which Load or New returned, to path and its kept-set
 	// file, each to a temporary file renamed into place.
-	Save(path string, k KeptSet, settings string) error
+	Save(path string, k rule.KeptSet, settings string) error
 }
 
 // keptSettings are the options a kept set's features depend on; a run with
 // other settings would compare different things.
 func keptSettings(o *Options) string {
-	s := fmt.Sprintf("method=%s profile=%s verify=%s shingle=%d sketch=%d", o.Method, o.Profile, o.Verify, o.Shingle, SketchVersion)
-	if o.Method == MethodMinHash {
-		s += fmt.Sprintf(" minhash=%d", MinHashVersion)
+	s := fmt.Sprintf("method=%s profile=%s verify=%s shingle=%d sketch=%d", o.Method, o.Profile, o.Verify, o.Shingle, rule.SketchVersion)
+	if o.Method == rule.MethodMinHash {
+		s += fmt.Sprintf(" minhash=%d", rule.MinHashVersion)
 	}
 	return s
 }
@@ -103,7 +71,7 @@ func (r *runner) loadKept() error {
 // already stored is replaced, and moves last).
 func (r *runner) addKept() error {
 	k := r.kept
-	return r.eachKept(func(id string, _ int, f Features) error {
+	return r.eachKept(func(id string, _ int, f rule.Features) error {
 		k.Remove(id)
 		if err := k.Add(id, f); err != nil {
 			return fmt.Errorf("dedup: adding to index: %w", err)
@@ -114,7 +82,7 @@ func (r *runner) addKept() error {
 
 // eachKept calls fn with each kept document in priority order, stopping at
 // the first error (or a failed read of the shingle sets).
-func (r *runner) eachKept(fn func(id string, doc int, f Features) error) error {
+func (r *runner) eachKept(fn func(id string, doc int, f rule.Features) error) error {
 	order := r.priority()
 	for p := range r.d.len() {
 		i := p

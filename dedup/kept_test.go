@@ -12,10 +12,17 @@ import (
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/keptmem"
+	"github.com/neardup/neardup/rule"
 )
 
 // The tests of incremental mode and of the batch against the online kept
 // set, which need a concrete kept set: package keptmem's.
+
+// keptmem's set and files are the ones 'neardup dedup --index' passes in.
+var (
+	_ rule.KeptSet    = (*keptmem.Set)(nil)
+	_ dedup.KeptFiles = keptmem.Files{}
+)
 
 func TestIncremental(t *testing.T) {
 	dir := t.TempDir()
@@ -84,9 +91,9 @@ func TestBandBucketsMatchKept(t *testing.T) {
 	in := filepath.Join(dir, "in.jsonl")
 	dedup.WriteJSONL(t, in, docs)
 
-	opt := dedup.Options{Method: dedup.MethodMinHash}
-	rule, ex := dedup.RuleAndExtractor(t, opt)
-	k, err := keptmem.New(rule, len(docs))
+	opt := dedup.Options{Options: rule.Options{Method: rule.MethodMinHash}}
+	rl, ex := dedup.RuleAndExtractor(t, opt)
+	k, err := keptmem.New(rl, len(docs))
 	if err != nil {
 		t.Fatal(err)
 	}

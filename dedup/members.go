@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/rule"
 )
 
 // Verification data for the documents that need it. The candidate stage
@@ -19,7 +20,7 @@ import (
 // shingle sets and prefilters are never looked at. So, once the buckets are
 // known, the members are numbered (memberIndex) and their prefilters
 // computed and held in memory, 64 bytes each, for the candidate stage's
-// cheap test (prefilter.go); and their shingle sets come
+// cheap test (rule/prefilter.go); and their shingle sets come
 //
 //   - from the first pass's sets (sketchStore: in memory up to
 //     Options.SketchBudget, then in a temporary file), while those take at
@@ -45,7 +46,7 @@ import (
 // (an index of earlier runs, OnKept).
 func (r *runner) canReread(inputs []string) bool {
 	o := &r.opt
-	return o.Method == MethodMinHash && o.Cluster == ClusterGreedy && o.Verify == VerifyJaccard &&
+	return o.Method == rule.MethodMinHash && o.Cluster == ClusterGreedy && o.Verify == rule.VerifyJaccard &&
 		o.Index == "" && o.OnKept == nil && o.SketchDisk > 0 && !usesStdin(inputs)
 }
 
@@ -88,7 +89,7 @@ func (r *runner) twinLead(i int) int {
 // or, when those were dropped, from the input read again, whose members'
 // sets it keeps.
 func (r *runner) loadMembers(ctx context.Context) error {
-	r.memberPre = make([]Prefilter, r.members.len())
+	r.memberPre = make([]rule.Prefilter, r.members.len())
 	if r.sets == nil {
 		return r.rereadMembers(ctx)
 	}
@@ -114,7 +115,7 @@ func (r *runner) loadMembers(ctx context.Context) error {
 						errs[w] = err
 						return
 					}
-					r.memberPre[k] = PrefilterOf(sk.h)
+					r.memberPre[k] = rule.PrefilterOf(sk.Hashes())
 				}
 			}
 		}()
@@ -124,7 +125,7 @@ func (r *runner) loadMembers(ctx context.Context) error {
 }
 
 // memberSet returns the set of member rank k.
-func (r *runner) memberSet(k int) (Sketch, error) { return r.memberSets.get(k) }
+func (r *runner) memberSet(k int) (rule.Sketch, error) { return r.memberSets.get(k) }
 
 // rereadMembers reads the input again and keeps the members' shingle sets
 // (in a sketchStore numbered by member rank: in memory up to SketchBudget,
@@ -148,7 +149,7 @@ func (r *runner) rereadMembers(ctx context.Context) error {
 		id     string
 		text   string
 		member bool
-		f      Features
+		f      rule.Features
 	}
 	type batch struct {
 		seq  int
@@ -204,19 +205,19 @@ func (r *runner) rereadMembers(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e, err := r.opt.extractor(nil, false)
+			// The set and the prefilter only.
+			e, err := rule.NewExtractorWith(r.opt.Options, rule.ExtractorOptions{SetOnly: true})
 			if err != nil {
 				panic(err) // validated by Run
 			}
-			e.hasher, e.lsh = nil, nil // the set and the prefilter only
 			for b := range work {
 				for k := range b.docs {
 					if x := &b.docs[k]; x.member {
-						e.extract(&x.f, x.text)
+						e.ExtractInto(&x.f, x.text)
 						x.text = ""
 					}
 				}
-				e.shrink()
+				e.Shrink()
 				select {
 				case done <- b:
 				case <-ctx.Done():
@@ -271,7 +272,7 @@ func (r *runner) rereadMembers(ctx context.Context) error {
 
 // rereadDoc checks document i read again (its id, and for a member its
 // token-sequence hash) against the first pass and keeps a member's set.
-func (r *runner) rereadDoc(f *Features, i int, id string, member bool, ids *idCursor) error {
+func (r *runner) rereadDoc(f *rule.Features, i int, id string, member bool, ids *idCursor) error {
 	if i >= r.d.len() {
 		return fmt.Errorf("%w: more documents than the first pass read", ErrInputChanged)
 	}
@@ -286,7 +287,7 @@ func (r *runner) rereadDoc(f *Features, i int, id string, member bool, ids *idCu
 		return nil
 	}
 	k := r.memberSets.len()
-	if err := r.memberSets.add(f.Sketch.h); err != nil {
+	if err := r.memberSets.add(f.Sketch.Hashes()); err != nil {
 		return err
 	}
 	r.memberPre[k] = f.Pre

@@ -11,6 +11,7 @@ import (
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/testcorpora"
+	"github.com/neardup/neardup/rule"
 )
 
 // TestOnKept: the hook sees exactly the kept documents of --output, in
@@ -20,8 +21,8 @@ func TestOnKept(t *testing.T) {
 		t.Run(keep, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "kept.jsonl")
 			var ids []string
-			var fs []dedup.Features
-			opt := dedup.Options{Output: out, Keep: keep, OnKept: func(id string, _ int, f dedup.Features) error {
+			var fs []rule.Features
+			opt := dedup.Options{Output: out, Keep: keep, OnKept: func(id string, _ int, f rule.Features) error {
 				ids = append(ids, id)
 				fs = append(fs, f)
 				return nil
@@ -69,7 +70,7 @@ func TestOnKept(t *testing.T) {
 	}
 }
 
-func sameSketch(a, b dedup.Sketch) bool {
+func sameSketch(a, b rule.Sketch) bool {
 	x, _ := a.MarshalBinary()
 	y, _ := b.MarshalBinary()
 	return slices.Equal(x, y)

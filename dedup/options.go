@@ -9,20 +9,16 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/corpus"
-	"github.com/neardup/neardup/features"
+	"github.com/neardup/neardup/rule"
 )
 
 // Errors returned by this package. Errors from reading input name the file and
 // line; errors from the other packages are wrapped.
 var (
 	// ErrOptions is wrapped by Validate's errors: an option is out of range or
-	// options contradict each other.
+	// options contradict each other. An invalid option of the rule's
+	// (rule.Options) wraps rule.ErrOptions too.
 	ErrOptions = errors.New("dedup: invalid options")
-	// ErrFeaturesFormat is wrapped by the errors of decoding Features
-	// (Features.UnmarshalBinary, Arena.UnmarshalFeatures,
-	// Arena.DecodeFeatures): the bytes are damaged, or are not what
-	// Features.AppendBinary writes.
-	ErrFeaturesFormat = errors.New("dedup: bad features encoding")
 	// ErrDuplicateID is returned when two documents share an id and
 	// Options.AllowDuplicateIDs is false.
 	ErrDuplicateID = errors.New("dedup: duplicate document id")
@@ -46,19 +42,6 @@ const (
 	ReportParquet = "parquet"
 )
 
-// Candidate methods.
-const (
-	MethodSimHash = "simhash" // self-join of SimHash fingerprints at Hamming distance K
-	MethodMinHash = "minhash" // MinHash signatures with LSH banding (Broder 1997; Leskovec et al., MMDS 3.4): the default
-)
-
-// Verification measures.
-const (
-	VerifyJaccard = "jaccard" // Jaccard similarity of word w-shingle sets (the default)
-	VerifyCosine  = "cosine"  // cosine similarity of TF-IDF word vectors, IDF learned from the input
-	VerifyNone    = "none"    // accept every candidate pair
-)
-
 // Cluster rules: which documents a verified pair removes.
 const (
 	// ClusterGreedy is the keep-first rule (the default): documents are taken
@@ -80,62 +63,22 @@ const (
 	KeepField   = "field"   // by the JSON field Options.KeepField, Options.KeepOrder deciding; ties and missing fields go to the first
 )
 
-// Defaults, chosen on testdata/corpora against the ground truth "Jaccard of
-// word 5-shingles >= 0.8" (see BENCHMARKS.md, "Dedup"). The SimHash stage is a
-// high-recall candidate generator; the Jaccard verification gives the
-// precision. K is 12: the keep-first rule needs each document within reach
-// of a kept near-duplicate, not just of some version in its chain, and at
-// k = 10 1.7% of the documents kept from en_gitdocs_dev still had a kept
-// near-duplicate (0.5% at 12, 0.2% at 13), while the lazy verification keeps
-// the wider net cheap. KShort (for documents under ShortTokens tokens) is
-// max(DefaultKShort, K).
+// Defaults of the batch runner's options (the rule's are rule.Default*).
 const (
-	DefaultMethod       = MethodMinHash
-	DefaultProfile      = "en-words"
-	DefaultK            = 12
-	DefaultKShort       = 12
-	DefaultShortTokens  = 64
-	DefaultVerify       = VerifyJaccard
-	DefaultThreshold    = 0.8 // for Jaccard
-	DefaultCosine       = 0.9 // default threshold for cosine
-	DefaultShingle      = 5
-	DefaultPerms        = 144
 	DefaultSketchBudget = 256 << 20
 	DefaultSketchDisk   = 16 << 30
 	DefaultInterval     = time.Second
 )
 
-// Options configures Run. The zero value means the defaults; each default is
-// written on its field. EnsureDefaults fills them in and Validate checks the
-// result; Run calls both.
+// Options configures Run: the rule's options and the batch's. The zero
+// value means the defaults; each default is written on its field.
+// EnsureDefaults fills them in and Validate checks the result; Run calls
+// both.
 type Options struct {
-	// Method is the candidate stage: MethodMinHash (default; doc.go says
-	// why; MethodSimHash when Verify is VerifyCosine) or MethodSimHash.
-	Method string
-	// Profile names the features profile that fingerprints documents for the
-	// SimHash stage (default "default": word features, Chinese segmentation for
-	// Han text). Bits is the fingerprint width; only 64 is supported.
-	Profile string
-	// K is the Hamming distance at which two fingerprints become a candidate
-	// pair (default DefaultK). Zero means the default: set a negative value to
-	// ask for k = 0.
-	K int
-	// KShort is K for pairs in which a document has fewer than ShortTokens
-	// tokens (default DefaultKShort): SimHash of short texts moves further per
-	// edit (seeds 001, 002, 004), so they need a wider net. Negative means 0.
-	KShort int
-	// ShortTokens is the token count under which a document is short (default
-	// DefaultShortTokens).
-	ShortTokens int
+	// Options are the rule's: the candidate method and verification, as
+	// every runner of the rule takes them (rule.Options).
+	rule.Options
 
-	// Verify confirms candidate pairs: VerifyJaccard (default), VerifyCosine
-	// or VerifyNone.
-	Verify string
-	// Threshold is the verification threshold (default 0.8 for Jaccard, 0.9 for
-	// cosine); for MethodMinHash it also sets the LSH bands and rows.
-	Threshold float64
-	// Shingle is the shingle width in tokens for Jaccard and MinHash (default 5).
-	Shingle int
 	// SketchBudget bounds the bytes of shingle sets held in memory for
 	// verification (default 256 MiB): past it they go to a temporary file in
 	// TempDir, read back for verification; sets are never sampled.
@@ -151,10 +94,6 @@ type Options struct {
 	// documents of 1.3 KB take 8 GB) the run reads no input twice before
 	// its output: the second read costs about a fifth of the first.
 	SketchDisk int64
-
-	// Perms is the number of MinHash positions (default 144); Bands and Rows
-	// default to LSHShape's choice for Threshold and Perms (24 × 6 at 0.8).
-	Perms, Bands, Rows int
 
 	// Cluster is the rule that turns verified pairs into removals:
 	// ClusterGreedy (default) or ClusterComponents.
@@ -186,7 +125,7 @@ type Options struct {
 	TempDir string
 
 	// bandSpill is the memory band keys may hold before they are spilled to
-	// files in TempDir (MethodMinHash; default defaultBandSpill). For tests.
+	// files in TempDir (rule.MethodMinHash; default defaultBandSpill). For tests.
 	bandSpill int64
 	// idSpill is the bytes of ids held in memory before they go to a
 	// temporary file in TempDir (default idBudget). For tests.
@@ -229,8 +168,8 @@ type Options struct {
 	// is removed in its favour. UpdateIndex adds the kept documents and saves
 	// both files (atomically) in place; a missing snapshot then starts empty.
 	// KeptFiles reads and writes them, and is required with Index: set it to
-	// keptmem.Files{} (this package does not import keptmem, which imports
-	// it).
+	// keptmem.Files{} (this package declares what it needs, KeptFiles and
+	// rule.KeptSet, and does not import keptmem).
 	Index       string
 	UpdateIndex bool
 	KeptFiles   KeptFiles
@@ -240,7 +179,7 @@ type Options struct {
 	// id, its index among the documents read (from 0) and its features as the
 	// rule sees them (shingle set and band keys included). An error stops
 	// the run. A bulk import of the service ('neardup import') stores them.
-	OnKept func(id string, doc int, f Features) error
+	OnKept func(id string, doc int, f rule.Features) error
 
 	// Workers is the number of fingerprinting and verification goroutines
 	// (default GOMAXPROCS).
@@ -269,44 +208,12 @@ type Progress struct {
 
 // EnsureDefaults replaces zero fields by their defaults.
 func (o *Options) EnsureDefaults() {
-	if o.Method == "" {
-		o.Method = DefaultMethod
-		if o.Verify == VerifyCosine {
-			o.Method = MethodSimHash // MinHash bands estimate Jaccard, not cosine
-		}
-	}
-	if o.Profile == "" {
-		o.Profile = DefaultProfile
-	}
-	if o.K == 0 {
-		o.K = DefaultK
-	}
-	if o.KShort == 0 {
-		o.KShort = max(DefaultKShort, o.K)
-	}
-	if o.ShortTokens == 0 {
-		o.ShortTokens = DefaultShortTokens
-	}
-	if o.Verify == "" {
-		o.Verify = DefaultVerify
-	}
-	if o.Threshold == 0 {
-		o.Threshold = DefaultThreshold
-		if o.Verify == VerifyCosine {
-			o.Threshold = DefaultCosine
-		}
-	}
-	if o.Shingle == 0 {
-		o.Shingle = DefaultShingle
-	}
+	o.Options.EnsureDefaults()
 	if o.SketchBudget == 0 {
 		o.SketchBudget = DefaultSketchBudget
 	}
 	if o.SketchDisk == 0 {
 		o.SketchDisk = DefaultSketchDisk
-	}
-	if o.Perms == 0 {
-		o.Perms = DefaultPerms
 	}
 	if o.Cluster == "" {
 		o.Cluster = ClusterGreedy
@@ -331,54 +238,27 @@ func (o *Options) EnsureDefaults() {
 	}
 }
 
-// k returns the effective distances (negative means 0).
-func (o *Options) k() (long, short int) { return max(o.K, 0), max(o.KShort, 0) }
+// ruleOptionsError is an invalid option of the rule's: it reads as the
+// rule's error and wraps both ErrOptions and rule.ErrOptions.
+type ruleOptionsError struct{ err error }
 
-// Validate reports the first invalid option, wrapping ErrOptions.
+func (e ruleOptionsError) Error() string   { return e.err.Error() }
+func (e ruleOptionsError) Unwrap() []error { return []error{ErrOptions, e.err} }
+
+// Validate reports the first invalid option, wrapping ErrOptions (and
+// rule.ErrOptions for the rule's).
 func (o *Options) Validate() error {
+	if err := o.Options.Validate(); err != nil {
+		return ruleOptionsError{err}
+	}
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrOptions, fmt.Sprintf(format, args...))
-	}
-	switch o.Method {
-	case MethodSimHash, MethodMinHash:
-	default:
-		return bad("method %q (want %s or %s)", o.Method, MethodSimHash, MethodMinHash)
-	}
-	if _, err := features.Lookup(o.Profile); err != nil {
-		return fmt.Errorf("%w: %w", ErrOptions, err)
-	}
-	long, short := o.k()
-	if long > 32 || short > 32 {
-		return bad("k %d/%d: at most 32 bits", long, short)
-	}
-	if o.ShortTokens < 0 {
-		return bad("short tokens %d < 0", o.ShortTokens)
-	}
-	switch o.Verify {
-	case VerifyJaccard, VerifyCosine, VerifyNone:
-	default:
-		return bad("verify %q (want %s, %s or %s)", o.Verify, VerifyJaccard, VerifyCosine, VerifyNone)
-	}
-	if o.Method == MethodMinHash && o.Verify == VerifyCosine {
-		return bad("method minhash verifies with jaccard or none, not cosine")
-	}
-	if !(o.Threshold > 0 && o.Threshold <= 1) {
-		return bad("threshold %v outside (0, 1]", o.Threshold)
-	}
-	if o.Shingle < 1 || o.Shingle > 64 {
-		return bad("shingle width %d outside 1..64", o.Shingle)
 	}
 	if o.SketchBudget < 0 {
 		return bad("sketch budget %d < 0", o.SketchBudget)
 	}
 	if o.SketchDisk < -1 {
 		return bad("sketch disk %d < -1", o.SketchDisk)
-	}
-	if o.Perms < 1 || o.Bands < 0 || o.Rows < 0 || o.Bands*o.Rows > o.Perms {
-		return bad("minhash perms %d, bands %d, rows %d (need bands·rows <= perms)", o.Perms, o.Bands, o.Rows)
-	}
-	if (o.Bands == 0) != (o.Rows == 0) {
-		return bad("set both bands and rows, or neither")
 	}
 	switch o.Keep {
 	case KeepFirst, KeepLongest:
@@ -422,7 +302,7 @@ func (o *Options) Validate() error {
 	if o.Index != "" && o.KeptFiles == nil {
 		return bad("an index file needs KeptFiles to read its kept set (keptmem.Files)")
 	}
-	if o.Index != "" && o.Verify == VerifyCosine {
+	if o.Index != "" && o.Verify == rule.VerifyCosine {
 		return bad("an index keeps shingle sets: verify with jaccard or none, not cosine (its IDF is learned per run)")
 	}
 	if o.Workers < 0 {

@@ -10,6 +10,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/neardup/neardup/internal/outfile"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/simhash"
 )
 
@@ -104,7 +105,7 @@ type Duplicate struct {
 	DupID  string `json:"dup_id" parquet:"dup_id"`
 	KeptID string `json:"kept_id" parquet:"kept_id"`
 	// Distance and Similarity compare the two SimHash fingerprints (absent for
-	// MethodMinHash).
+	// rule.MethodMinHash).
 	Distance   *int     `json:"distance,omitempty" parquet:"distance,optional"`
 	Similarity *float64 `json:"similarity,omitempty" parquet:"similarity,optional"`
 	// Jaccard or Cosine: the verification measure between the two documents
@@ -133,7 +134,7 @@ type Cluster struct {
 // duplicate describes removed document i.
 func (r *runner) duplicate(i int) Duplicate {
 	fi := r.feat(i)
-	var kf Features
+	var kf rule.Features
 	dup := Duplicate{DupID: r.id(i)}
 	if k := int(r.keeper[i]); k >= 0 {
 		kf = r.feat(k)
@@ -144,16 +145,16 @@ func (r *runner) duplicate(i int) Duplicate {
 		dup.KeptID, dup.Index = m.ID, true
 	}
 	dup.Exact = fi.Exact == kf.Exact
-	if r.opt.Method == MethodSimHash {
+	if r.opt.Method == rule.MethodSimHash {
 		dist := simhash.Distance(fi.FP, kf.FP)
 		sim := simhash.Similarity(dist, 64)
 		dup.Distance, dup.Similarity = &dist, &sim
 	}
 	switch r.opt.Verify {
-	case VerifyJaccard:
+	case rule.VerifyJaccard:
 		j := r.rule.Score(&kf, &fi)
 		dup.Jaccard = &j
-	case VerifyCosine:
+	case rule.VerifyCosine:
 		c := r.rule.Score(&kf, &fi)
 		dup.Cosine = &c
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/simhash"
 )
 
@@ -29,7 +30,7 @@ import (
 // compact, in chunks that never move (columns.go).
 type docs struct {
 	ids    *idStore
-	fps    chunked[uint64] // SimHash fingerprints: empty when all are 0 (MethodMinHash without an index or OnKept)
+	fps    chunked[uint64] // SimHash fingerprints: empty when all are 0 (rule.MethodMinHash without an index or OnKept)
 	exact  chunked[uint64] // hash of the token sequence: equal values are exact duplicates
 	first  chunked[int32]  // the first document with the same exact hash and fingerprint (itself if none before)
 	length chunked[uint32] // text length in bytes (saturating): empty unless KeepLongest, an index or OnKept needs it
@@ -71,8 +72,8 @@ type item struct {
 	doc corpus.Doc
 	raw []byte // copy of doc.Raw when the worker needs it (KeepField)
 
-	f   Features
-	vec []uint64 // VerifyCosine: term counts
+	f   rule.Features
+	vec []uint64 // rule.VerifyCosine: term counts
 	key keyValue
 }
 
@@ -279,24 +280,25 @@ func (r *runner) fingerprintPass(ctx context.Context, rd *corpus.Reader, lsh *mi
 // worker holds one goroutine's scratch buffers.
 type worker struct {
 	r *runner
-	e *Extractor
+	e *rule.Extractor
 }
 
 func (r *runner) newWorker() *worker {
 	// The rule of MethodMinHash needs no fingerprint; the index of an
-	// incremental run holds them.
-	e, err := r.opt.extractor(r.hasher, r.opt.Index != "" || r.opt.OnKept != nil)
+	// incremental run holds them. The prefilters are computed for the
+	// members only, after the candidate keys (members.go).
+	e, err := rule.NewExtractorWith(r.opt.Options, rule.ExtractorOptions{
+		Fingerprints: r.opt.Index != "" || r.opt.OnKept != nil, NoPrefilter: true})
 	if err != nil {
 		panic(err) // the options were validated and the profile looked up by Run
 	}
-	e.noPre = true // computed for the members only, after the candidate keys (members.go)
 	return &worker{r: r, e: e}
 }
 
 func (w *worker) process(it *item) {
 	o := w.r.opt
-	it.f = Features{} // the features are kept: they must own their slices
-	it.vec = w.e.extract(&it.f, it.doc.Text)
+	it.f = rule.Features{} // the features are kept: they must own their slices
+	it.vec = w.e.ExtractTerms(&it.f, it.doc.Text)
 	if it.raw != nil {
 		it.key = fieldValue(it.raw, o.KeepField)
 		it.raw = nil
@@ -307,12 +309,7 @@ func (w *worker) process(it *item) {
 	it.doc.ID = strings.Clone(it.doc.ID)
 }
 
-// maxScratch is the most scratch entries a worker keeps between batches: a
-// huge document (a 24 MB generated header) grows the buffers, and they should
-// not stay that large for the rest of the run.
-const maxScratch = 1 << 20
-
-func (w *worker) shrink() { w.e.shrink() }
+func (w *worker) shrink() { w.e.Shrink() }
 
 // fieldValue extracts field from a JSON object line.
 func fieldValue(raw []byte, field string) keyValue {
@@ -341,8 +338,6 @@ func jsonKey(v json.RawMessage) keyValue {
 	}
 	return keyValue{kind: 2, str: string(v)}
 }
-
-func sat32(n int) uint32 { return uint32(min(n, 1<<32-1)) }
 
 // collect appends one processed document to r.d, in input order.
 func (r *runner) collect(it *item, lsh *minhash.LSH) error {
@@ -423,7 +418,7 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 		d.empty++
 	}
 	if r.sets != nil {
-		if err := r.sets.add(f.Sketch.h); err != nil {
+		if err := r.sets.add(f.Sketch.Hashes()); err != nil {
 			return err
 		}
 		if r.rereadOK && r.sets.onDisk() > r.opt.SketchDisk {
@@ -446,7 +441,7 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 			return err
 		}
 	}
-	if r.opt.Verify == VerifyCosine {
+	if r.opt.Verify == rule.VerifyCosine {
 		d.vec = append(d.vec, it.vec)
 		for _, v := range it.vec {
 			r.df[uint32(v>>32)]++
@@ -478,7 +473,7 @@ func (r *runner) collect(it *item, lsh *minhash.LSH) error {
 // verdict. Documents with the same token sequence but another fingerprint (a
 // profile that sees markup the tokenizer does not) are separate twins, made
 // candidates of each other here: equal token sequences always pass.
-func (r *runner) twin(i int, f *Features) int32 {
+func (r *runner) twin(i int, f *rule.Features) int32 {
 	key := func(d int32) uint64 { return r.d.exact.get(int(d)) }
 	e0, seen := r.exactFirst.get(f.Exact, key)
 	if !seen {
@@ -494,9 +489,9 @@ func (r *runner) twin(i int, f *Features) int32 {
 			return o
 		}
 	}
-	r.exactPairs = append(r.exactPairs, PackPair(int(e0), i))
+	r.exactPairs = append(r.exactPairs, rule.PackPair(int(e0), i))
 	for _, o := range more {
-		r.exactPairs = append(r.exactPairs, PackPair(int(o), i))
+		r.exactPairs = append(r.exactPairs, rule.PackPair(int(o), i))
 	}
 	if r.exactMore == nil {
 		r.exactMore = map[uint64][]int32{}

@@ -2,12 +2,12 @@ package dedup_test
 
 import (
 	"fmt"
-	"github.com/neardup/neardup/dedup"
 	"testing"
 
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/features"
 	"github.com/neardup/neardup/internal/testcorpora"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/simhash"
 )
 
@@ -37,11 +37,16 @@ func TestDefaultKRecall(t *testing.T) {
 				}
 			}
 
+			// The token counts of the verification tokenizer.
+			ex, err := rule.NewRuleExtractor(rule.Options{Verify: rule.VerifyNone})
+			if err != nil {
+				t.Fatal(err)
+			}
 			short := make([]bool, len(docs))
 			for i, d := range docs {
-				short[i] = len(dedup.TokenHashes(d.Text)) < dedup.DefaultShortTokens
+				short[i] = ex.Extract(d.Text).Tokens < rule.DefaultShortTokens
 			}
-			profiles := []string{dedup.DefaultProfile}
+			profiles := []string{rule.DefaultProfile}
 			if testing.Verbose() {
 				profiles = append(profiles, "default", "shingles", "ngrams", "zh-ngrams")
 			}
@@ -76,10 +81,10 @@ func TestDefaultKRecall(t *testing.T) {
 					line += fmt.Sprintf(" k%d %.3f/%.3f", k, pr, dr)
 				}
 				t.Logf("%s %-9s pair/doc recall:%s", name, prof, line)
-				if prof == dedup.DefaultProfile {
-					_, dr := recall(dedup.DefaultK, dedup.DefaultKShort)
+				if prof == rule.DefaultProfile {
+					_, dr := recall(rule.DefaultK, rule.DefaultKShort)
 					if dr < 0.99 {
-						t.Errorf("%s: document recall %.4f at k=%d (short: %d), want >= 0.99", prof, dr, dedup.DefaultK, dedup.DefaultKShort)
+						t.Errorf("%s: document recall %.4f at k=%d (short: %d), want >= 0.99", prof, dr, rule.DefaultK, rule.DefaultKShort)
 					}
 				}
 			}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"unsafe"
+
+	"github.com/neardup/neardup/rule"
 )
 
 // sketchStore holds every document's shingle set for verification, exactly:
@@ -71,19 +73,19 @@ func (s *sketchStore) spill() error {
 
 // get returns document i's set. A set in memory is shared, not copied:
 // callers must not modify it.
-func (s *sketchStore) get(i int) (Sketch, error) {
+func (s *sketchStore) get(i int) (rule.Sketch, error) {
 	lo, hi := s.off[i], s.off[i+1]
 	if lo >= s.base {
 		h := s.mem[lo-s.base : hi-s.base : hi-s.base]
-		return Sketch{h: h, n: uint32(len(h))}, nil
+		return rule.SketchOf(h), nil
 	}
 	h := make([]uint32, hi-lo)
 	if len(h) > 0 {
 		if _, err := s.f.ReadAt(u32Bytes(h), int64(lo)*4); err != nil {
-			return Sketch{}, fmt.Errorf("dedup: shingle sets: reading %s: %w", s.f.Name(), err)
+			return rule.Sketch{}, fmt.Errorf("dedup: shingle sets: reading %s: %w", s.f.Name(), err)
 		}
 	}
-	return Sketch{h: h, n: uint32(len(h))}, nil
+	return rule.SketchOf(h), nil
 }
 
 // len returns the number of sets.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 )
 
 // Scoring the dedup pipeline. A pair-level setting says which pairs look
@@ -134,7 +135,7 @@ type DedupResult struct {
 func DedupName(o dedup.Options) string {
 	o.EnsureDefaults()
 	name := fmt.Sprintf("dedup %s %s", o.Method, o.Cluster)
-	if o.Method == dedup.MethodSimHash && (o.K != dedup.DefaultK || o.KShort != max(dedup.DefaultKShort, o.K) || o.Profile != dedup.DefaultProfile) {
+	if o.Method == rule.MethodSimHash && (o.K != rule.DefaultK || o.KShort != max(rule.DefaultKShort, o.K) || o.Profile != rule.DefaultProfile) {
 		name += fmt.Sprintf(" %s k=%d/%d", o.Profile, o.K, o.KShort)
 	}
 	if o.Keep != dedup.KeepFirst {

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/testcorpora"
 	"github.com/neardup/neardup/internal/textgen"
 	"github.com/neardup/neardup/keptmem"
+	"github.com/neardup/neardup/rule"
 )
 
 // BenchmarkKeptMatch measures one Set.Match (the online service's decision)
@@ -29,11 +29,11 @@ func BenchmarkKeptMatch(b *testing.B) {
 		method string
 		k      int
 		text   string
-	}{{dedup.MethodSimHash, 3, "random"}, {dedup.MethodSimHash, 6, "random"}, {dedup.MethodSimHash, dedup.DefaultK, "random"},
-		{dedup.MethodMinHash, 0, "random"}, {dedup.MethodSimHash, dedup.DefaultK, "windows"}, {dedup.MethodMinHash, 0, "windows"},
-		{dedup.MethodSimHash, dedup.DefaultK, "markov"}, {dedup.MethodMinHash, 0, "markov"}} {
+	}{{rule.MethodSimHash, 3, "random"}, {rule.MethodSimHash, 6, "random"}, {rule.MethodSimHash, rule.DefaultK, "random"},
+		{rule.MethodMinHash, 0, "random"}, {rule.MethodSimHash, rule.DefaultK, "windows"}, {rule.MethodMinHash, 0, "windows"},
+		{rule.MethodSimHash, rule.DefaultK, "markov"}, {rule.MethodMinHash, 0, "markov"}} {
 		b.Run(fmt.Sprintf("%s/k=%d/%s/n=%d", tc.method, tc.k, tc.text, n), func(b *testing.B) {
-			kept, qs := benchKept(b, dedup.Options{Method: tc.method, K: tc.k, KShort: tc.k}, tc.text, n)
+			kept, qs := benchKept(b, rule.Options{Method: tc.method, K: tc.k, KShort: tc.k}, tc.text, n)
 			var cands int
 			for i := range qs {
 				cands += kept.Candidates(&qs[i])
@@ -61,23 +61,23 @@ func benchN() int {
 // benchKept returns a set of n documents of the named texts under opt, and
 // 20,000 more of them as queries: enough distinct ones that their
 // candidates are not all in the cache.
-func benchKept(b *testing.B, opt dedup.Options, text string, n int) (*keptmem.Set, []dedup.Features) {
-	rule, err := dedup.NewRule(opt)
+func benchKept(b *testing.B, opt rule.Options, text string, n int) (*keptmem.Set, []rule.Features) {
+	rl, err := rule.NewRule(opt)
 	if err != nil {
 		b.Fatal(err)
 	}
-	ex, _ := dedup.NewExtractor(opt)
+	ex, _ := rule.NewExtractor(opt)
 	next := benchText(b, text, rand.New(rand.NewPCG(1, 2)))
 	ids := make([]string, n)
-	fs := make([]dedup.Features, n)
+	fs := make([]rule.Features, n)
 	for i := range n {
 		ids[i], fs[i] = strconv.Itoa(i), ex.Extract(next())
 	}
-	kept, _ := keptmem.New(rule, n)
+	kept, _ := keptmem.New(rl, n)
 	if err := kept.AddBulk(ids, fs); err != nil {
 		b.Fatal(err)
 	}
-	qs := make([]dedup.Features, 20000)
+	qs := make([]rule.Features, 20000)
 	for i := range qs {
 		qs[i] = ex.Extract(next())
 	}
@@ -111,9 +111,9 @@ func benchText(b *testing.B, name string, rng *rand.Rand) func() string {
 // tables and the Hamming index) after n stored random-word documents.
 func BenchmarkKeptAddIfNew(b *testing.B) {
 	n := benchN()
-	for _, method := range []string{dedup.MethodSimHash, dedup.MethodMinHash} {
+	for _, method := range []string{rule.MethodSimHash, rule.MethodMinHash} {
 		b.Run(fmt.Sprintf("%s/n=%d", method, n), func(b *testing.B) {
-			kept, qs := benchKept(b, dedup.Options{Method: method}, "random", n)
+			kept, qs := benchKept(b, rule.Options{Method: method}, "random", n)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if _, _, err := kept.AddIfNew(fmt.Sprint("new-", i), qs[i%len(qs)]); err != nil {
@@ -129,21 +129,21 @@ func BenchmarkKeptAddIfNew(b *testing.B) {
 // their features already decoded. It reports the time per document.
 func BenchmarkKeptAddBulk(b *testing.B) {
 	n := benchN()
-	opt := dedup.Options{}
-	rule, err := dedup.NewRule(opt)
+	opt := rule.Options{}
+	rl, err := rule.NewRule(opt)
 	if err != nil {
 		b.Fatal(err)
 	}
-	ex, _ := dedup.NewExtractor(opt)
+	ex, _ := rule.NewExtractor(opt)
 	next := benchText(b, "markov", rand.New(rand.NewPCG(1, 2)))
 	ids := make([]string, n)
-	fs := make([]dedup.Features, n)
+	fs := make([]rule.Features, n)
 	for i := range n {
 		ids[i], fs[i] = strconv.Itoa(i), ex.Extract(next())
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		kept, _ := keptmem.New(rule, n)
+		kept, _ := keptmem.New(rl, n)
 		if err := kept.AddBulk(ids, fs); err != nil {
 			b.Fatal(err)
 		}

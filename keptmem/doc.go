@@ -4,8 +4,8 @@
 // document among them, so that it gets the verdict dedup.Run would give it
 // after the same documents in one run.
 //
-//	rule, err := dedup.NewRule(opt)
-//	k, err := keptmem.New(rule, expected)
+//	r, err := rule.NewRule(opt)
+//	k, err := keptmem.New(r, expected)
 //	m, dup, err := k.AddIfNew("doc-9", ex.Extract(text)) // m names the kept document
 //
 // Three callers hold one: incremental runs of 'neardup dedup --index'
@@ -17,22 +17,23 @@
 // Hamming index of the fingerprints (Set's doc has the reasons); a Loader
 // adds a store's documents at start-up in bulk.
 //
-// It is a package of its own, beside dedup rather than in it, because it
-// is built on dedup's types (Rule, Features, KeptMatch) and serves more
-// than the batch: dedup keeps the batch runner, and declares the two small
-// interfaces incremental mode needs (dedup.KeptSet, dedup.KeptFiles), which
-// Set and Files satisfy; the command wires them in, so imports flow one way
-// (keptmem imports dedup, never the reverse). It is not package keptset,
-// the kept set at scale of the default service (keptset.Set: candidate keys
-// only, in parts mapped from files, verification data read from the
-// store), which makes the same decision another way.
+// It is a package of its own, beside the batch runner (dedup) rather than
+// in it, because it is built on the decision's types (package rule: Rule,
+// Features, KeptMatch) and serves more than the batch. The interfaces
+// incremental mode needs, rule.KeptSet and dedup.KeptFiles, are satisfied
+// by Set and Files without this package importing dedup; the command wires
+// them in, so imports flow one way (keptmem imports rule, never dedup). It
+// is not package keptset, the kept set at scale of the default service
+// (keptset.Set: candidate keys only, in parts mapped from files,
+// verification data read from the store), which makes the same decision
+// another way.
 //
 // # Formats
 //
 // This package owns the kept-set file (FORMAT.md; Path names it beside its
 // index snapshot): its header, its framing and its checksum. Inside it,
-// each document's record is dedup's encoding of Features
-// (dedup.Features.AppendBinary), which the stores keep too; the index
+// each document's record is the rule's encoding of Features
+// (rule.Features.AppendBinary), which the stores keep too; the index
 // snapshot beside it is package index's format (index/FORMAT.md). Golden
 // files in testdata, written by incremental runs, pin the file byte for
 // byte.

@@ -4,23 +4,23 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/keptmem"
+	"github.com/neardup/neardup/rule"
 )
 
 // A Set decides one document at a time what dedup.Run decides for a batch:
 // the second text, one word changed, is declined in favour of the first.
 func Example() {
-	opt := dedup.Options{}
-	rule, err := dedup.NewRule(opt)
+	opt := rule.Options{}
+	rl, err := rule.NewRule(opt)
 	if err != nil {
 		panic(err)
 	}
-	ex, err := dedup.NewExtractor(opt)
+	ex, err := rule.NewExtractor(opt)
 	if err != nil {
 		panic(err)
 	}
-	k, err := keptmem.New(rule, 10)
+	k, err := keptmem.New(rl, 10)
 	if err != nil {
 		panic(err)
 	}

@@ -3,12 +3,12 @@ package keptmem
 import (
 	"testing"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 )
 
 // Candidates returns how many candidate slots (with repeats) Match reads for
 // f before the rule judges them: the work the candidate tables leave.
-func (k *Set) Candidates(f *dedup.Features) int {
+func (k *Set) Candidates(f *rule.Features) int {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
 	c, err := k.candidatesLocked(nil, f)
@@ -20,15 +20,15 @@ func (k *Set) Candidates(f *dedup.Features) int {
 
 // RuleAndExtractor returns the rule and an extractor of opt, failing tb on
 // an error.
-func RuleAndExtractor(tb testing.TB, opt dedup.Options) (*dedup.Rule, *dedup.Extractor) {
+func RuleAndExtractor(tb testing.TB, opt rule.Options) (*rule.Rule, *rule.Extractor) {
 	tb.Helper()
-	rule, err := dedup.NewRule(opt)
+	rl, err := rule.NewRule(opt)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ex, err := dedup.NewExtractor(opt)
+	ex, err := rule.NewExtractor(opt)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return rule, ex
+	return rl, ex
 }

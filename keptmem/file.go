@@ -10,9 +10,9 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/outfile"
+	"github.com/neardup/neardup/rule"
 )
 
 // ErrFormat is wrapped by the errors of reading a kept-set file that is not
@@ -29,21 +29,19 @@ func Path(indexPath string) string { return indexPath + ".kept" }
 // document. The zero value is ready to use; it holds nothing.
 type Files struct{}
 
-var _ dedup.KeptFiles = Files{}
-
 // Load reads the kept-set file of the snapshot at path, made with settings
-// (dedup's: its features' options and versions), into a new Set. A
+// (the batch's: its features' options and versions), into a new Set. A
 // snapshot without its kept-set file (one made by 'neardup index build')
-// cannot be verified against and is an error wrapping dedup.ErrOptions;
+// cannot be verified against and is an error wrapping rule.ErrOptions;
 // when neither file exists the error wraps fs.ErrNotExist.
-func (Files) Load(path string, rule *dedup.Rule, settings string) (dedup.KeptSet, error) {
+func (Files) Load(path string, rl *rule.Rule, settings string) (rule.KeptSet, error) {
 	kpath := Path(path)
 	f, err := os.Open(kpath)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, serr := os.Stat(path); serr == nil {
 			return nil, fmt.Errorf("%w: %s has no kept-set file %s: its documents cannot be verified against; "+
 				"rebuild it with 'neardup dedup --index %s --update-index' over the documents it holds",
-				dedup.ErrOptions, path, kpath, path)
+				rule.ErrOptions, path, kpath, path)
 		}
 		return nil, fmt.Errorf("keptmem: index %s: %w", path, fs.ErrNotExist)
 	}
@@ -51,7 +49,7 @@ func (Files) Load(path string, rule *dedup.Rule, settings string) (dedup.KeptSet
 		return nil, fmt.Errorf("keptmem: loading kept set: %w", err)
 	}
 	defer f.Close()
-	k, err := readKept(f, rule, settings)
+	k, err := readKept(f, rl, settings)
 	if err != nil {
 		return nil, fmt.Errorf("keptmem: loading %s: %w", kpath, err)
 	}
@@ -63,9 +61,9 @@ func (Files) Load(path string, rule *dedup.Rule, settings string) (dedup.KeptSet
 	return k, nil
 }
 
-// New returns an empty Set for rule.
-func (Files) New(rule *dedup.Rule) (dedup.KeptSet, error) {
-	k, err := New(rule, 1)
+// New returns an empty Set for the rule rl.
+func (Files) New(rl *rule.Rule) (rule.KeptSet, error) {
+	k, err := New(rl, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +74,7 @@ func (Files) New(rule *dedup.Rule) (dedup.KeptSet, error) {
 // each to a temporary file renamed into place (internal/outfile; a path
 // that is not a regular file is written in place). The kept-set file is
 // renamed first; both name the same documents.
-func (Files) Save(path string, k dedup.KeptSet, settings string) error {
+func (Files) Save(path string, k rule.KeptSet, settings string) error {
 	s, ok := k.(*Set)
 	if !ok {
 		return fmt.Errorf("keptmem: cannot save a %T, only a *keptmem.Set", k)
@@ -146,7 +144,7 @@ func (k *Set) writeTo(w io.Writer, settings string) error {
 // readKept reads a kept-set file made with the same settings. The file is
 // read whole and its checksum checked before it is parsed; it is smaller than
 // the set it holds (delta-coded sketches).
-func readKept(r io.Reader, rule *dedup.Rule, settings string) (*Set, error) {
+func readKept(r io.Reader, rl *rule.Rule, settings string) (*Set, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrFormat, fmt.Sprintf(format, args...))
 	}
@@ -177,19 +175,19 @@ func readKept(r io.Reader, rule *dedup.Rule, settings string) (*Set, error) {
 	if err != nil || n > uint64(len(body)) {
 		return nil, bad("document count")
 	}
-	k, err := New(rule, int(n))
+	k, err := New(rl, int(n))
 	if err != nil {
 		return nil, err
 	}
 	ids := make([]string, 0, n)
-	fs := make([]dedup.Features, 0, n)
+	fs := make([]rule.Features, 0, n)
 	for i := uint64(0); i < n; i++ {
 		id, err := br.string()
 		if err != nil {
 			return nil, bad("document %d: %v", i, err)
 		}
-		var f dedup.Features
-		w, err := (*dedup.Arena)(nil).DecodeFeatures(&f, br.b[br.i:])
+		var f rule.Features
+		w, err := (*rule.Arena)(nil).DecodeFeatures(&f, br.b[br.i:])
 		if err != nil {
 			return nil, bad("document %d: %v", i, err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/keptmem"
+	"github.com/neardup/neardup/rule"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden kept-set files in testdata")
@@ -24,14 +25,14 @@ var update = flag.Bool("update", false, "rewrite the golden kept-set files in te
 // version or sketch version).
 func TestKeptFileGolden(t *testing.T) {
 	docs := goldenDocs()
-	for _, method := range []string{dedup.MethodSimHash, dedup.MethodMinHash} {
+	for _, method := range []string{rule.MethodSimHash, rule.MethodMinHash} {
 		t.Run(method, func(t *testing.T) {
 			dir := t.TempDir()
 			idx := filepath.Join(dir, "seen.idx")
 			for day, batch := range [][]goldenDoc{docs[:24], docs[16:]} {
 				in := filepath.Join(dir, fmt.Sprint("day", day+1, ".jsonl"))
 				writeGoldenJSONL(t, in, batch)
-				opt := dedup.Options{Method: method, KeptFiles: keptmem.Files{}, Index: idx, UpdateIndex: true}
+				opt := dedup.Options{Options: rule.Options{Method: method}, KeptFiles: keptmem.Files{}, Index: idx, UpdateIndex: true}
 				if _, err := dedup.Run(t.Context(), []string{in}, opt); err != nil {
 					t.Fatal(err)
 				}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 )
 
 // FuzzReadKept: any bytes given as a kept-set file load or fail with an
@@ -25,9 +25,9 @@ func FuzzReadKept(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(keptMagic))
-	rules := map[string]*dedup.Rule{}
-	for _, m := range []string{dedup.MethodSimHash, dedup.MethodMinHash} {
-		r, err := dedup.NewRule(dedup.Options{Method: m})
+	rules := map[string]*rule.Rule{}
+	for _, m := range []string{rule.MethodSimHash, rule.MethodMinHash} {
+		r, err := rule.NewRule(rule.Options{Method: m})
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -35,11 +35,11 @@ func FuzzReadKept(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		settings := fileSettings(b)
-		rule := rules[dedup.MethodSimHash]
-		if strings.HasPrefix(settings, "method="+dedup.MethodMinHash) {
-			rule = rules[dedup.MethodMinHash]
+		rl := rules[rule.MethodSimHash]
+		if strings.HasPrefix(settings, "method="+rule.MethodMinHash) {
+			rl = rules[rule.MethodMinHash]
 		}
-		k, err := readKept(bytes.NewReader(b), rule, settings)
+		k, err := readKept(bytes.NewReader(b), rl, settings)
 		if err != nil {
 			return
 		}
@@ -47,7 +47,7 @@ func FuzzReadKept(f *testing.F) {
 		if err := k.writeTo(&out, settings); err != nil {
 			t.Fatal(err)
 		}
-		k2, err := readKept(&out, rule, settings)
+		k2, err := readKept(&out, rl, settings)
 		if err != nil {
 			t.Fatalf("a loaded set wrote a file that does not load: %v", err)
 		}

@@ -9,9 +9,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/hugepage"
+	"github.com/neardup/neardup/rule"
 )
 
 // A Loader adds documents to a Set in bulk, one at a time as they are read
@@ -41,7 +41,7 @@ func (k *Set) NewLoader() *Loader {
 
 // Add collects id with features f, last in priority. Ids are not checked
 // until Finish: one that the loader or the set holds already fails Finish.
-func (l *Loader) Add(id string, f dedup.Features) error {
+func (l *Loader) Add(id string, f rule.Features) error {
 	k := l.k
 	if k == nil {
 		return errors.New("keptmem: Loader used after Finish")

@@ -6,14 +6,14 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/hugepage"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/simhash"
 )
 
 // Set is a set of kept documents that new documents are matched against
-// under a dedup.Rule, in the order they were added, which is their priority
+// under a rule.Rule, in the order they were added, which is their priority
 // under the keep-first rule. Incremental runs of dedup.Run keep one beside
 // their index snapshot (Files, FORMAT.md); the online service keeps one in
 // memory in front of its store. A new document matched against a Set gets
@@ -22,10 +22,10 @@ import (
 // Candidates. A match must find every kept document the rule accepts, and
 // checking few others is what makes it fast:
 //
-//   - dedup.MethodMinHash: the LSH bands are the candidate test, so the candidates
+//   - rule.MethodMinHash: the LSH bands are the candidate test, so the candidates
 //     are the documents that share a band key with the new one (one table for
 //     all bands), plus exact copies.
-//   - dedup.MethodSimHash with Jaccard verification: a duplicate must pass
+//   - rule.MethodSimHash with Jaccard verification: a duplicate must pass
 //     verification, J(A, B) >= t. Then |A ∩ B| >= t·|A|, so with every set in
 //     one global order (hash value order: the sets are sorted hash values)
 //     the first |A| - ⌈t·|A|⌉ + 1 hashes of A and of B share at least one
@@ -33,25 +33,25 @@ import (
 //     Operator for Similarity Joins", 2006; Bayardo et al., "Scaling Up All
 //     Pairs Similarity Search", 2007). Every kept set is indexed by the hashes
 //     of its prefix, and a new document probes with its own: a superset of
-//     the documents that can pass verification, which dedup.Rule.Duplicates then
+//     the documents that can pass verification, which rule.Rule.Duplicates then
 //     filters exactly (fingerprint distance, then Jaccard). At k = 12 this
 //     replaces a Hamming query that returns thousands of fingerprints at 1M
 //     documents by a few dozen short lists.
 //   - Otherwise (no verification, or a shingle set sampled at a modulus
 //     because the batch that kept it ran out of memory budget, on either
-//     side): the Hamming index at dedup.Rule.QueryK.
+//     side): the Hamming index at rule.Rule.QueryK.
 //
 // The Hamming index holds every fingerprint whatever finds the candidates (a
-// dedup.MethodMinHash document has one when its Extractor computed it, as
-// dedup.NewExtractor's do): it answers fingerprint queries (Index).
+// rule.MethodMinHash document has one when its Extractor computed it, as
+// rule.NewExtractor's do): it answers fingerprint queries (Index).
 //
 // Fingerprint-only documents (AddFingerprints;
-// dedup.Features.FingerprintOnly) have no shingle set and no token-sequence
+// rule.Features.FingerprintOnly) have no shingle set and no token-sequence
 // hash, so they are in neither the prefix tables nor the exact table: they
 // are "wide" documents, found only through the Hamming index at
-// dedup.Rule.QueryK and accepted within dedup.Rule.PairK (see the rule's
-// notes in dedup/rule.go). Their matches are unverified
-// (dedup.KeptMatch.Unverified). dedup.MethodMinHash, whose rule does not
+// rule.Rule.QueryK and accepted within rule.Rule.PairK (see package rule's
+// notes on the decision). Their matches are unverified
+// (rule.KeptMatch.Unverified). rule.MethodMinHash, whose rule does not
 // read fingerprints, refuses them.
 //
 // Documents live in a slice in the order they were added (a slot is never
@@ -62,10 +62,10 @@ import (
 // Set is safe for concurrent use: matches share a read lock, Add and Remove
 // take the write lock, and AddIfNew takes one then the other.
 type Set struct {
-	rule    *dedup.Rule
+	rule    *rule.Rule
 	x       *index.Index // every fingerprint
-	minhash bool         // the rule's method is dedup.MethodMinHash: candidates by band
-	nbands  int          // dedup.MethodMinHash: the rule's bands
+	minhash bool         // the rule's method is rule.MethodMinHash: candidates by band
+	nbands  int          // rule.MethodMinHash: the rule's bands
 	prefix  bool         // candidates of exact shingle sets by the prefix filter
 
 	mu     sync.RWMutex      // guards the fields below, and orders x's writes with them
@@ -74,7 +74,7 @@ type Set struct {
 	resets int               // times docs was emptied and its slots started again
 	exact  postings          // key: the token-sequence hash
 	sets   postings          // prefix: the hashes of each set's prefix
-	bands  postings          // dedup.MethodMinHash: band keys, mixed with their band's number
+	bands  postings          // rule.MethodMinHash: band keys, mixed with their band's number
 	counts
 }
 
@@ -95,7 +95,7 @@ func (c *counts) plus(o counts) {
 }
 
 // add counts f in (by = 1) or out (by = -1).
-func (c *counts) add(k *Set, f *dedup.Features, by int) {
+func (c *counts) add(k *Set, f *rule.Features, by int) {
 	c.live += by
 	if f.FingerprintOnly {
 		c.fpOnly += by
@@ -108,7 +108,7 @@ func (c *counts) add(k *Set, f *dedup.Features, by int) {
 
 type keptDoc struct {
 	live bool // false once removed (first: read with f's first fields)
-	f    dedup.Features
+	f    rule.Features
 	id   string
 }
 
@@ -156,16 +156,16 @@ func (s *slots) reset() {
 }
 
 // errFingerprintOnly is the error of adding a fingerprint-only document under
-// dedup.MethodMinHash.
+// rule.MethodMinHash.
 var errFingerprintOnly = fmt.Errorf("%w: fingerprint-only documents need method %s (%s has no fingerprints)",
-	dedup.ErrOptions, dedup.MethodSimHash, dedup.MethodMinHash)
+	rule.ErrOptions, rule.MethodSimHash, rule.MethodMinHash)
 
-// New returns an empty set for documents judged by rule, expecting about
-// n of them (the tables are sized for that many; they grow beyond).
-func New(rule *dedup.Rule, n int) (*Set, error) {
+// New returns an empty set for documents judged by the rule rl, expecting
+// about n of them (the tables are sized for that many; they grow beyond).
+func New(rl *rule.Rule, n int) (*Set, error) {
 	n = max(n, 1)
-	k := &Set{rule: rule, ids: map[string]uint32{}, minhash: rule.Method() == dedup.MethodMinHash, nbands: rule.Bands(),
-		prefix: rule.Method() == dedup.MethodSimHash && rule.Verification() == dedup.VerifyJaccard}
+	k := &Set{rule: rl, ids: map[string]uint32{}, minhash: rl.Method() == rule.MethodMinHash, nbands: rl.Bands(),
+		prefix: rl.Method() == rule.MethodSimHash && rl.Verification() == rule.VerifyJaccard}
 	k.exact.init(n)
 	switch {
 	case k.minhash:
@@ -174,10 +174,10 @@ func New(rule *dedup.Rule, n int) (*Set, error) {
 		k.sets.init(n * 32)
 	}
 	// Every fingerprint, for fingerprint queries (and the candidates of
-	// dedup.MethodSimHash's wide documents). Under dedup.MethodMinHash
+	// rule.MethodSimHash's wide documents). Under rule.MethodMinHash
 	// documents carry a fingerprint when their extractor computed one
-	// (dedup.NewExtractor does).
-	x, err := index.New(index.Options{K: max(rule.QueryK(), 1), ExpectedN: n})
+	// (rule.NewExtractor does).
+	x, err := index.New(index.Options{K: max(rl.QueryK(), 1), ExpectedN: n})
 	if err != nil {
 		return nil, fmt.Errorf("keptmem: kept set index: %w", err)
 	}
@@ -216,25 +216,25 @@ func (k *Set) Contains(id string) bool {
 }
 
 // Get returns the features of id.
-func (k *Set) Get(id string) (dedup.Features, bool) {
+func (k *Set) Get(id string) (rule.Features, bool) {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
 	s, ok := k.ids[id]
 	if !ok {
-		return dedup.Features{}, false
+		return rule.Features{}, false
 	}
 	return k.docs.at(s).f, true
 }
 
 // Add adds id, last in priority. An id already present is an error wrapping
 // index.ErrDuplicateID.
-func (k *Set) Add(id string, f dedup.Features) error {
+func (k *Set) Add(id string, f rule.Features) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.addLocked(id, f)
 }
 
-func (k *Set) addLocked(id string, f dedup.Features) error {
+func (k *Set) addLocked(id string, f rule.Features) error {
 	if _, ok := k.ids[id]; ok {
 		return fmt.Errorf("%w %q", index.ErrDuplicateID, id)
 	}
@@ -253,7 +253,7 @@ func (k *Set) addLocked(id string, f dedup.Features) error {
 
 // byPrefix reports whether f's candidates are found by the prefix filter:
 // an exact shingle set under a rule that verifies with Jaccard.
-func (k *Set) byPrefix(f *dedup.Features) bool {
+func (k *Set) byPrefix(f *rule.Features) bool {
 	return k.prefix && !f.Sketch.Sampled() && len(f.Sketch.Hashes()) > 0
 }
 
@@ -265,7 +265,7 @@ func prefixLen(n int, t float64) int {
 }
 
 // insertLocked puts id in the tables, last in priority.
-func (k *Set) insertLocked(id string, f dedup.Features) {
+func (k *Set) insertLocked(id string, f rule.Features) {
 	// The signature made the band keys; the rule needs only those (and the
 	// signature is Perms·8 bytes, 1 KiB by default, per document).
 	f.Sig = nil
@@ -276,11 +276,11 @@ func (k *Set) insertLocked(id string, f dedup.Features) {
 }
 
 // entries calls fn with each table entry of f: its token-sequence hash
-// (unless fingerprint-only), then its band keys (dedup.MethodMinHash) or the
+// (unless fingerprint-only), then its band keys (rule.MethodMinHash) or the
 // hashes of its set's prefix (an exact set under Jaccard). Adding, removing
 // and sizing a bulk load all go through appendEntries, so they agree on the
 // entries.
-func (k *Set) entries(f *dedup.Features, fn func(t *postings, key uint64)) {
+func (k *Set) entries(f *rule.Features, fn func(t *postings, key uint64)) {
 	var buf [64]tableKey
 	tabs := k.tables()
 	for _, e := range k.appendEntries(buf[:0], f) {
@@ -295,7 +295,7 @@ type tableKey struct {
 }
 
 // appendEntries appends the table entries of f (see entries) to dst.
-func (k *Set) appendEntries(dst []tableKey, f *dedup.Features) []tableKey {
+func (k *Set) appendEntries(dst []tableKey, f *rule.Features) []tableKey {
 	if !f.FingerprintOnly {
 		dst = append(dst, tableKey{0, f.Exact})
 	}
@@ -303,7 +303,7 @@ func (k *Set) appendEntries(dst []tableKey, f *dedup.Features) []tableKey {
 	case k.minhash:
 		if len(f.Bands) == k.nbands {
 			for i, key := range f.Bands {
-				dst = append(dst, tableKey{2, dedup.BandKey(i, key)})
+				dst = append(dst, tableKey{2, rule.BandKey(i, key)})
 			}
 		}
 	case k.byPrefix(f):
@@ -315,9 +315,9 @@ func (k *Set) appendEntries(dst []tableKey, f *dedup.Features) []tableKey {
 }
 
 // wideDoc reports whether the document is found through the Hamming index
-// only: dedup.MethodSimHash, not in the prefix tables, and not exact-only
-// (dedup.Rule.ExactOnly: such a document matches exact copies only).
-func (k *Set) wideDoc(f *dedup.Features) bool {
+// only: rule.MethodSimHash, not in the prefix tables, and not exact-only
+// (rule.Rule.ExactOnly: such a document matches exact copies only).
+func (k *Set) wideDoc(f *rule.Features) bool {
 	return !k.minhash && !k.byPrefix(f) && !k.rule.ExactOnly(f)
 }
 
@@ -327,7 +327,7 @@ func (k *Set) wideDoc(f *dedup.Features) bool {
 // it goes); give it everything at once rather than in slices. An id already
 // present, or twice in ids, is an error wrapping index.ErrDuplicateID, and
 // then nothing is added.
-func (k *Set) AddBulk(ids []string, fs []dedup.Features) error {
+func (k *Set) AddBulk(ids []string, fs []rule.Features) error {
 	if len(ids) != len(fs) {
 		return fmt.Errorf("keptmem: AddBulk: %d ids, %d features", len(ids), len(fs))
 	}
@@ -344,8 +344,8 @@ func (k *Set) AddBulk(ids []string, fs []dedup.Features) error {
 // fingerprints fps[i], in that order, last in priority, as AddBulk does: only
 // their fingerprints are known (the ids and fingerprints of an index
 // snapshot, say), so they match on fingerprint distance alone and their
-// matches are unverified (see Set and dedup.Rule). Under dedup.MethodMinHash
-// it is an error wrapping dedup.ErrOptions.
+// matches are unverified (see Set and rule.Rule). Under rule.MethodMinHash
+// it is an error wrapping rule.ErrOptions.
 func (k *Set) AddFingerprints(ids []string, fps []uint64) error {
 	if len(ids) != len(fps) {
 		return fmt.Errorf("keptmem: AddFingerprints: %d ids, %d fingerprints", len(ids), len(fps))
@@ -353,9 +353,9 @@ func (k *Set) AddFingerprints(ids []string, fps []uint64) error {
 	if k.minhash {
 		return errFingerprintOnly
 	}
-	fs := make([]dedup.Features, len(fps))
+	fs := make([]rule.Features, len(fps))
 	for i, fp := range fps {
-		fs[i] = dedup.Features{FP: fp, FingerprintOnly: true}
+		fs[i] = rule.Features{FP: fp, FingerprintOnly: true}
 	}
 	return k.AddBulk(ids, fs)
 }
@@ -390,19 +390,19 @@ func (k *Set) removeLocked(id string) bool {
 
 // Match returns the first document of the set, in priority order, that f
 // duplicates under the rule.
-func (k *Set) Match(f *dedup.Features) (dedup.KeptMatch, bool, error) {
+func (k *Set) Match(f *rule.Features) (rule.KeptMatch, bool, error) {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
 	ms, err := k.matchLocked(f, 1)
 	if err != nil || len(ms) == 0 {
-		return dedup.KeptMatch{}, false, err
+		return rule.KeptMatch{}, false, err
 	}
 	return ms[0], true, nil
 }
 
 // MatchAll returns the documents of the set that f duplicates, in priority
 // order, at most limit of them when limit > 0.
-func (k *Set) MatchAll(f *dedup.Features, limit int) ([]dedup.KeptMatch, error) {
+func (k *Set) MatchAll(f *rule.Features, limit int) ([]rule.KeptMatch, error) {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
 	return k.matchLocked(f, limit)
@@ -418,13 +418,13 @@ func (k *Set) MatchAll(f *dedup.Features, limit int) ([]dedup.KeptMatch, error) 
 // cannot make one), and they are the slots from the one the match saw
 // first: they are tested one by one, a few dozen under concurrent adds,
 // instead of matching the whole set again with every writer waiting.
-func (k *Set) AddIfNew(id string, f dedup.Features) (dedup.KeptMatch, bool, error) {
+func (k *Set) AddIfNew(id string, f rule.Features) (rule.KeptMatch, bool, error) {
 	k.mu.RLock()
 	n0, resets0 := k.docs.n, k.resets
 	ms, err := k.matchLocked(&f, 1)
 	k.mu.RUnlock()
 	if err != nil {
-		return dedup.KeptMatch{}, false, err
+		return rule.KeptMatch{}, false, err
 	}
 	if len(ms) > 0 {
 		return ms[0], true, nil
@@ -439,12 +439,12 @@ func (k *Set) AddIfNew(id string, f dedup.Features) (dedup.KeptMatch, bool, erro
 		ms = k.matchSinceLocked(&f, uint32(n0))
 	}
 	if err != nil {
-		return dedup.KeptMatch{}, false, err
+		return rule.KeptMatch{}, false, err
 	}
 	if len(ms) > 0 {
 		return ms[0], true, nil
 	}
-	return dedup.KeptMatch{}, false, k.addLocked(id, f)
+	return rule.KeptMatch{}, false, k.addLocked(id, f)
 }
 
 // maxRecheck is the most documents added during an AddIfNew's match that
@@ -452,24 +452,24 @@ func (k *Set) AddIfNew(id string, f dedup.Features) (dedup.KeptMatch, bool, erro
 const maxRecheck = 1024
 
 // matchSinceLocked returns the first live document from slot "from" on that f
-// duplicates, testing each with dedup.Rule.Duplicates. Under
-// dedup.MethodSimHash that is the first that matchLocked would return among
+// duplicates, testing each with rule.Rule.Duplicates. Under
+// rule.MethodSimHash that is the first that matchLocked would return among
 // them: its candidates are a superset of what the rule accepts (see Set),
 // which Duplicates then filters.
-func (k *Set) matchSinceLocked(f *dedup.Features, from uint32) []dedup.KeptMatch {
+func (k *Set) matchSinceLocked(f *rule.Features, from uint32) []rule.KeptMatch {
 	for s := from; s < uint32(k.docs.n); s++ {
 		if d := k.docs.at(s); d.live && k.rule.Duplicates(&d.f, f) {
-			return []dedup.KeptMatch{k.keptMatch(s, f)}
+			return []rule.KeptMatch{k.keptMatch(s, f)}
 		}
 	}
 	return nil
 }
 
 // keptMatch describes the match of f with the document in slot s.
-func (k *Set) keptMatch(s uint32, f *dedup.Features) dedup.KeptMatch {
+func (k *Set) keptMatch(s uint32, f *rule.Features) rule.KeptMatch {
 	d := k.docs.at(s)
 	verified := k.rule.Verified(&d.f, f)
-	return dedup.KeptMatch{ID: d.id, Seq: uint64(s), Distance: simhash.Distance(d.f.FP, f.FP),
+	return rule.KeptMatch{ID: d.id, Seq: uint64(s), Distance: simhash.Distance(d.f.FP, f.FP),
 		Score: k.rule.Score(&d.f, f), Exact: verified && d.f.Exact == f.Exact, Unverified: !verified}
 }
 
@@ -484,8 +484,8 @@ type matchScratch struct {
 var scratchPool = sync.Pool{New: func() any { return new(matchScratch) }}
 
 // matchLocked gathers the candidates (see Set), keeps the distinct ones
-// that dedup.Rule.Duplicates accepts and returns them in priority order.
-func (k *Set) matchLocked(f *dedup.Features, limit int) ([]dedup.KeptMatch, error) {
+// that rule.Rule.Duplicates accepts and returns them in priority order.
+func (k *Set) matchLocked(f *rule.Features, limit int) ([]rule.KeptMatch, error) {
 	sc := scratchPool.Get().(*matchScratch)
 	defer scratchPool.Put(sc)
 	cands, err := k.candidatesLocked(sc.cands[:0], f)
@@ -537,9 +537,9 @@ func (k *Set) matchLocked(f *dedup.Features, limit int) ([]dedup.KeptMatch, erro
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}
-	var ms []dedup.KeptMatch
+	var ms []rule.KeptMatch
 	if len(out) > 0 {
-		ms = make([]dedup.KeptMatch, 0, len(out))
+		ms = make([]rule.KeptMatch, 0, len(out))
 	}
 	for _, s := range out {
 		ms = append(ms, k.keptMatch(s, f))
@@ -551,14 +551,14 @@ func (k *Set) matchLocked(f *dedup.Features, limit int) ([]dedup.KeptMatch, erro
 // duplicate (a slot may come more than once): its exact copies, then the
 // documents sharing a prefix hash or a band, or within the rule's k through
 // the Hamming index.
-func (k *Set) candidatesLocked(cands []uint32, f *dedup.Features) ([]uint32, error) {
+func (k *Set) candidatesLocked(cands []uint32, f *rule.Features) ([]uint32, error) {
 	cands = k.exact.find(cands, f.Exact)
 	switch {
 	case k.minhash:
 		if len(f.Bands) == k.nbands {
 			for b, key := range f.Bands {
 				n := len(cands)
-				cands = k.bands.find(cands, dedup.BandKey(b, key))
+				cands = k.bands.find(cands, rule.BandKey(b, key))
 				// The table keeps part of the key: keep only real collisions.
 				cands = append(cands[:n], slices.DeleteFunc(cands[n:], func(s uint32) bool {
 					ks := k.docs.at(s).f.Bands
@@ -585,7 +585,7 @@ func (k *Set) candidatesLocked(cands []uint32, f *dedup.Features) ([]uint32, err
 
 // queryIndex appends the slots of the fingerprints within QueryK of f's,
 // only those of wide documents when onlyWide is set.
-func (k *Set) queryIndex(cands []uint32, f *dedup.Features, onlyWide bool) ([]uint32, error) {
+func (k *Set) queryIndex(cands []uint32, f *rule.Features, onlyWide bool) ([]uint32, error) {
 	hits, err := k.x.Query(f.FP, k.rule.QueryK(), 0)
 	if err != nil {
 		return nil, err

@@ -14,9 +14,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/testcorpora"
+	"github.com/neardup/neardup/rule"
 )
 
 // keptTexts returns version histories (each version a small edit of the one
@@ -53,41 +53,41 @@ func keptTexts(t *testing.T) []string {
 
 // TestKeptMatchesEveryDocument checks Set's candidate tables against the rule
 // itself: for every document, MatchAll must return exactly the kept documents
-// that dedup.Rule.Duplicates accepts, in priority order, whatever found the
+// that rule.Rule.Duplicates accepts, in priority order, whatever found the
 // candidates (the prefix filter, LSH bands, the Hamming index, the exact
 // table), while documents come and go and the tables grow from their smallest
-// size. (Under dedup.MethodMinHash the bands are the candidate test: the rule
+// size. (Under rule.MethodMinHash the bands are the candidate test: the rule
 // applies to documents that share a band key, as in the batch.)
 func TestKeptMatchesEveryDocument(t *testing.T) {
 	texts := keptTexts(t)
 	for _, tc := range []struct {
 		name string
-		opt  dedup.Options
+		opt  rule.Options
 		thin bool // store every third document's set sampled at modulus 2
 	}{
-		{"simhash", dedup.Options{}, false},
-		{"simhash-k3", dedup.Options{K: 3, KShort: 3}, false},
-		{"simhash-t0.5", dedup.Options{Threshold: 0.5}, false},
-		{"simhash-sampled", dedup.Options{}, true},
-		{"simhash-noverify", dedup.Options{Verify: dedup.VerifyNone, K: 3, KShort: 3}, false},
-		{"minhash", dedup.Options{Method: dedup.MethodMinHash}, false},
+		{"simhash", rule.Options{}, false},
+		{"simhash-k3", rule.Options{K: 3, KShort: 3}, false},
+		{"simhash-t0.5", rule.Options{Threshold: 0.5}, false},
+		{"simhash-sampled", rule.Options{}, true},
+		{"simhash-noverify", rule.Options{Verify: rule.VerifyNone, K: 3, KShort: 3}, false},
+		{"minhash", rule.Options{Method: rule.MethodMinHash}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rule, err := dedup.NewRule(tc.opt)
+			rl, err := rule.NewRule(tc.opt)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ex, err := dedup.NewExtractor(tc.opt)
+			ex, err := rule.NewExtractor(tc.opt)
 			if err != nil {
 				t.Fatal(err)
 			}
-			kept, err := New(rule, 1)
+			kept, err := New(rl, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
 			type doc struct {
 				id string
-				f  dedup.Features
+				f  rule.Features
 			}
 			var all []doc // kept documents in priority order, removed ones deleted
 			rng := rand.New(rand.NewPCG(5, 5))
@@ -99,7 +99,7 @@ func TestKeptMatchesEveryDocument(t *testing.T) {
 				}
 				var want []string
 				for _, d := range all {
-					if rule.Duplicates(&d.f, &f) && (rule.Method() != dedup.MethodMinHash || shareBand(&d.f, &f) || d.f.Exact == f.Exact) {
+					if rl.Duplicates(&d.f, &f) && (rl.Method() != rule.MethodMinHash || shareBand(&d.f, &f) || d.f.Exact == f.Exact) {
 						want = append(want, d.id)
 					}
 				}
@@ -117,7 +117,7 @@ func TestKeptMatchesEveryDocument(t *testing.T) {
 				if m, ok, _ := kept.Match(&f); ok != (len(want) > 0) || ok && m.ID != want[0] {
 					t.Fatalf("document %d: Match %v %v, want the first of %v", i, m.ID, ok, want)
 				}
-				if rule.Method() != dedup.MethodMinHash {
+				if rl.Method() != rule.MethodMinHash {
 					// AddIfNew's recheck of the documents added during
 					// its match, here over every slot.
 					kept.mu.RLock()
@@ -153,7 +153,7 @@ func TestKeptMatchesEveryDocument(t *testing.T) {
 }
 
 // sameMatch compares matches, NaN scores equal.
-func sameMatch(a, b dedup.KeptMatch) bool {
+func sameMatch(a, b rule.KeptMatch) bool {
 	return a.ID == b.ID && a.Seq == b.Seq && a.Distance == b.Distance && a.Exact == b.Exact &&
 		a.Unverified == b.Unverified && (a.Score == b.Score || math.IsNaN(a.Score) && math.IsNaN(b.Score))
 }
@@ -165,20 +165,20 @@ func sameMatch(a, b dedup.KeptMatch) bool {
 // meanwhile.
 func TestKeptAddIfNewConcurrent(t *testing.T) {
 	texts := keptTexts(t)
-	for _, opt := range []dedup.Options{{}, {Method: dedup.MethodMinHash}} {
-		t.Run(cmp.Or(opt.Method, dedup.MethodSimHash), func(t *testing.T) {
-			rule, ex := RuleAndExtractor(t, opt)
-			var fs []dedup.Features
+	for _, opt := range []rule.Options{{}, {Method: rule.MethodMinHash}} {
+		t.Run(cmp.Or(opt.Method, rule.MethodSimHash), func(t *testing.T) {
+			rl, ex := RuleAndExtractor(t, opt)
+			var fs []rule.Features
 			for _, text := range texts[:min(600, len(texts))] {
 				fs = append(fs, ex.Extract(text), ex.Extract(nearCopy(text)))
 			}
 			for round := range 10 {
-				kept, err := New(rule, 1)
+				kept, err := New(rl, 1)
 				if err != nil {
 					t.Fatal(err)
 				}
 				const workers = 4
-				declined := make([]dedup.KeptMatch, len(fs))
+				declined := make([]rule.KeptMatch, len(fs))
 				isDup := make([]bool, len(fs))
 				var wg sync.WaitGroup
 				for w := range workers {
@@ -205,7 +205,7 @@ func TestKeptAddIfNewConcurrent(t *testing.T) {
 					var j int
 					fmt.Sscanf(d.id, "d%d", &j)
 					for _, e := range stored {
-						if rule.Duplicates(&fs[e], &fs[j]) && (rule.Method() != dedup.MethodMinHash || shareBand(&fs[e], &fs[j]) || fs[e].Exact == fs[j].Exact) {
+						if rl.Duplicates(&fs[e], &fs[j]) && (rl.Method() != rule.MethodMinHash || shareBand(&fs[e], &fs[j]) || fs[e].Exact == fs[j].Exact) {
 							t.Fatalf("round %d: d%d stored after d%d, which it duplicates", round, j, e)
 						}
 					}
@@ -219,7 +219,7 @@ func TestKeptAddIfNewConcurrent(t *testing.T) {
 					dups++
 					var e int
 					fmt.Sscanf(declined[j].ID, "d%d", &e)
-					if !kept.Contains(declined[j].ID) || !rule.Duplicates(&fs[e], &fs[j]) {
+					if !kept.Contains(declined[j].ID) || !rl.Duplicates(&fs[e], &fs[j]) {
 						t.Fatalf("round %d: d%d declined for %q, which is not a kept duplicate", round, j, declined[j].ID)
 					}
 				}
@@ -251,10 +251,10 @@ func TestPrefixLen(t *testing.T) {
 }
 
 // sampled returns s as an earlier batch past its memory budget kept it: a
-// MOD_2 sample when it has 256 hashes or more (dedup's docShift at a global
+// MOD_2 sample when it has 256 hashes or more (the rule's docShift at a global
 // modulus of 2), made through the binary encoding, which is how such sets
 // reach a Set (kept-set files).
-func sampled(tb testing.TB, s dedup.Sketch) dedup.Sketch {
+func sampled(tb testing.TB, s rule.Sketch) rule.Sketch {
 	tb.Helper()
 	h := s.Hashes()
 	if len(h) < 256 {
@@ -274,7 +274,7 @@ func sampled(tb testing.TB, s dedup.Sketch) dedup.Sketch {
 		b = binary.AppendUvarint(b, uint64(v-prev))
 		prev = v
 	}
-	var out dedup.Sketch
+	var out rule.Sketch
 	if err := out.UnmarshalBinary(b); err != nil {
 		tb.Fatal(err)
 	}
@@ -285,7 +285,7 @@ func sampled(tb testing.TB, s dedup.Sketch) dedup.Sketch {
 }
 
 // shareBand reports whether a and b have the same key in some LSH band.
-func shareBand(a, b *dedup.Features) bool {
+func shareBand(a, b *rule.Features) bool {
 	for i := range min(len(a.Bands), len(b.Bands)) {
 		if a.Bands[i] == b.Bands[i] {
 			return true
@@ -299,22 +299,22 @@ func shareBand(a, b *dedup.Features) bool {
 // one) answers every match as the set built with Add does.
 func TestKeptAddBulkEqualsAdd(t *testing.T) {
 	texts := keptTexts(t)
-	for _, opt := range []dedup.Options{{}, {Method: dedup.MethodMinHash}} {
-		rule, _ := dedup.NewRule(opt)
-		ex, _ := dedup.NewExtractor(opt)
+	for _, opt := range []rule.Options{{}, {Method: rule.MethodMinHash}} {
+		rl, _ := rule.NewRule(opt)
+		ex, _ := rule.NewExtractor(opt)
 		ids := make([]string, len(texts))
-		fs := make([]dedup.Features, len(texts))
+		fs := make([]rule.Features, len(texts))
 		for i, text := range texts {
 			ids[i], fs[i] = fmt.Sprint("d", i), ex.Extract(text)
 		}
-		one, _ := New(rule, 1)
+		one, _ := New(rl, 1)
 		for i := range ids {
 			if err := one.Add(ids[i], fs[i]); err != nil {
 				t.Fatal(err)
 			}
 		}
-		whole, _ := New(rule, 1)
-		pieces, _ := New(rule, 1)
+		whole, _ := New(rl, 1)
+		pieces, _ := New(rl, 1)
 		a, b := len(ids)/3, len(ids)/3+len(ids)/2 // then a rebuild (a < b-a), then adds
 		for _, err := range []error{whole.AddBulk(ids, fs), pieces.AddBulk(ids[:a], fs[:a]),
 			pieces.AddBulk(ids[a:b], fs[a:b]), pieces.AddBulk(ids[b:], fs[b:])} {
@@ -347,17 +347,17 @@ func nearCopy(text string) string {
 // TestKeptFingerprintOnly adds the fingerprints of real texts as
 // fingerprint-only documents, beside ordinary ones, and checks that a
 // document matches exactly the fingerprint-only documents within
-// dedup.Rule.PairK (found through the Hamming index, since they are in no
+// rule.Rule.PairK (found through the Hamming index, since they are in no
 // prefix table), that those matches are unverified with a NaN score, and that
 // removing one works.
 func TestKeptFingerprintOnly(t *testing.T) {
 	texts := testcorpora.Texts(t, "en_spdx", 300, 150)
-	rule, err := dedup.NewRule(dedup.Options{Method: dedup.MethodSimHash})
+	rl, err := rule.NewRule(rule.Options{Method: rule.MethodSimHash})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex, _ := dedup.NewExtractor(dedup.Options{Method: dedup.MethodSimHash})
-	kept, err := New(rule, 1)
+	ex, _ := rule.NewExtractor(rule.Options{Method: rule.MethodSimHash})
+	kept, err := New(rl, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,11 +382,11 @@ func TestKeptFingerprintOnly(t *testing.T) {
 	}
 
 	// brute returns the fingerprint-only documents f is a candidate of.
-	brute := func(f *dedup.Features) map[string]bool {
+	brute := func(f *rule.Features) map[string]bool {
 		want := map[string]bool{}
 		for i, fp := range fps {
-			g := dedup.Features{FP: fp, FingerprintOnly: true}
-			if simhash64Distance(fp, f.FP) <= rule.PairK(&g, f) {
+			g := rule.Features{FP: fp, FingerprintOnly: true}
+			if simhash64Distance(fp, f.FP) <= rl.PairK(&g, f) {
 				want[ids[i]] = true
 			}
 		}
@@ -412,7 +412,7 @@ func TestKeptFingerprintOnly(t *testing.T) {
 			}
 		}
 		f := ex.Extract(nearCopy(texts[i]))
-		if ms, _ := kept.MatchAll(&f, 0); !slices.ContainsFunc(ms, func(m dedup.KeptMatch) bool { return m.ID == ids[i] }) {
+		if ms, _ := kept.MatchAll(&f, 0); !slices.ContainsFunc(ms, func(m rule.KeptMatch) bool { return m.ID == ids[i] }) {
 			t.Fatalf("a near-copy of text %d (distance %d) does not match %s: %+v", i, simhash64Distance(f.FP, fps[i]), ids[i], ms)
 		}
 		if ms, _ := kept.MatchAll(ptr(ex.Extract(randomWords(rng, 200))), 0); len(ms) != 0 {
@@ -436,7 +436,7 @@ func TestKeptFingerprintOnly(t *testing.T) {
 		t.Fatalf("Remove(%s): FingerprintOnlyLen = %d, want %d", ids[0], kept.FingerprintOnlyLen(), len(ids)-1)
 	}
 	f = ex.Extract(nearCopy(texts[0]))
-	if ms, _ := kept.MatchAll(&f, 0); slices.ContainsFunc(ms, func(m dedup.KeptMatch) bool { return m.ID == ids[0] }) {
+	if ms, _ := kept.MatchAll(&f, 0); slices.ContainsFunc(ms, func(m rule.KeptMatch) bool { return m.ID == ids[0] }) {
 		t.Fatalf("removed %s still matches: %+v", ids[0], ms)
 	}
 }
@@ -456,46 +456,46 @@ func randomWords(rng *rand.Rand, n int) string {
 // TestFingerprintOnlyRule checks the rule's reading of a fingerprint-only
 // document: taken to be as long as the other document (KShort against a
 // short one, K against a long one, K between two), never an exact copy,
-// nothing to verify; and dedup.MethodMinHash refuses them.
+// nothing to verify; and rule.MethodMinHash refuses them.
 func TestFingerprintOnlyRule(t *testing.T) {
-	rule, err := dedup.NewRule(dedup.Options{Method: dedup.MethodSimHash, K: 3, KShort: 8})
+	rl, err := rule.NewRule(rule.Options{Method: rule.MethodSimHash, K: 3, KShort: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fo := &dedup.Features{FP: 0x100, FingerprintOnly: true}
-	short := &dedup.Features{FP: 0x1ff, Tokens: 10, Exact: 1}
-	long := &dedup.Features{FP: 0x1ff, Tokens: 1000, Exact: 1}
+	fo := &rule.Features{FP: 0x100, FingerprintOnly: true}
+	short := &rule.Features{FP: 0x1ff, Tokens: 10, Exact: 1}
+	long := &rule.Features{FP: 0x1ff, Tokens: 1000, Exact: 1}
 	for _, tc := range []struct {
 		name string
-		a, b *dedup.Features
+		a, b *rule.Features
 		want int
 	}{
 		{"short", fo, short, 8},
 		{"short-reversed", short, fo, 8},
 		{"long", fo, long, 3},
-		{"both", fo, &dedup.Features{FP: 1, FingerprintOnly: true}, 3},
+		{"both", fo, &rule.Features{FP: 1, FingerprintOnly: true}, 3},
 	} {
-		if got := rule.PairK(tc.a, tc.b); got != tc.want {
+		if got := rl.PairK(tc.a, tc.b); got != tc.want {
 			t.Errorf("%s: PairK = %d, want %d", tc.name, got, tc.want)
 		}
 	}
-	if !rule.Near(fo, short) || rule.Near(fo, long) {
-		t.Errorf("Near at distance 8: short %v (want true), long %v (want false)", rule.Near(fo, short), rule.Near(fo, long))
+	if !rl.Near(fo, short) || rl.Near(fo, long) {
+		t.Errorf("Near at distance 8: short %v (want true), long %v (want false)", rl.Near(fo, short), rl.Near(fo, long))
 	}
-	if rule.Near(&dedup.Features{FingerprintOnly: true, FP: 0xff}, &dedup.Features{Exact: 0}) {
+	if rl.Near(&rule.Features{FingerprintOnly: true, FP: 0xff}, &rule.Features{Exact: 0}) {
 		t.Error("a fingerprint-only document is near a document without a fingerprint")
 	}
 	// Fingerprint 0 is a text without features: exact copies only, which
 	// a fingerprint-only document cannot tell.
-	if rule.Near(&dedup.Features{FingerprintOnly: true}, &dedup.Features{FP: 1, Tokens: 10, Exact: 1}) {
+	if rl.Near(&rule.Features{FingerprintOnly: true}, &rule.Features{FP: 1, Tokens: 10, Exact: 1}) {
 		t.Error("a fingerprint-only document with fingerprint 0 is near a document at distance 1")
 	}
-	if !rule.Verify(fo, short) || rule.Verified(fo, short) || !math.IsNaN(rule.Score(fo, short)) {
+	if !rl.Verify(fo, short) || rl.Verified(fo, short) || !math.IsNaN(rl.Score(fo, short)) {
 		t.Errorf("Verify %v (want true), Verified %v (want false), Score %v (want NaN)",
-			rule.Verify(fo, short), rule.Verified(fo, short), rule.Score(fo, short))
+			rl.Verify(fo, short), rl.Verified(fo, short), rl.Score(fo, short))
 	}
 
-	mr, err := dedup.NewRule(dedup.Options{Method: dedup.MethodMinHash})
+	mr, err := rule.NewRule(rule.Options{Method: rule.MethodMinHash})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -503,11 +503,11 @@ func TestFingerprintOnlyRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := mk.AddFingerprints([]string{"a"}, []uint64{1}); !errors.Is(err, dedup.ErrOptions) {
-		t.Errorf("AddFingerprints under minhash: %v, want dedup.ErrOptions", err)
+	if err := mk.AddFingerprints([]string{"a"}, []uint64{1}); !errors.Is(err, rule.ErrOptions) {
+		t.Errorf("AddFingerprints under minhash: %v, want rule.ErrOptions", err)
 	}
-	if err := mk.Add("a", dedup.Features{FP: 1, FingerprintOnly: true}); !errors.Is(err, dedup.ErrOptions) {
-		t.Errorf("Add of a fingerprint-only document under minhash: %v, want dedup.ErrOptions", err)
+	if err := mk.Add("a", rule.Features{FP: 1, FingerprintOnly: true}); !errors.Is(err, rule.ErrOptions) {
+		t.Errorf("Add of a fingerprint-only document under minhash: %v, want rule.ErrOptions", err)
 	}
 }
 
@@ -598,10 +598,10 @@ func TestPostingsGrowIncrementally(t *testing.T) {
 // document's entries must be found.
 func TestLoaderTables(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	ex, _ := dedup.NewExtractor(dedup.Options{Method: dedup.MethodSimHash})
-	rule, _ := dedup.NewRule(dedup.Options{Method: dedup.MethodSimHash})
-	k, _ := New(rule, 1)
-	var fs []dedup.Features
+	ex, _ := rule.NewExtractor(rule.Options{Method: rule.MethodSimHash})
+	rl, _ := rule.NewRule(rule.Options{Method: rule.MethodSimHash})
+	k, _ := New(rl, 1)
+	var fs []rule.Features
 	for _, n := range []int{12000, 8000, 500} {
 		l := k.NewLoader()
 		for range n {
@@ -680,13 +680,13 @@ func TestSortGroup(t *testing.T) {
 // after Finish. Each adds nothing, and the set still matches as before.
 func TestKeptLoaderAllOrNothing(t *testing.T) {
 	texts := keptTexts(t)[:60]
-	rule, _ := dedup.NewRule(dedup.Options{})
-	ex, _ := dedup.NewExtractor(dedup.Options{})
-	fs := make([]dedup.Features, len(texts))
+	rl, _ := rule.NewRule(rule.Options{})
+	ex, _ := rule.NewExtractor(rule.Options{})
+	fs := make([]rule.Features, len(texts))
 	for i, text := range texts {
 		fs[i] = ex.Extract(text)
 	}
-	kept, _ := New(rule, 1)
+	kept, _ := New(rl, 1)
 	for i := range 20 {
 		if err := kept.Add(fmt.Sprint("d", i), fs[i]); err != nil {
 			t.Fatal(err)
@@ -772,7 +772,7 @@ func TestKeptLoaderAllOrNothing(t *testing.T) {
 
 	// And a loader that succeeds adds what Add would.
 	l = kept.NewLoader()
-	one, _ := New(rule, 1)
+	one, _ := New(rl, 1)
 	for i := range 45 {
 		if i >= 20 {
 			if err := l.Add(fmt.Sprint("d", i), fs[i]); err != nil {
@@ -787,7 +787,7 @@ func TestKeptLoaderAllOrNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range fs {
-		ids := func(ms []dedup.KeptMatch) (out []string) {
+		ids := func(ms []rule.KeptMatch) (out []string) {
 			for _, m := range ms {
 				out = append(out, m.ID)
 			}

@@ -9,24 +9,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/keptset"
+	"github.com/neardup/neardup/rule"
 )
 
 // noRecords is Records for a set whose candidates are never read.
 type noRecords struct{}
 
-func (noRecords) Record(context.Context, uint64) (string, dedup.Features, bool, error) {
-	return "", dedup.Features{}, false, nil
+func (noRecords) Record(context.Context, uint64) (string, rule.Features, bool, error) {
+	return "", rule.Features{}, false, nil
 }
-func (noRecords) LoadFrom(context.Context, uint64, func(uint64, string, *dedup.Features) error) error {
+func (noRecords) LoadFrom(context.Context, uint64, func(uint64, string, *rule.Features) error) error {
 	return nil
 }
 
 // synthetic returns document i's features: random band keys and
 // fingerprint, as unrelated documents have.
-func synthetic(r *rand.Rand, bands int) dedup.Features {
-	f := dedup.Features{FP: r.Uint64(), Exact: r.Uint64(), Bands: make([]uint64, bands)}
+func synthetic(r *rand.Rand, bands int) rule.Features {
+	f := rule.Features{FP: r.Uint64(), Exact: r.Uint64(), Bands: make([]uint64, bands)}
 	for b := range f.Bands {
 		f.Bands[b] = r.Uint64()
 	}
@@ -46,18 +46,18 @@ func BenchmarkSet(b *testing.B) {
 	if n, err := strconv.Atoi(os.Getenv("KEPTSET_BENCH_N")); err == nil {
 		sizes = []int{n}
 	}
-	rule, _ := setup(b)
+	rl, _ := setup(b)
 	for _, n := range sizes {
 		dir := b.TempDir()
 		opt := keptset.Options{Dir: dir, Settings: "bench"}
-		w, err := keptset.NewWriter(rule, opt)
+		w, err := keptset.NewWriter(rl, opt)
 		if err != nil {
 			b.Fatal(err)
 		}
 		r := rand.New(rand.NewPCG(1, 1))
 		fps := make([]uint64, 0, 1024)
 		for i := range n {
-			f := synthetic(r, rule.Bands())
+			f := synthetic(r, rl.Bands())
 			if len(fps) < cap(fps) {
 				fps = append(fps, f.FP)
 			}
@@ -68,13 +68,13 @@ func BenchmarkSet(b *testing.B) {
 		if err := w.Close(); err != nil {
 			b.Fatal(err)
 		}
-		s, err := keptset.Open(context.Background(), rule, noRecords{}, opt)
+		s, err := keptset.Open(context.Background(), rl, noRecords{}, opt)
 		if err != nil {
 			b.Fatal(err)
 		}
 		st := s.Stats()
 		b.Run(fmt.Sprintf("n=%d/match", n), func(b *testing.B) {
-			benchMatch(b, s, rule)
+			benchMatch(b, s, rl)
 			b.ReportMetric(float64(st.PartBytes)/float64(n), "B/doc")
 		})
 		b.Run(fmt.Sprintf("n=%d/fingerprint-k3", n), func(b *testing.B) {
@@ -120,10 +120,10 @@ func BenchmarkGrow(b *testing.B) {
 	if n, err := strconv.Atoi(os.Getenv("KEPTSET_BENCH_N")); err == nil {
 		sizes = []int{n}
 	}
-	rule, _ := setup(b)
+	rl, _ := setup(b)
 	for _, n := range sizes {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			s, err := keptset.Open(context.Background(), rule, noRecords{}, keptset.Options{Dir: b.TempDir(), Settings: "bench"})
+			s, err := keptset.Open(context.Background(), rl, noRecords{}, keptset.Options{Dir: b.TempDir(), Settings: "bench"})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -131,7 +131,7 @@ func BenchmarkGrow(b *testing.B) {
 			r := rand.New(rand.NewPCG(1, 1))
 			t0 := time.Now()
 			for i := range n {
-				if err := s.Add(uint64(i), "", synthetic(r, rule.Bands())); err != nil {
+				if err := s.Add(uint64(i), "", synthetic(r, rl.Bands())); err != nil {
 					b.Fatal(err)
 				}
 				s.Written(uint64(i))
@@ -141,7 +141,7 @@ func BenchmarkGrow(b *testing.B) {
 			}
 			grow := time.Since(t0)
 			st := s.Stats()
-			benchMatch(b, s, rule)
+			benchMatch(b, s, rl)
 			b.ReportMetric(float64(st.Parts), "parts")
 			b.ReportMetric(float64(st.Merges), "merges")
 			b.ReportMetric(float64(grow.Nanoseconds())/float64(n), "add-ns/doc")
@@ -151,11 +151,11 @@ func BenchmarkGrow(b *testing.B) {
 
 // benchMatch times Match on synthetic documents, which find no candidate:
 // the key lookups alone.
-func benchMatch(b *testing.B, s *keptset.Set, rule *dedup.Rule) {
+func benchMatch(b *testing.B, s *keptset.Set, rl *rule.Rule) {
 	q := rand.New(rand.NewPCG(2, 2))
-	queries := make([]dedup.Features, 4096)
+	queries := make([]rule.Features, 4096)
 	for i := range queries {
-		queries[i] = synthetic(q, rule.Bands())
+		queries[i] = synthetic(q, rl.Bands())
 	}
 	b.ResetTimer()
 	for i := range b.N {

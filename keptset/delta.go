@@ -3,19 +3,19 @@ package keptset
 import (
 	"math/bits"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 )
 
 // preWords is the words of a prefilter in a prefilter column.
-const preWords = len(dedup.Prefilter{})
+const preWords = len(rule.Prefilter{})
 
 // prefilterAt returns the prefilter of slot s in a column of preWords words
 // a slot, or nil when the column is absent (a part of format 2 or older).
-func prefilterAt(col []uint64, s uint32) *dedup.Prefilter {
+func prefilterAt(col []uint64, s uint32) *rule.Prefilter {
 	if len(col) == 0 {
 		return nil
 	}
-	return (*dedup.Prefilter)(col[preWords*int(s) : preWords*(int(s)+1)])
+	return (*rule.Prefilter)(col[preWords*int(s) : preWords*(int(s)+1)])
 }
 
 // A builder collects documents in ascending seq order for one part: its
@@ -42,7 +42,7 @@ func (b *builder) span() uint32 { return uint32(len(b.fps)) }
 
 // add adds the document seq (>= base + span) with its id, keys,
 // fingerprint and prefilter.
-func (b *builder) add(seq uint64, id string, keys []uint64, fp uint64, pre *dedup.Prefilter) {
+func (b *builder) add(seq uint64, id string, keys []uint64, fp uint64, pre *rule.Prefilter) {
 	s := uint32(seq - b.base)
 	for uint32(len(b.fps)) <= s {
 		b.fps = append(b.fps, 0)
@@ -160,7 +160,7 @@ func (d *delta) indexFP(s uint32, fp uint64) {
 	}
 }
 
-func (d *delta) add(seq uint64, id string, keys []uint64, fp uint64, pre *dedup.Prefilter) {
+func (d *delta) add(seq uint64, id string, keys []uint64, fp uint64, pre *rule.Prefilter) {
 	n := len(d.builder.keys)
 	d.builder.add(seq, id, keys, fp, pre)
 	d.indexFP(uint32(seq-d.base), fp)

@@ -3,18 +3,18 @@
 // verification data left in the store.
 //
 // A document costs the set its candidate keys and its fingerprint, in
-// pointer-free tables: under MethodMinHash (dedup's default) its 24 LSH band
+// pointer-free tables: under MethodMinHash (the rule's default) its 24 LSH band
 // keys, each an entry of 5 bytes (a 16-bit tag of the key and a 3-byte slot,
 // in buckets of about 32 entries addressed by the key's top bits), its
 // fingerprint (8 bytes) and three bytes in each of the four block tables of
 // the fingerprint index (Manku, Jain and Das Sarma's k = 3 tables): about
 // 145 bytes, whatever the length of its text. A match looks its keys up (a
 // few dozen memory probes a part), orders the candidates by priority (seq),
-// drops those whose prefilter (dedup.Prefilter, 64 bytes a document, kept in
+// drops those whose prefilter (rule.Prefilter, 64 bytes a document, kept in
 // the part's file and read from the page cache with a pread: see Ids below)
 // rules them out against the new document's, and reads the others' records
 // from the store (Records) one at a time until the rule
-// (dedup.Rule.Duplicates) accepts one: the same keys, the same rule, the
+// (rule.Rule.Duplicates) accepts one: the same keys, the same rule, the
 // same prefilter and the same order as the batch (dedup.Run) and the
 // in-memory keptmem.Set, so the same verdicts; the tests compare them. On
 // pages sharing a site's template, whose candidates grow with the number of
@@ -110,6 +110,6 @@
 // Ownership of formats: this package owns the part files, MANIFEST and
 // deletes of its directory (by default DATA/keptset beside the store); the
 // store engines (package store) own the records; package keptmem owns the
-// kept-set file of incremental batch runs; dedup owns the records' feature
-// encoding.
+// kept-set file of incremental batch runs; package rule owns the records'
+// feature encoding.
 package keptset

@@ -16,8 +16,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/keptset"
+	"github.com/neardup/neardup/rule"
 )
 
 // manifestParts returns the part files the manifest in dir lists, and the
@@ -65,7 +65,7 @@ func checkFiles(t *testing.T, dir string) {
 // rule, document i at seq i, id "i") matches itself, or nothing when
 // removed, and the set names it (those before idFrom: not, being in parts
 // of format 1).
-func checkSelfMatches(t *testing.T, s *keptset.Set, ex *dedup.Extractor, docs []string, removed map[int]bool, idFrom int) {
+func checkSelfMatches(t *testing.T, s *keptset.Set, ex *rule.Extractor, docs []string, removed map[int]bool, idFrom int) {
 	t.Helper()
 	for i, text := range docs {
 		f := ex.Extract(text)
@@ -91,13 +91,13 @@ func checkSelfMatches(t *testing.T, s *keptset.Set, ex *dedup.Extractor, docs []
 // left out of the merged part, those removed during or after a merge stay
 // removed, and both after a reopen; Len follows.
 func TestMergeRemovals(t *testing.T) {
-	rule, ex := setup(t)
+	rl, ex := setup(t)
 	docs := distinct(t, 600)
 	recs := newMemRecords()
 	dir := t.TempDir()
 	opt := keptset.Options{Dir: dir, Settings: "test", DeltaSpan: 16}
 	ctx := context.Background()
-	s, err := keptset.Open(ctx, rule, recs, opt)
+	s, err := keptset.Open(ctx, rl, recs, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestMergeRemovals(t *testing.T) {
 			n, len(docs), len(docs)-len(removed))
 	}
 	checkFiles(t, dir)
-	s, err = keptset.Open(ctx, rule, recs, opt)
+	s, err = keptset.Open(ctx, rl, recs, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,13 +200,13 @@ func copyDir(t *testing.T, src string) string {
 // files still there) leaves a directory that opens with the same verdicts,
 // the same Len, and no file but those its manifest lists.
 func TestMergeCrash(t *testing.T) {
-	rule, ex := setup(t)
+	rl, ex := setup(t)
 	docs := distinct(t, 500)
 	recs := newMemRecords()
 	dir := t.TempDir()
 	opt := keptset.Options{Dir: dir, Settings: "test", DeltaSpan: 16}
 	ctx := context.Background()
-	s, err := keptset.Open(ctx, rule, recs, opt)
+	s, err := keptset.Open(ctx, rl, recs, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestMergeCrash(t *testing.T) {
 			}
 			o := opt
 			o.Dir = img
-			c, err := keptset.Open(ctx, rule, recs, o)
+			c, err := keptset.Open(ctx, rl, recs, o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -338,13 +338,13 @@ func toFormat1(t *testing.T, path string) {
 // rebuilt, and answer as before; they are not merged, for want of key bits,
 // while the parts written since are.
 func TestFormat1(t *testing.T) {
-	rule, ex := setup(t)
+	rl, ex := setup(t)
 	docs := distinct(t, 400)
 	recs := newMemRecords()
 	dir := t.TempDir()
 	opt := keptset.Options{Dir: dir, Settings: "test", PartSpan: 64, DeltaSpan: 16}
 	half := len(docs) / 2
-	importDocs(t, rule, ex, recs, opt, docs[:half])
+	importDocs(t, rl, ex, recs, opt, docs[:half])
 	old, _ := filepath.Glob(filepath.Join(dir, "*.part"))
 	for _, p := range old {
 		toFormat1(t, p)
@@ -352,7 +352,7 @@ func TestFormat1(t *testing.T) {
 	var logBuf bytes.Buffer
 	opt.Logger = slog.New(slog.NewTextHandler(&logBuf, nil))
 	opt.PartSpan = 1 << 12
-	s, err := keptset.Open(context.Background(), rule, recs, opt)
+	s, err := keptset.Open(context.Background(), rl, recs, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,13 +379,13 @@ func TestFormat1(t *testing.T) {
 // mapped, not rebuilt, answer as before (their documents are not
 // prefiltered), and merge with the parts written since.
 func TestFormat2(t *testing.T) {
-	rule, ex := setup(t)
+	rl, ex := setup(t)
 	docs := distinct(t, 400)
 	recs := newMemRecords()
 	dir := t.TempDir()
 	opt := keptset.Options{Dir: dir, Settings: "test", PartSpan: 64, DeltaSpan: 16}
 	half := len(docs) / 2
-	importDocs(t, rule, ex, recs, opt, docs[:half])
+	importDocs(t, rl, ex, recs, opt, docs[:half])
 	old, _ := filepath.Glob(filepath.Join(dir, "*.part"))
 	for _, p := range old {
 		toFormat2(t, p)
@@ -393,7 +393,7 @@ func TestFormat2(t *testing.T) {
 	var logBuf bytes.Buffer
 	opt.Logger = slog.New(slog.NewTextHandler(&logBuf, nil))
 	opt.PartSpan = 1 << 12
-	s, err := keptset.Open(context.Background(), rule, recs, opt)
+	s, err := keptset.Open(context.Background(), rl, recs, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,15 +425,15 @@ func TestFormat2(t *testing.T) {
 // tiers alone would leave them beside it), and not before; the verdicts
 // stay, before and after a reopen.
 func TestFillMerge(t *testing.T) {
-	rule, ex := setup(t)
+	rl, ex := setup(t)
 	docs := distinct(t, 48)
 	recs := newMemRecords()
 	dir := t.TempDir()
 	opt := keptset.Options{Dir: dir, Settings: "test", DeltaSpan: 4, PartSpan: 64}
 	const imported = 40 // one part of 40 seqs: below 64, at least 64/4
-	importDocs(t, rule, ex, recs, opt, docs[:imported])
+	importDocs(t, rl, ex, recs, opt, docs[:imported])
 	ctx := context.Background()
-	s, err := keptset.Open(ctx, rule, recs, opt)
+	s, err := keptset.Open(ctx, rl, recs, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,7 +463,7 @@ func TestFillMerge(t *testing.T) {
 	if names, n := manifestParts(t, dir); len(names) != 1 || n != len(docs) {
 		t.Fatalf("manifest: parts %v holding %d documents, want 1 holding %d", names, n, len(docs))
 	}
-	if s, err = keptset.Open(ctx, rule, recs, opt); err != nil {
+	if s, err = keptset.Open(ctx, rl, recs, opt); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()

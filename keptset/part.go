@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"unsafe"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 )
 
 // A part is an immutable run of kept documents: those with seqs in
@@ -75,7 +75,7 @@ type part struct {
 //	fpslot    4 × docs × 3 bytes        fingerprint block tables' slots
 //	ext       entries × 1 byte          the key bits after each tag, for
 //	                                    merges
-//	pre       span × 8 × uint64         prefilter column (dedup.Prefilter: two
+//	pre       span × 8 × uint64         prefilter column (rule.Prefilter: two
 //	                                    bit planes of 256 bins; zero where no
 //	                                    document or unknown; format 3 only)
 //	idoff     (span + 1) × uint64       by slot, where its id starts in ids
@@ -456,7 +456,7 @@ func offsetIn(data, b []byte) int64 {
 // prefilter pages are not kept in memory (a pread of 64 bytes, from the page
 // cache once read: still 10 to 20 times cheaper than the record read it
 // saves).
-func (p *part) prefilter(s uint32, dst *dedup.Prefilter) (*dedup.Prefilter, error) {
+func (p *part) prefilter(s uint32, dst *rule.Prefilter) (*rule.Prefilter, error) {
 	if p.pre == nil {
 		return nil, nil
 	}

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/simhash"
 )
 
@@ -21,10 +21,10 @@ import (
 type Records interface {
 	// Record returns the id and features of the live document seq; ok is
 	// false when no live document has that seq (it was deleted).
-	Record(ctx context.Context, seq uint64) (id string, f dedup.Features, ok bool, err error)
+	Record(ctx context.Context, seq uint64) (id string, f rule.Features, ok bool, err error)
 	// LoadFrom calls fn for every live document with a seq >= from, in
 	// ascending seq order.
-	LoadFrom(ctx context.Context, from uint64, fn func(seq uint64, id string, f *dedup.Features) error) error
+	LoadFrom(ctx context.Context, from uint64, fn func(seq uint64, id string, f *rule.Features) error) error
 }
 
 // Options configures a Set. The zero value means the defaults.
@@ -75,7 +75,7 @@ func (o *Options) ensureDefaults() {
 // ascending seq order. It is safe for concurrent use; the caller orders
 // writes (the service decides and adds one document at a time).
 type Set struct {
-	rule *dedup.Rule
+	rule *rule.Rule
 	nb   int
 	rec  Records
 	opt  Options
@@ -110,7 +110,7 @@ type Set struct {
 // its record is read from here, not Records, until Written or Remove.
 type pendingDoc struct {
 	id string
-	f  dedup.Features
+	f  rule.Features
 }
 
 // ErrClosed is returned after Close.
@@ -122,10 +122,10 @@ var ErrClosed = errors.New("keptset: closed")
 // calls near share a key (an exact copy has the same bands), save for a
 // 64-bit collision of token-sequence hashes between a document with bands
 // and one without.
-func Keys(dst []uint64, f *dedup.Features, bands int) []uint64 {
+func Keys(dst []uint64, f *rule.Features, bands int) []uint64 {
 	if len(f.Bands) == bands && bands > 0 {
 		for b, k := range f.Bands {
-			dst = append(dst, dedup.BandKey(b, k))
+			dst = append(dst, rule.BandKey(b, k))
 		}
 		return dst
 	}
@@ -136,10 +136,10 @@ func Keys(dst []uint64, f *dedup.Features, bands int) []uint64 {
 // that are sound and made with opt.Settings, then the documents after
 // them read from rec (the tail). A damaged or missing part is rebuilt from
 // rec, with a log line saying so.
-func Open(ctx context.Context, rule *dedup.Rule, rec Records, opt Options) (*Set, error) {
+func Open(ctx context.Context, rl *rule.Rule, rec Records, opt Options) (*Set, error) {
 	opt.ensureDefaults()
-	bands := rule.Bands()
-	s := &Set{rule: rule, nb: bands, rec: rec, opt: opt, pending: map[uint64]pendingDoc{}, pendIDs: map[string]int{}}
+	bands := rl.Bands()
+	s := &Set{rule: rl, nb: bands, rec: rec, opt: opt, pending: map[uint64]pendingDoc{}, pendIDs: map[string]int{}}
 	from := uint64(0)
 	if opt.Dir != "" {
 		var err error
@@ -149,7 +149,7 @@ func Open(ctx context.Context, rule *dedup.Rule, rec Records, opt Options) (*Set
 	}
 	b := newBuilder(from)
 	var keys []uint64
-	err := rec.LoadFrom(ctx, from, func(seq uint64, id string, f *dedup.Features) error {
+	err := rec.LoadFrom(ctx, from, func(seq uint64, id string, f *rule.Features) error {
 		if seq < from {
 			return fmt.Errorf("keptset: records out of order (seq %d after %d)", seq, from)
 		}
@@ -240,7 +240,7 @@ func (s *Set) Next() uint64 {
 
 // Add adds the document seq (>= Next) with id and features f. Until
 // Written(seq), its record is read from the set, not from Records.
-func (s *Set) Add(seq uint64, id string, f dedup.Features) error {
+func (s *Set) Add(seq uint64, id string, f rule.Features) error {
 	var buf [64]uint64
 	keys := Keys(buf[:0], &f, s.nb)
 	f.Sig = nil
@@ -345,7 +345,7 @@ func (s *Set) deltaOf(seq uint64) *delta {
 // prefilterOf returns f's prefilter: the extractor's, or, for features
 // read back from a record (which does not keep it), one computed from the
 // shingle set.
-func prefilterOf(f *dedup.Features) dedup.Prefilter {
+func prefilterOf(f *rule.Features) rule.Prefilter {
 	if f.Pre.Known() {
 		return f.Pre
 	}
@@ -354,7 +354,7 @@ func prefilterOf(f *dedup.Features) dedup.Prefilter {
 
 // prefilterLocked returns the prefilter of document seq (into dst when it
 // is read from a part's file), nil when its part keeps none (mu held).
-func (s *Set) prefilterLocked(seq uint64, dst *dedup.Prefilter) (*dedup.Prefilter, error) {
+func (s *Set) prefilterLocked(seq uint64, dst *rule.Prefilter) (*rule.Prefilter, error) {
 	if d := s.deltaOf(seq); d != nil {
 		return prefilterAt(d.pre, uint32(seq-d.base)), nil
 	}
@@ -413,7 +413,7 @@ func (s *Set) candidates(dst []uint64, keys []uint64, from uint64) []uint64 {
 
 // Match returns the first document of the set, in priority order, that f
 // duplicates under the rule.
-func (s *Set) Match(ctx context.Context, f *dedup.Features) (dedup.KeptMatch, bool, error) {
+func (s *Set) Match(ctx context.Context, f *rule.Features) (rule.KeptMatch, bool, error) {
 	m, dup, _, err := s.MatchFrom(ctx, f, 0)
 	return m, dup, err
 }
@@ -426,10 +426,10 @@ func (s *Set) Match(ctx context.Context, f *dedup.Features) (dedup.KeptMatch, bo
 // lock gives (the keep-first priority is the seq order, so a match below
 // next is the first one there is), and the lock is held for the documents
 // added meanwhile only, not for the candidates' record reads.
-func (s *Set) MatchFrom(ctx context.Context, f *dedup.Features, from uint64) (m dedup.KeptMatch, dup bool, next uint64, err error) {
+func (s *Set) MatchFrom(ctx context.Context, f *rule.Features, from uint64) (m rule.KeptMatch, dup bool, next uint64, err error) {
 	ms, next, err := s.matchAll(ctx, f, 1, from)
 	if err != nil || len(ms) == 0 {
-		return dedup.KeptMatch{}, false, next, err
+		return rule.KeptMatch{}, false, next, err
 	}
 	return ms[0], true, next, nil
 }
@@ -438,14 +438,14 @@ func (s *Set) MatchFrom(ctx context.Context, f *dedup.Features, from uint64) (m 
 // order, at most limit of them when limit > 0. Candidates are read from
 // Records in priority order, so a limit of 1 reads only until the first
 // match.
-func (s *Set) MatchAll(ctx context.Context, f *dedup.Features, limit int) ([]dedup.KeptMatch, error) {
+func (s *Set) MatchAll(ctx context.Context, f *rule.Features, limit int) ([]rule.KeptMatch, error) {
 	ms, _, err := s.matchAll(ctx, f, limit, 0)
 	return ms, err
 }
 
 // matchAll is MatchAll over the documents of seq from and above; next is
 // MatchFrom's.
-func (s *Set) matchAll(ctx context.Context, f *dedup.Features, limit int, from uint64) (_ []dedup.KeptMatch, next uint64, _ error) {
+func (s *Set) matchAll(ctx context.Context, f *rule.Features, limit int, from uint64) (_ []rule.KeptMatch, next uint64, _ error) {
 	var kb [64]uint64
 	keys := Keys(kb[:0], f, s.nb)
 	var cb [64]uint64
@@ -457,10 +457,10 @@ func (s *Set) matchAll(ctx context.Context, f *dedup.Features, limit int, from u
 	next = s.next
 	cands := s.candidates(cb[:0], keys, from)
 	// The prefilter, before any record is read: candidates whose sets are
-	// far below the threshold are dropped here (dedup's prefilter.go).
+	// far below the threshold are dropped here (rule/prefilter.go).
 	if f.Pre.Known() {
 		kept := cands[:0]
-		var buf dedup.Prefilter
+		var buf rule.Prefilter
 		for _, seq := range cands {
 			pre, err := s.prefilterLocked(seq, &buf)
 			if err != nil {
@@ -487,14 +487,14 @@ func (s *Set) matchAll(ctx context.Context, f *dedup.Features, limit int, from u
 	}
 	s.mu.RUnlock()
 	s.matches.Add(1)
-	var ms []dedup.KeptMatch
+	var ms []rule.KeptMatch
 	examined := 0
 	defer func() { s.examined.Add(uint64(examined)) }()
 	for _, seq := range cands {
 		examined++
 		var (
 			id string
-			g  dedup.Features
+			g  rule.Features
 		)
 		if p, ok := pend[seq]; ok {
 			id, g = p.id, p.f
@@ -513,7 +513,7 @@ func (s *Set) matchAll(ctx context.Context, f *dedup.Features, limit int, from u
 			continue
 		}
 		verified := s.rule.Verified(&g, f)
-		ms = append(ms, dedup.KeptMatch{ID: id, Seq: seq, Distance: bits.OnesCount64(g.FP ^ f.FP),
+		ms = append(ms, rule.KeptMatch{ID: id, Seq: seq, Distance: bits.OnesCount64(g.FP ^ f.FP),
 			Score: s.rule.Score(&g, f), Exact: verified && g.Exact == f.Exact, Unverified: !verified})
 		if limit > 0 && len(ms) >= limit {
 			break

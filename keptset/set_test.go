@@ -18,10 +18,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/testcorpora"
 	"github.com/neardup/neardup/keptmem"
 	"github.com/neardup/neardup/keptset"
+	"github.com/neardup/neardup/rule"
 )
 
 // memRecords is Records over a map, as a store would hold them.
@@ -32,12 +32,12 @@ type memRecords struct {
 
 type rec struct {
 	id string
-	f  dedup.Features
+	f  rule.Features
 }
 
 func newMemRecords() *memRecords { return &memRecords{docs: map[uint64]rec{}} }
 
-func (m *memRecords) put(seq uint64, id string, f dedup.Features) {
+func (m *memRecords) put(seq uint64, id string, f rule.Features) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.docs[seq] = rec{id, f}
@@ -49,14 +49,14 @@ func (m *memRecords) del(seq uint64) {
 	delete(m.docs, seq)
 }
 
-func (m *memRecords) Record(_ context.Context, seq uint64) (string, dedup.Features, bool, error) {
+func (m *memRecords) Record(_ context.Context, seq uint64) (string, rule.Features, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, ok := m.docs[seq]
 	return r.id, r.f, ok, nil
 }
 
-func (m *memRecords) LoadFrom(_ context.Context, from uint64, fn func(uint64, string, *dedup.Features) error) error {
+func (m *memRecords) LoadFrom(_ context.Context, from uint64, fn func(uint64, string, *rule.Features) error) error {
 	m.mu.Lock()
 	var seqs []uint64
 	for s := range m.docs {
@@ -77,7 +77,7 @@ func (m *memRecords) LoadFrom(_ context.Context, from uint64, fn func(uint64, st
 
 // addDocs adds docs[from:to] to s as documents from..to-1 (seq i, id "i"),
 // puts their records in recs and marks them written.
-func addDocs(t testing.TB, s *keptset.Set, ex *dedup.Extractor, recs *memRecords, docs []string, from, to int) {
+func addDocs(t testing.TB, s *keptset.Set, ex *rule.Extractor, recs *memRecords, docs []string, from, to int) {
 	t.Helper()
 	for i := from; i < to; i++ {
 		f := ex.Extract(docs[i])
@@ -92,9 +92,9 @@ func addDocs(t testing.TB, s *keptset.Set, ex *dedup.Extractor, recs *memRecords
 // importDocs writes docs as documents 0..len(docs)-1 (seq i, id "i")
 // through a Writer in opt.Dir, as a bulk import does, and puts their
 // records in recs.
-func importDocs(t testing.TB, rule *dedup.Rule, ex *dedup.Extractor, recs *memRecords, opt keptset.Options, docs []string) {
+func importDocs(t testing.TB, rl *rule.Rule, ex *rule.Extractor, recs *memRecords, opt keptset.Options, docs []string) {
 	t.Helper()
-	w, err := keptset.NewWriter(rule, opt)
+	w, err := keptset.NewWriter(rl, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,15 +135,15 @@ func texts(t *testing.T, n int) []string {
 // distinct returns n texts of the corpus with no two alike under the rule
 // (so each matches itself first).
 func distinct(t *testing.T, n int) []string {
-	rule, ex := setup(t)
+	rl, ex := setup(t)
 	if testing.Short() {
 		n = min(n, 200)
 	}
 	var out []string
-	var fs []*dedup.Features
+	var fs []*rule.Features
 	for _, s := range testcorpora.Texts(t, "en_gitdocs_dev", 3*n, 30) {
 		f := ex.Extract(s)
-		if rule.Match(&f, fs) < 0 {
+		if rl.Match(&f, fs) < 0 {
 			out, fs = append(out, s), append(fs, &f)
 		}
 		if len(out) == n {
@@ -155,13 +155,13 @@ func distinct(t *testing.T, n int) []string {
 
 // setup returns the default rule and an extractor, made once: the race
 // pass would otherwise spend most of its time loading the profile.
-func setup(t testing.TB) (*dedup.Rule, *dedup.Extractor) {
+func setup(t testing.TB) (*rule.Rule, *rule.Extractor) {
 	setupOnce.Do(func() {
-		opt := dedup.Options{}
+		opt := rule.Options{}
 		opt.EnsureDefaults()
-		setupRule, setupErr = dedup.NewRule(opt)
+		setupRule, setupErr = rule.NewRule(opt)
 		if setupErr == nil {
-			setupEx, setupErr = dedup.NewExtractor(opt)
+			setupEx, setupErr = rule.NewExtractor(opt)
 		}
 	})
 	if setupErr != nil {
@@ -172,8 +172,8 @@ func setup(t testing.TB) (*dedup.Rule, *dedup.Extractor) {
 
 var (
 	setupOnce sync.Once
-	setupRule *dedup.Rule
-	setupEx   *dedup.Extractor
+	setupRule *rule.Rule
+	setupEx   *rule.Extractor
 	setupErr  error
 )
 
@@ -182,7 +182,7 @@ var (
 // to the batch), through deltas written as parts, through merges of parts
 // running beside the matches, and after a reopen.
 func TestMatchesKept(t *testing.T) {
-	rule, ex := setup(t)
+	rl, ex := setup(t)
 	n := 1500
 	if testing.Short() {
 		n = 300 // the race pass
@@ -204,14 +204,14 @@ func TestMatchesKept(t *testing.T) {
 			if tc.dir {
 				dir = t.TempDir()
 			}
-			kept, err := keptmem.New(rule, len(docs))
+			kept, err := keptmem.New(rl, len(docs))
 			if err != nil {
 				t.Fatal(err)
 			}
 			recs := newMemRecords()
 			opt := tc.opt
 			opt.Dir, opt.Settings = dir, "test"
-			s, err := keptset.Open(context.Background(), rule, recs, opt)
+			s, err := keptset.Open(context.Background(), rl, recs, opt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -281,7 +281,7 @@ func TestMatchesKept(t *testing.T) {
 				return
 			}
 			// Reopen: the parts are mapped back; the same verdicts.
-			s, err = keptset.Open(context.Background(), rule, recs, opt)
+			s, err = keptset.Open(context.Background(), rl, recs, opt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -307,14 +307,14 @@ func TestMatchesKept(t *testing.T) {
 // TestRemove: a removed document is no candidate, in the delta, in a part,
 // and after a reopen (the deletes file), and Len follows.
 func TestRemove(t *testing.T) {
-	rule, ex := setup(t)
+	rl, ex := setup(t)
 	docs := distinct(t, 600)
 	recs := newMemRecords()
 	dir := t.TempDir()
 	opt := keptset.Options{Dir: dir, Settings: "test", DeltaSpan: len(docs)/3 + 1}
 	last := len(docs) - 1
 	ctx := context.Background()
-	s, err := keptset.Open(ctx, rule, recs, opt)
+	s, err := keptset.Open(ctx, rl, recs, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +347,7 @@ func TestRemove(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err = keptset.Open(ctx, rule, recs, opt)
+	s, err = keptset.Open(ctx, rl, recs, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,13 +368,13 @@ func TestRemove(t *testing.T) {
 // TestDamagedPart: a damaged part is rebuilt from the records, with a log
 // line naming it, and the set answers as before.
 func TestDamagedPart(t *testing.T) {
-	rule, ex := setup(t)
+	rl, ex := setup(t)
 	docs := distinct(t, 400)
 	recs := newMemRecords()
 	dir := t.TempDir()
 	opt := keptset.Options{Dir: dir, Settings: "test", DeltaSpan: 100}
 	ctx := context.Background()
-	s, err := keptset.Open(ctx, rule, recs, opt)
+	s, err := keptset.Open(ctx, rl, recs, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +412,7 @@ func TestDamagedPart(t *testing.T) {
 			var logBuf bytes.Buffer
 			o := opt
 			o.Logger = slog.New(slog.NewTextHandler(&logBuf, nil))
-			s, err := keptset.Open(ctx, rule, recs, o)
+			s, err := keptset.Open(ctx, rl, recs, o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -435,12 +435,12 @@ func TestDamagedPart(t *testing.T) {
 
 // TestWriter: a set written in bulk answers as one built by Add.
 func TestWriter(t *testing.T) {
-	rule, ex := setup(t)
+	rl, ex := setup(t)
 	docs := distinct(t, 500)
 	recs := newMemRecords()
 	dir := t.TempDir()
 	opt := keptset.Options{Dir: dir, Settings: "test", PartSpan: 128}
-	w, err := keptset.NewWriter(rule, opt)
+	w, err := keptset.NewWriter(rl, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -455,10 +455,10 @@ func TestWriter(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := keptset.NewWriter(rule, opt); err == nil {
+	if _, err := keptset.NewWriter(rl, opt); err == nil {
 		t.Fatal("a second Writer over a set succeeded")
 	}
-	s, err := keptset.Open(context.Background(), rule, recs, opt)
+	s, err := keptset.Open(context.Background(), rl, recs, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -482,7 +482,7 @@ func TestWriter(t *testing.T) {
 			t.Fatalf("ID(%d) of a gap: known %v, %v", 2*i+1, known, err)
 		}
 	}
-	if err := s.Add(0, "x", dedup.Features{}); err == nil || errors.Is(err, keptset.ErrClosed) {
+	if err := s.Add(0, "x", rule.Features{}); err == nil || errors.Is(err, keptset.ErrClosed) {
 		t.Fatalf("Add of an old seq: %v", err)
 	}
 }
@@ -497,9 +497,9 @@ func TestFingerprintQuery(t *testing.T) {
 }
 
 func testFingerprintQuery(t *testing.T, deltaSpan int) {
-	rule, _ := setup(t)
+	rl, _ := setup(t)
 	r := rand.New(rand.NewPCG(5, 5))
-	s, err := keptset.Open(context.Background(), rule, newMemRecords(), keptset.Options{DeltaSpan: deltaSpan})
+	s, err := keptset.Open(context.Background(), rl, newMemRecords(), keptset.Options{DeltaSpan: deltaSpan})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -511,7 +511,7 @@ func testFingerprintQuery(t *testing.T, deltaSpan int) {
 			fp = fps[r.IntN(len(fps))] ^ 1<<r.IntN(64) ^ 1<<r.IntN(64)
 		}
 		fps = append(fps, fp)
-		if err := s.Add(uint64(i), fmt.Sprint(i), dedup.Features{FP: fp, Exact: uint64(i)}); err != nil {
+		if err := s.Add(uint64(i), fmt.Sprint(i), rule.Features{FP: fp, Exact: uint64(i)}); err != nil {
 			t.Fatal(err)
 		}
 		if i%2 == 0 {
@@ -566,9 +566,9 @@ func testFingerprintQuery(t *testing.T, deltaSpan int) {
 // of one match after them (the server's add_if_new matches outside its
 // write lock so).
 func TestMatchFrom(t *testing.T) {
-	rule, ex := setup(t)
+	rl, ex := setup(t)
 	docs := texts(t, 600)
-	s, err := keptset.Open(context.Background(), rule, newMemRecords(), keptset.Options{DeltaSpan: 64, PartSpan: 256})
+	s, err := keptset.Open(context.Background(), rl, newMemRecords(), keptset.Options{DeltaSpan: 64, PartSpan: 256})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -626,7 +626,7 @@ func TestMatchFrom(t *testing.T) {
 // read, from the delta and from mapped parts alike (after a reopen), and the
 // verdicts are the rule's.
 func TestPrefilterBeforeRecords(t *testing.T) {
-	rule, ex := setup(t)
+	rl, ex := setup(t)
 	r := rand.New(rand.NewPCG(3, 4))
 	words := func(n int) string {
 		var b strings.Builder
@@ -648,7 +648,7 @@ func TestPrefilterBeforeRecords(t *testing.T) {
 	dir := t.TempDir()
 	opt := keptset.Options{Dir: dir, Settings: "test", DeltaSpan: 64}
 	ctx := context.Background()
-	s, err := keptset.Open(ctx, rule, recs, opt)
+	s, err := keptset.Open(ctx, rl, recs, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -676,7 +676,7 @@ func TestPrefilterBeforeRecords(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if s, err = keptset.Open(ctx, rule, recs, opt); err != nil {
+	if s, err = keptset.Open(ctx, rl, recs, opt); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()

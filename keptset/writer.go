@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 )
 
 // A Writer writes the parts of a new set from documents given in ascending
@@ -17,8 +17,8 @@ type Writer struct {
 }
 
 // NewWriter returns a Writer of a set in opt.Dir, which must hold no set.
-func NewWriter(rule *dedup.Rule, opt Options) (*Writer, error) {
-	bands := rule.Bands()
+func NewWriter(rl *rule.Rule, opt Options) (*Writer, error) {
+	bands := rl.Bands()
 	opt.ensureDefaults()
 	if opt.Dir == "" {
 		return nil, fmt.Errorf("keptset: a Writer needs a directory")
@@ -33,7 +33,7 @@ func NewWriter(rule *dedup.Rule, opt Options) (*Writer, error) {
 }
 
 // Add adds document seq with id and features f.
-func (w *Writer) Add(seq uint64, id string, f *dedup.Features) error {
+func (w *Writer) Add(seq uint64, id string, f *rule.Features) error {
 	if seq < w.b.base+uint64(w.b.span()) {
 		return fmt.Errorf("keptset: seq %d added after %d", seq, w.b.base+uint64(w.b.span())-1)
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 )
 
 // BenchmarkHandler measures one request through the whole handler in
@@ -23,14 +23,14 @@ import (
 // figure beside the load generator's; cpu-us/op is the figure to compare on
 // a shared machine.
 func BenchmarkHandler(b *testing.B) {
-	for _, method := range []string{dedup.MethodSimHash, dedup.MethodMinHash} {
+	for _, method := range []string{rule.MethodSimHash, rule.MethodMinHash} {
 		b.Run(method, func(b *testing.B) { benchmarkHandler(b, method) })
 	}
 }
 
 func benchmarkHandler(b *testing.B, method string) {
 	{
-		s := newTestServer(b, nil, Options{Dedup: dedup.Options{Method: method}})
+		s := newTestServer(b, nil, Options{Dedup: rule.Options{Method: method}})
 		h := s.Handler()
 		rng := rand.New(rand.NewPCG(1, 1))
 		zipf := rand.NewZipf(rng, 1.1, 1, 50000)

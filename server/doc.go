@@ -12,14 +12,15 @@
 //
 // # One decision
 //
-// The service decides with the batch dedup's code: a dedup.Extractor (one per
-// goroutine, from a sync.Pool) computes a document's Features, and a kept set
-// under the same dedup.Rule holds the stored documents in the order they
-// were accepted. A document is declined by add_if_new exactly when 'neardup
-// dedup' would remove it had the documents arrived in one file in that
-// order, and the document it names is the kept one dedup's --duplicates
-// names (online_test checks this on two corpora for every store, and
-// 'neardup import' is dedup itself).
+// The service decides with the batch's code, package rule: a
+// rule.Extractor (one per goroutine, from a sync.Pool) computes a
+// document's Features, and a kept set under the same rule.Rule holds the
+// stored documents in the order they were accepted. A document is
+// declined by add_if_new exactly when 'neardup dedup' would remove it had
+// the documents arrived in one file in that order, and the document it
+// names is the kept one dedup's --duplicates names (online_test checks
+// this on two corpora for every store, and 'neardup import' is dedup
+// itself).
 //
 // # The kept set at scale
 //
@@ -113,7 +114,7 @@
 // store's (store/doc.go), its DATA/keptset directory package keptset's, a
 // snapshot package index's (index/FORMAT.md), the Redis keys
 // store/redisstore's and store/redisreplica's (REDIS.md); each record's
-// features are dedup's encoding (dedup.Features.MarshalBinary). The kept-set
+// features are the rule's encoding (rule.Features.MarshalBinary). The kept-set
 // file of incremental batch runs (package keptmem) is not read here: the
 // service's keptmem.Set is filled from the store.
 package server

@@ -18,9 +18,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/measure"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/simhash"
 )
 
@@ -256,7 +256,7 @@ type docResponse struct {
 
 // exactOnlyJSON marks, in a reply, a text without features (punctuation or
 // stopwords only: fingerprint 0, like every such text), which the rule
-// matches against exact copies only (dedup.Rule.ExactOnly).
+// matches against exact copies only (rule.Rule.ExactOnly).
 type exactOnlyJSON struct {
 	ExactOnly bool   `json:"exact_only,omitempty"`
 	Note      string `json:"note,omitempty"`
@@ -281,7 +281,7 @@ func finite(v float64) *float64 {
 
 func fpString(fp uint64) string { return simhash.Fingerprint(fp).String() }
 
-func matchesJSON(ms []dedup.KeptMatch) []dupJSON {
+func matchesJSON(ms []rule.KeptMatch) []dupJSON {
 	out := make([]dupJSON, 0, len(ms))
 	for _, m := range ms {
 		out = append(out, dupJSON{ID: m.ID, Distance: m.Distance, Similarity: simhash.Similarity(m.Distance, 64),
@@ -619,7 +619,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 
 // side returns the weighted feature vector of text and its description with
 // its ten heaviest features.
-func (s *Server) side(text string, f *dedup.Features) (measure.Vector, sideJSON) {
+func (s *Server) side(text string, f *rule.Features) (measure.Vector, sideJSON) {
 	fs := s.profile.Features(text)
 	terms := make([]measure.Term, 0, len(fs))
 	for _, x := range fs {
@@ -642,11 +642,11 @@ func (s *Server) side(text string, f *dedup.Features) (measure.Vector, sideJSON)
 // method's own (MinHash's permutations, bands and rows; SimHash's
 // distances), the verification's, and the profile, which makes the
 // fingerprints a fingerprint search compares under either method.
-func statsSettings(o dedup.Options) map[string]any {
+func statsSettings(o rule.Options) map[string]any {
 	o.EnsureDefaults()
 	m := map[string]any{"method": o.Method, "profile": o.Profile, "verify": o.Verify,
 		"threshold": o.Threshold, "shingle": o.Shingle}
-	if o.Method == dedup.MethodMinHash {
+	if o.Method == rule.MethodMinHash {
 		bands, rows := o.LSHShape()
 		m["perms"], m["bands"], m["rows"] = o.Perms, bands, rows
 	} else {

@@ -16,6 +16,7 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/testcorpora"
+	"github.com/neardup/neardup/rule"
 )
 
 // TestOnlineEqualsBatch posts a corpus one document at a time, in file order,
@@ -48,13 +49,13 @@ func testOnlineEqualsBatch(t *testing.T, backend testBackend, addr string, metho
 	for _, name := range []string{"en_spdx", "zh_fortunes"} {
 		t.Run(name, func(t *testing.T) {
 			path := testcorpora.Path(t, name)
-			opt := dedup.Options{Method: method}
+			opt := dedup.Options{Options: rule.Options{Method: method}}
 			want, sum := batchVerdicts(t, path, opt)
 			if len(want) == 0 {
 				t.Fatalf("the batch run removed nothing from %s: the comparison would prove nothing", name)
 			}
 
-			s := newTestServer(t, openBackend(t, backend, addr, opt), Options{Dedup: opt})
+			s := newTestServer(t, openBackend(t, backend, addr, opt.Options), Options{Dedup: opt.Options})
 			h := s.Handler()
 			r, err := corpus.Open([]string{path}, corpus.Options{})
 			if err != nil {

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/redistest"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 	"github.com/neardup/neardup/store/redisreplica"
 	"github.com/neardup/neardup/store/redisstore"
@@ -56,11 +56,11 @@ type testBackend struct {
 func (b testBackend) methods() []string {
 	switch {
 	case b.stateless:
-		return []string{dedup.MethodMinHash}
+		return []string{rule.MethodMinHash}
 	case b.direct:
-		return []string{dedup.MethodSimHash} // direct mode reads fingerprint tables only
+		return []string{rule.MethodSimHash} // direct mode reads fingerprint tables only
 	}
-	return []string{dedup.MethodSimHash, dedup.MethodMinHash}
+	return []string{rule.MethodSimHash, rule.MethodMinHash}
 }
 
 func startRedis(t *testing.T) string { return "redis://" + redistest.Shared(t).Addr() + "/0" }
@@ -71,7 +71,7 @@ func startCluster(t *testing.T) string {
 
 // openBackend opens an empty store of b on addr ("" for a MemStore) under
 // a key prefix no other store of the test uses.
-func openBackend(t testing.TB, b testBackend, addr string, opt dedup.Options) store.Store {
+func openBackend(t testing.TB, b testBackend, addr string, opt rule.Options) store.Store {
 	if addr == "" {
 		return store.NewMemStore()
 	}
@@ -80,7 +80,7 @@ func openBackend(t testing.TB, b testBackend, addr string, opt dedup.Options) st
 
 // openShared opens a store of b on addr under prefix: stores opened on the
 // same prefix share one index.
-func openShared(t testing.TB, b testBackend, addr, prefix string, opt dedup.Options) store.Store {
+func openShared(t testing.TB, b testBackend, addr, prefix string, opt rule.Options) store.Store {
 	if b.stateless {
 		return openStateless(t, addr, prefix, opt)
 	}
@@ -88,7 +88,7 @@ func openShared(t testing.TB, b testBackend, addr, prefix string, opt dedup.Opti
 }
 
 // openStateless opens a redisstore.Store on addr under prefix.
-func openStateless(t testing.TB, addr, prefix string, opt dedup.Options) *redisstore.Store {
+func openStateless(t testing.TB, addr, prefix string, opt rule.Options) *redisstore.Store {
 	t.Helper()
 	s, err := redisstore.Open(context.Background(), addr, redisstore.Options{Dedup: opt, Settings: Settings(opt),
 		Prefix: prefix, Capacity: 1 << 12, Timeout: 10 * time.Second})
@@ -143,7 +143,7 @@ func TestRedisSet(t *testing.T) {
 		}
 		t.Run(b.name, func(t *testing.T) {
 			addr := b.start(t)
-			testSet(t, func(t *testing.T, opt dedup.Options) Set {
+			testSet(t, func(t *testing.T, opt rule.Options) Set {
 				return openTestRedis(t, addr, newPrefix(), redisreplica.Options{Dedup: opt, Direct: b.direct})
 			})
 		})
@@ -158,7 +158,7 @@ func TestRedisOtherSettingsRefused(t *testing.T) {
 	addr, p := startRedis(t), newPrefix()
 	openTestRedis(t, addr, p, redisreplica.Options{})
 	_, err := redisreplica.Open(context.Background(), addr, redisreplica.Options{Prefix: p, Settings: Settings,
-		Dedup: dedup.Options{Shingle: 3}})
+		Dedup: rule.Options{Shingle: 3}})
 	if !errors.Is(err, store.ErrStoreFormat) {
 		t.Errorf("redisreplica.Open with another shingle width: error %v, want ErrStoreFormat", err)
 	}
@@ -177,7 +177,7 @@ func TestRedisSharedByTwoServers(t *testing.T) {
 			// Two stores on one prefix: the same shared index.
 			var hs [2]http.Handler
 			for i := range hs {
-				hs[i] = newTestServer(t, openShared(t, backend, addr, prefix, dedup.Options{}), Options{}).Handler()
+				hs[i] = newTestServer(t, openShared(t, backend, addr, prefix, rule.Options{}), Options{}).Handler()
 			}
 			text := "the quick brown fox jumps over the lazy dog and keeps running through the forest until night falls on the hills"
 			if code := call(t, hs[0], "POST", "/v1/documents", mustJSON(t, map[string]any{"id": "a", "text": text}), nil); code != http.StatusCreated {
@@ -319,7 +319,7 @@ func TestStatelessSet(t *testing.T) {
 		}
 		t.Run(b.name, func(t *testing.T) {
 			addr := b.start(t)
-			testSet(t, func(t *testing.T, opt dedup.Options) Set { return openStateless(t, addr, newPrefix(), opt) })
+			testSet(t, func(t *testing.T, opt rule.Options) Set { return openStateless(t, addr, newPrefix(), opt) })
 		})
 	}
 }
@@ -330,7 +330,7 @@ func TestStatelessSet(t *testing.T) {
 // share a template are many candidates of one another, nearly all ruled
 // out.
 func TestStatelessStats(t *testing.T) {
-	s := newTestServer(t, openStateless(t, startRedis(t), newPrefix(), dedup.Options{}), Options{})
+	s := newTestServer(t, openStateless(t, startRedis(t), newPrefix(), rule.Options{}), Options{})
 	h := s.Handler()
 	r := rand.New(rand.NewPCG(9, 10))
 	words := func(n int) string {
@@ -415,7 +415,7 @@ func TestRedisBatch(t *testing.T) {
 		if b.start == nil || b.name == "mem" || strings.HasPrefix(b.name, "cluster") {
 			continue
 		}
-		if got := run(t, openBackend(t, b, addr, dedup.Options{})); !slices.Equal(got, want) {
+		if got := run(t, openBackend(t, b, addr, rule.Options{})); !slices.Equal(got, want) {
 			t.Errorf("%s: %q, want the embedded service's %q", b.name, got, want)
 		}
 	}

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/keptset"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 )
 
@@ -23,18 +23,18 @@ import (
 // storeRecords reads a store's records for a keptset.Set.
 type storeRecords struct{ st store.Store }
 
-func (r storeRecords) Record(ctx context.Context, seq uint64) (string, dedup.Features, bool, error) {
+func (r storeRecords) Record(ctx context.Context, seq uint64) (string, rule.Features, bool, error) {
 	rec, err := r.st.GetSeq(ctx, seq)
 	if errors.Is(err, store.ErrNotFound) {
-		return "", dedup.Features{}, false, nil
+		return "", rule.Features{}, false, nil
 	}
 	if err != nil {
-		return "", dedup.Features{}, false, err
+		return "", rule.Features{}, false, err
 	}
 	return rec.ID, rec.Features, true, nil
 }
 
-func (r storeRecords) LoadFrom(ctx context.Context, from uint64, fn func(uint64, string, *dedup.Features) error) error {
+func (r storeRecords) LoadFrom(ctx context.Context, from uint64, fn func(uint64, string, *rule.Features) error) error {
 	return r.st.LoadFrom(ctx, from, func(rec store.Record) error { return fn(rec.Seq, rec.ID, &rec.Features) })
 }
 
@@ -42,11 +42,11 @@ func (r storeRecords) LoadFrom(ctx context.Context, from uint64, fn func(uint64,
 // matches and Len).
 type scaledSet struct{ ks *keptset.Set }
 
-func (s scaledSet) Match(ctx context.Context, f *dedup.Features) (dedup.KeptMatch, bool, error) {
+func (s scaledSet) Match(ctx context.Context, f *rule.Features) (rule.KeptMatch, bool, error) {
 	return s.ks.Match(ctx, f)
 }
 
-func (s scaledSet) MatchAll(ctx context.Context, f *dedup.Features, limit int) ([]dedup.KeptMatch, error) {
+func (s scaledSet) MatchAll(ctx context.Context, f *rule.Features, limit int) ([]rule.KeptMatch, error) {
 	return s.ks.MatchAll(ctx, f, limit)
 }
 
@@ -54,8 +54,8 @@ func (s scaledSet) Len(context.Context) (int, error) { return s.ks.Len(), nil }
 
 // Writes go through the Server (beginScaled, deleteScaled), which orders
 // them with the store's; these complete the interface.
-func (s scaledSet) AddIfNew(context.Context, store.Record) (dedup.KeptMatch, bool, error) {
-	return dedup.KeptMatch{}, false, errors.ErrUnsupported
+func (s scaledSet) AddIfNew(context.Context, store.Record) (rule.KeptMatch, bool, error) {
+	return rule.KeptMatch{}, false, errors.ErrUnsupported
 }
 func (s scaledSet) Add(context.Context, store.Record) error { return errors.ErrUnsupported }
 func (s scaledSet) Remove(context.Context, string) (bool, error) {
@@ -111,13 +111,13 @@ func (s *Server) idStored(ctx context.Context, id string) (bool, error) {
 // add_if_new matches outside wmu first (its candidates' records may be read
 // from disk) and under it only against the documents added meanwhile
 // (keptset.Set.MatchFrom): the same verdict as a match under the lock.
-func (s *Server) beginScaled(ctx context.Context, d Doc, f dedup.Features, res Result) (Result, func() error, error) {
+func (s *Server) beginScaled(ctx context.Context, d Doc, f rule.Features, res Result) (Result, func() error, error) {
 	// declined reports whether f duplicates a document of seq from and
 	// above (res then names it), and the set's next.
 	declined := func(from uint64) (bool, uint64, error) {
 		m, dup, next, err := s.big.MatchFrom(ctx, &f, from)
 		if dup {
-			res.Duplicates = []dedup.KeptMatch{m}
+			res.Duplicates = []rule.KeptMatch{m}
 		}
 		return dup, next, err
 	}

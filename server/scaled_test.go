@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/corpus"
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/testcorpora"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 )
 
@@ -27,7 +27,7 @@ func TestScaledRestart(t *testing.T) {
 	keptDir := filepath.Join(dir, "keptset")
 	var logBuf bytes.Buffer
 	open := func() *Server {
-		st, err := store.OpenPebble(filepath.Join(dir, "data"), store.PebbleOptions{Settings: Settings(dedup.Options{})})
+		st, err := store.OpenPebble(filepath.Join(dir, "data"), store.PebbleOptions{Settings: Settings(rule.Options{})})
 		if err != nil {
 			t.Fatal(err)
 		}

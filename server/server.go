@@ -12,11 +12,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/features"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/keptmem"
 	"github.com/neardup/neardup/keptset"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 )
 
@@ -31,10 +31,11 @@ const (
 // Options configures a Server. The zero value means the defaults, written on
 // each field; EnsureDefaults fills them in and Validate checks them.
 type Options struct {
-	// Dedup are the decision options, as for 'neardup dedup' (zero value: its
-	// defaults). Only the keep-first rule with SimHash candidates and Jaccard
-	// (or no) verification applies online.
-	Dedup dedup.Options
+	// Dedup are the decision's options (package rule), as for 'neardup
+	// dedup' (zero value: its defaults), applied by the keep-first rule in
+	// arrival order. Jaccard (or no) verification applies online, not
+	// cosine.
+	Dedup rule.Options
 	// MaxBodyBytes bounds a request body (default DefaultMaxBodyBytes).
 	MaxBodyBytes int64
 	// MaxBatch bounds the documents of one batch request (default DefaultMaxBatch).
@@ -77,7 +78,7 @@ func (o *Options) EnsureDefaults() {
 	if o.Snapshot != "" && o.Dedup.Method == "" {
 		// A snapshot holds SimHash fingerprints: its documents match on them
 		// under the simhash method only (another is refused by Validate).
-		o.Dedup.Method = dedup.MethodSimHash
+		o.Dedup.Method = rule.MethodSimHash
 	}
 	o.Dedup.EnsureDefaults()
 	if o.MaxBodyBytes == 0 {
@@ -99,34 +100,31 @@ func (o *Options) Validate() error {
 	if err := o.Dedup.Validate(); err != nil {
 		return err
 	}
-	if o.Dedup.Verify == dedup.VerifyCosine {
-		return fmt.Errorf("%w: the service verifies with jaccard or none (cosine learns its IDF from a whole corpus)", dedup.ErrOptions)
+	if o.Dedup.Verify == rule.VerifyCosine {
+		return fmt.Errorf("%w: the service verifies with jaccard or none (cosine learns its IDF from a whole corpus)", rule.ErrOptions)
 	}
-	if o.Dedup.Cluster != dedup.ClusterGreedy || o.Dedup.Keep != dedup.KeepFirst {
-		return fmt.Errorf("%w: the service applies the keep-first rule in arrival order", dedup.ErrOptions)
-	}
-	if o.Snapshot != "" && o.Dedup.Method == dedup.MethodMinHash {
-		return fmt.Errorf("%w: a snapshot holds SimHash fingerprints, which method %s does not use", dedup.ErrOptions, dedup.MethodMinHash)
+	if o.Snapshot != "" && o.Dedup.Method == rule.MethodMinHash {
+		return fmt.Errorf("%w: a snapshot holds SimHash fingerprints, which method %s does not use", rule.ErrOptions, rule.MethodMinHash)
 	}
 	if o.MaxBodyBytes < 1 || o.MaxBatch < 1 || o.MaxDuplicates < 1 || o.ExpectedDocs < 1 {
-		return fmt.Errorf("%w: body, batch, duplicate and size limits must be positive", dedup.ErrOptions)
+		return fmt.Errorf("%w: body, batch, duplicate and size limits must be positive", rule.ErrOptions)
 	}
 	return nil
 }
 
 // Settings names the decision settings stored features depend on: a store
 // made under other settings must not be loaded (BoltOptions.Settings).
-func Settings(o dedup.Options) string {
+func Settings(o rule.Options) string {
 	o.EnsureDefaults()
-	if o.Method == dedup.MethodMinHash {
-		return fmt.Sprintf("method=minhash perms=%d bands=%d rows=%d threshold=%g verify=%s shingle=%d sketch=%d minhash=%d", o.Perms, o.Bands, o.Rows, o.Threshold, o.Verify, o.Shingle, dedup.SketchVersion, dedup.MinHashVersion)
+	if o.Method == rule.MethodMinHash {
+		return fmt.Sprintf("method=minhash perms=%d bands=%d rows=%d threshold=%g verify=%s shingle=%d sketch=%d minhash=%d", o.Perms, o.Bands, o.Rows, o.Threshold, o.Verify, o.Shingle, rule.SketchVersion, rule.MinHashVersion)
 	}
-	return fmt.Sprintf("profile=%s verify=%s shingle=%d sketch=%d", o.Profile, o.Verify, o.Shingle, dedup.SketchVersion)
+	return fmt.Sprintf("profile=%s verify=%s shingle=%d sketch=%d", o.Profile, o.Verify, o.Shingle, rule.SketchVersion)
 }
 
 // Server is the online near-duplicate service: a keptmem.Set in memory in
 // front of a Store. Every decision is the batch dedup's (keptmem.Set under the
-// same Rule), taking documents in the order the service accepts them. It is
+// same rule.Rule), taking documents in the order the service accepts them. It is
 // safe for concurrent use.
 //
 // Order: the write lock wmu is held while a document is matched, added to
@@ -135,7 +133,7 @@ func Settings(o dedup.Options) string {
 // happens outside the lock, letting concurrent writes share a commit.
 type Server struct {
 	opt     Options
-	rule    *dedup.Rule
+	rule    *rule.Rule
 	kept    *keptmem.Set // the local set under MethodSimHash; nil otherwise
 	big     *keptset.Set // the local set under MethodMinHash (scaled); nil otherwise
 	set     Set          // keptSet{kept}, or the SharedStore
@@ -158,7 +156,7 @@ func New(st store.Store, opt Options) (*Server, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	rule, err := dedup.NewRule(opt.Dedup)
+	rl, err := rule.NewRule(opt.Dedup)
 	if err != nil {
 		return nil, err
 	}
@@ -169,11 +167,11 @@ func New(st store.Store, opt Options) (*Server, error) {
 	)
 	if sh, ok := st.(SharedStore); ok {
 		if opt.Snapshot != "" {
-			return nil, fmt.Errorf("%w: a snapshot is loaded into the server's own index, which a shared store replaces", dedup.ErrOptions)
+			return nil, fmt.Errorf("%w: a snapshot is loaded into the server's own index, which a shared store replaces", rule.ErrOptions)
 		}
 		shared, set = sh, sh
-	} else if rule.Bands() == 0 || opt.Snapshot != "" {
-		if kept, err = keptmem.New(rule, opt.ExpectedDocs); err != nil {
+	} else if rl.Bands() == 0 || opt.Snapshot != "" {
+		if kept, err = keptmem.New(rl, opt.ExpectedDocs); err != nil {
 			return nil, err
 		}
 		set = keptSet{kept}
@@ -182,17 +180,17 @@ func New(st store.Store, opt Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := dedup.NewExtractor(opt.Dedup); err != nil {
+	if _, err := rule.NewExtractor(opt.Dedup); err != nil {
 		return nil, err
 	}
 	log := opt.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opt: opt, rule: rule, kept: kept, set: set, shared: shared, profile: prof, store: st, log: log,
+	s := &Server{opt: opt, rule: rl, kept: kept, set: set, shared: shared, profile: prof, store: st, log: log,
 		start: time.Now()}
 	s.pool.New = func() any {
-		e, _ := dedup.NewExtractor(opt.Dedup) // checked above
+		e, _ := rule.NewExtractor(opt.Dedup) // checked above
 		return &extractor{e: e}
 	}
 	s.met = newMetrics(opt.Registry, s)
@@ -347,12 +345,12 @@ func (s *Server) Close() error {
 // (about 2.5 KB: signature, band keys, shingle set) it reuses from one
 // search to the next.
 type extractor struct {
-	e *dedup.Extractor
-	f dedup.Features
+	e *rule.Extractor
+	f rule.Features
 }
 
 // extract returns text's features, in slices of their own.
-func (s *Server) extract(text string) dedup.Features {
+func (s *Server) extract(text string) rule.Features {
 	x := s.pool.Get().(*extractor)
 	f := x.e.Extract(text)
 	s.pool.Put(x)
@@ -379,10 +377,10 @@ type Result struct {
 	ID     string
 	FP     uint64
 	Stored bool
-	// ExactOnly is set for a text without features (dedup.Rule.ExactOnly):
+	// ExactOnly is set for a text without features (rule.Rule.ExactOnly):
 	// it matches exact copies only.
 	ExactOnly  bool
-	Duplicates []dedup.KeptMatch
+	Duplicates []rule.KeptMatch
 }
 
 // Add decides on d under its mode and, when the mode says so, stores it
@@ -459,7 +457,7 @@ func (s *Server) begin(ctx context.Context, d Doc) (res Result, wait func() erro
 			return res, nil, s.addError(d.ID, err)
 		}
 		if dup {
-			res.Duplicates = []dedup.KeptMatch{m}
+			res.Duplicates = []rule.KeptMatch{m}
 			return res, nil, nil
 		}
 	default:
@@ -495,7 +493,7 @@ func (s *Server) begin(ctx context.Context, d Doc) (res Result, wait func() erro
 // them durable before returning. Mode add reports the documents stored
 // before its match: one stored by another server between the match and the
 // write may be missing from the report (it is stored either way).
-func (s *Server) addShared(ctx context.Context, d Doc, f dedup.Features, res Result) (Result, error) {
+func (s *Server) addShared(ctx context.Context, d Doc, f rule.Features, res Result) (Result, error) {
 	rec := store.Record{ID: d.ID, Features: f, Meta: d.Meta}
 	if d.Mode == ModeAddIfNew {
 		m, dup, err := s.shared.AddIfNew(ctx, rec)
@@ -503,7 +501,7 @@ func (s *Server) addShared(ctx context.Context, d Doc, f dedup.Features, res Res
 			return res, s.sharedError(d.ID, err)
 		}
 		if dup {
-			res.Duplicates = []dedup.KeptMatch{m}
+			res.Duplicates = []rule.KeptMatch{m}
 			return res, nil
 		}
 	} else {
@@ -523,7 +521,7 @@ func (s *Server) addShared(ctx context.Context, d Doc, f dedup.Features, res Res
 // batchAdder is a SharedStore that decides several add_if_new documents
 // in order, as one at a time, sharing round trips (redisreplica.Store).
 type batchAdder interface {
-	AddIfNewBatch(ctx context.Context, rs []store.Record) ([]dedup.KeptMatch, []bool, []error)
+	AddIfNewBatch(ctx context.Context, rs []store.Record) ([]rule.KeptMatch, []bool, []error)
 }
 
 // addIfNewBatch decides on docs (all add_if_new) through b.
@@ -540,7 +538,7 @@ func (s *Server) addIfNewBatch(ctx context.Context, b batchAdder, docs []Doc, re
 		case es[i] != nil:
 			errs[i] = s.sharedError(docs[i].ID, es[i])
 		case dups[i]:
-			res[i].Duplicates = []dedup.KeptMatch{ms[i]}
+			res[i].Duplicates = []rule.KeptMatch{ms[i]}
 		default:
 			res[i].Stored = true
 		}

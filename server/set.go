@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/keptmem"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 )
 
@@ -15,7 +15,7 @@ import (
 // under the rule, in priority (sequence) order. Every implementation decides
 // with the batch dedup's code: candidates (fingerprints within
 // Rule.QueryK, or the same token-sequence hash) in sequence order, kept by
-// dedup.Rule.Match. Implementations:
+// rule.Rule.Match. Implementations:
 //
 //   - keptSet: a keptmem.Set in memory, in front of a Store (BoltStore,
 //     MemStore). The Server serialises its writes and makes them durable in
@@ -31,15 +31,15 @@ import (
 type Set interface {
 	// Match returns the first stored document, in priority order, that f
 	// duplicates.
-	Match(ctx context.Context, f *dedup.Features) (dedup.KeptMatch, bool, error)
+	Match(ctx context.Context, f *rule.Features) (rule.KeptMatch, bool, error)
 	// MatchAll returns the stored documents f duplicates, in priority order,
 	// at most limit of them when limit > 0.
-	MatchAll(ctx context.Context, f *dedup.Features, limit int) ([]dedup.KeptMatch, error)
+	MatchAll(ctx context.Context, f *rule.Features, limit int) ([]rule.KeptMatch, error)
 	// AddIfNew adds r, last in priority, unless r duplicates a stored
 	// document, atomically: of two near-identical documents added at once,
 	// exactly one is added. It returns the match that kept r out. An id
 	// already stored is an error wrapping ErrExists.
-	AddIfNew(ctx context.Context, r store.Record) (dedup.KeptMatch, bool, error)
+	AddIfNew(ctx context.Context, r store.Record) (rule.KeptMatch, bool, error)
 	// Add adds r, last in priority.
 	Add(ctx context.Context, r store.Record) error
 	// Remove removes id and reports whether it was there.
@@ -75,15 +75,15 @@ type keptSet struct{ k *keptmem.Set }
 
 var _ Set = keptSet{}
 
-func (s keptSet) Match(_ context.Context, f *dedup.Features) (dedup.KeptMatch, bool, error) {
+func (s keptSet) Match(_ context.Context, f *rule.Features) (rule.KeptMatch, bool, error) {
 	return s.k.Match(f)
 }
 
-func (s keptSet) MatchAll(_ context.Context, f *dedup.Features, limit int) ([]dedup.KeptMatch, error) {
+func (s keptSet) MatchAll(_ context.Context, f *rule.Features, limit int) ([]rule.KeptMatch, error) {
 	return s.k.MatchAll(f, limit)
 }
 
-func (s keptSet) AddIfNew(_ context.Context, r store.Record) (dedup.KeptMatch, bool, error) {
+func (s keptSet) AddIfNew(_ context.Context, r store.Record) (rule.KeptMatch, bool, error) {
 	m, dup, err := s.k.AddIfNew(r.ID, r.Features)
 	return m, dup, existsError(err)
 }

@@ -8,16 +8,16 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/keptmem"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 )
 
 // testSet runs the behaviour every Set must have against the sets open
 // returns (empty, deciding under opt).
-func testSet(t *testing.T, open func(t *testing.T, opt dedup.Options) Set) {
+func testSet(t *testing.T, open func(t *testing.T, opt rule.Options) Set) {
 	ctx := context.Background()
-	ex, err := dedup.NewExtractor(dedup.Options{})
+	ex, err := rule.NewExtractor(rule.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func testSet(t *testing.T, open func(t *testing.T, opt dedup.Options) Set) {
 	b := randomText(2, 60)
 
 	t.Run("MatchAddRemove", func(t *testing.T) {
-		s := open(t, dedup.Options{})
+		s := open(t, rule.Options{})
 		if n, err := s.Len(ctx); err != nil || n != 0 {
 			t.Fatalf("Len of an empty set = %d, %v", n, err)
 		}
@@ -77,7 +77,7 @@ func testSet(t *testing.T, open func(t *testing.T, opt dedup.Options) Set) {
 	})
 
 	t.Run("ExactWithoutFingerprint", func(t *testing.T) {
-		s := open(t, dedup.Options{})
+		s := open(t, rule.Options{})
 		if _, dup, err := s.AddIfNew(ctx, rec("p", "!!! ???")); err != nil || dup {
 			t.Fatalf("AddIfNew(punctuation): %v %v", dup, err)
 		}
@@ -88,7 +88,7 @@ func testSet(t *testing.T, open func(t *testing.T, opt dedup.Options) Set) {
 	})
 
 	t.Run("AddIfNewRace", func(t *testing.T) {
-		s := open(t, dedup.Options{})
+		s := open(t, rule.Options{})
 		const rounds, writers = 20, 4
 		for round := range rounds {
 			base := randomText(uint64(100+round), 50)
@@ -118,12 +118,12 @@ func testSet(t *testing.T, open func(t *testing.T, opt dedup.Options) Set) {
 }
 
 func TestKeptSet(t *testing.T) {
-	testSet(t, func(t *testing.T, opt dedup.Options) Set {
-		rule, err := dedup.NewRule(opt)
+	testSet(t, func(t *testing.T, opt rule.Options) Set {
+		rl, err := rule.NewRule(opt)
 		if err != nil {
 			t.Fatal(err)
 		}
-		k, err := keptmem.New(rule, 100)
+		k, err := keptmem.New(rl, 100)
 		if err != nil {
 			t.Fatal(err)
 		}

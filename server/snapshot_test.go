@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/testcorpora"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 )
 
@@ -21,7 +21,7 @@ import (
 // its path and the fingerprints.
 func writeSnapshot(t testing.TB, ids, texts []string) (string, []uint64) {
 	t.Helper()
-	ex, err := dedup.NewExtractor(dedup.Options{})
+	ex, err := rule.NewExtractor(rule.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func testSnapshotStart(t *testing.T, open func(dir, settings string) (store.Stor
 // TestSnapshotRefused: no snapshot with MethodMinHash (no fingerprints), and
 // a snapshot that is not one is a start-up error.
 func TestSnapshotRefused(t *testing.T) {
-	if _, err := New(store.NewMemStore(), Options{Dedup: dedup.Options{Method: dedup.MethodMinHash}, Snapshot: "x.ndx"}); !errors.Is(err, dedup.ErrOptions) {
+	if _, err := New(store.NewMemStore(), Options{Dedup: rule.Options{Method: rule.MethodMinHash}, Snapshot: "x.ndx"}); !errors.Is(err, rule.ErrOptions) {
 		t.Errorf("minhash with a snapshot: %v, want ErrOptions", err)
 	}
 	bad := filepath.Join(t.TempDir(), "bad.ndx")

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 )
 
@@ -17,24 +17,24 @@ import (
 func TestStatsSettings(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		opt       dedup.Options
+		opt       rule.Options
 		want      map[string]any
 		wantNoKey []string
 	}{
-		{"default", dedup.Options{},
+		{"default", rule.Options{},
 			map[string]any{"method": "minhash", "bands": 24.0, "rows": 6.0, "perms": 144.0, "threshold": 0.8, "shingle": 5.0,
-				"verify": "jaccard", "profile": dedup.DefaultProfile},
+				"verify": "jaccard", "profile": rule.DefaultProfile},
 			[]string{"k", "k_short", "short_tokens"}},
-		{"minhash at 0.7", dedup.Options{Threshold: 0.7, Shingle: 3},
+		{"minhash at 0.7", rule.Options{Threshold: 0.7, Shingle: 3},
 			map[string]any{"method": "minhash", "threshold": 0.7, "shingle": 3.0}, []string{"k"}},
-		{"simhash", dedup.Options{Method: dedup.MethodSimHash, K: 5},
+		{"simhash", rule.Options{Method: rule.MethodSimHash, K: 5},
 			map[string]any{"method": "simhash", "k": 5.0, "k_short": 12.0, "short_tokens": 64.0, "threshold": 0.8},
 			[]string{"bands", "rows", "perms"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opt := Options{Dedup: tc.opt}
 			var st store.Store
-			if tc.opt.Method != dedup.MethodSimHash { // the scaled set, as the service runs it
+			if tc.opt.Method != rule.MethodSimHash { // the scaled set, as the service runs it
 				dir := t.TempDir()
 				ps, err := store.OpenPebble(filepath.Join(dir, "data"), store.PebbleOptions{Settings: Settings(tc.opt)})
 				if err != nil {
@@ -89,10 +89,10 @@ func TestStatsSettings(t *testing.T) {
 		})
 	}
 	// The shape reported is the one the rule bands with.
-	o := dedup.Options{Threshold: 0.7}
+	o := rule.Options{Threshold: 0.7}
 	o.EnsureDefaults()
 	bands, rows := o.LSHShape()
-	if got := statsSettings(dedup.Options{Threshold: 0.7}); got["bands"] != bands || got["rows"] != rows {
+	if got := statsSettings(rule.Options{Threshold: 0.7}); got["bands"] != bands || got["rows"] != rows {
 		t.Errorf("at 0.7: bands %v rows %v, LSHShape says %d x %d", got["bands"], got["rows"], bands, rows)
 	}
 }

@@ -16,7 +16,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 )
 
 // The on-disk layout (one bbolt file, DATA/neardup.db; see doc.go):
@@ -25,7 +25,7 @@ import (
 //	                "settings" -> the decision settings the features were made with
 //	                "writes"   -> the number of writes committed (8 bytes, big-endian); see ackedFile
 //	bucket "docs":  seq (8 bytes, big-endian) -> uvarint len(id), id,
-//	                uvarint len(features), dedup.Features.MarshalBinary, meta JSON (the rest)
+//	                uvarint len(features), rule.Features.MarshalBinary, meta JSON (the rest)
 //	bucket "ids":   id -> seq (8 bytes, big-endian)
 //	bucket "snapshot-deleted": id -> fingerprint (8 bytes, big-endian) of a
 //	                deleted document of the start-up snapshot
@@ -293,7 +293,7 @@ func encodeRecord(r *Record) ([]byte, error) {
 func decodeRecord(key, v []byte) (Record, error) { return decodeRecordArena(key, v, nil) }
 
 // decodeRecordArena is decodeRecord with the shingle set allocated from a
-// (see dedup.Arena): for start-up, whose records are kept.
+// (see rule.Arena): for start-up, whose records are kept.
 // recordID decodes only the id of the record value v (key is its seq).
 func recordID(key, v []byte) (string, error) {
 	n, w := binary.Uvarint(v)
@@ -303,7 +303,7 @@ func recordID(key, v []byte) (string, error) {
 	return string(v[w : w+int(n)]), nil
 }
 
-func decodeRecordArena(key, v []byte, a *dedup.Arena) (Record, error) {
+func decodeRecordArena(key, v []byte, a *rule.Arena) (Record, error) {
 	// Made only when it is returned: formatting it for every record was
 	// 4% of start-up.
 	bad := func() error { return fmt.Errorf("%w: damaged record %x", ErrStoreFormat, key) }

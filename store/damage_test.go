@@ -13,13 +13,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 )
 
 // putRecords puts n small records (ids d0, d1, ...) into s.
 func putRecords(t testing.TB, s Store, n int) {
 	t.Helper()
-	ex, err := dedup.NewExtractor(dedup.Options{})
+	ex, err := rule.NewExtractor(rule.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

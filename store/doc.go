@@ -12,7 +12,7 @@
 // The package owns every file of the data directory but DATA/keptset
 // (package keptset's): ENGINE (engine.go), ACKED (acked.go), bbolt's
 // neardup.db and pebble's pebble/ (below); a record's features inside them
-// are dedup's encoding (dedup.Features.MarshalBinary). The service (package
+// are the rule's encoding (rule.Features.MarshalBinary). The service (package
 // server) decides what to store; package storetest is the behaviour every
 // Store must have, run against each engine.
 //
@@ -41,10 +41,10 @@
 //	bucket "meta"  "format"   -> "neardup-serve 1"
 //	               "settings" -> "profile=P verify=V shingle=W sketch=S" (refused if different at start-up;
 //	               under method minhash "method=minhash perms=N bands=B rows=R threshold=T verify=V
-//	               shingle=W sketch=S minhash=M", M being dedup.MinHashVersion)
+//	               shingle=W sketch=S minhash=M", M being rule.MinHashVersion)
 //	               "writes"   -> writes committed (8 bytes big-endian), see "Damage" below
 //	bucket "docs"  seq (8 bytes big-endian) -> uvarint len(id) ‖ id ‖ uvarint len(f) ‖ f ‖ meta
-//	               f = dedup.Features.MarshalBinary (fingerprint, token-sequence hash, counts, shingle set)
+//	               f = rule.Features.MarshalBinary (fingerprint, token-sequence hash, counts, shingle set)
 //	               meta = the document's metadata as compact JSON, or nothing
 //	bucket "ids"   id -> seq (8 bytes big-endian)
 //	bucket "snapshot-deleted"  id -> fingerprint (8 bytes big-endian): deleted snapshot documents

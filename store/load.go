@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 )
 
 // decodeInOrder decodes the records that scan emits (a store key and value,
@@ -39,7 +39,7 @@ func decodeInOrder(ctx context.Context, scan func(emit func(key, v []byte) error
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			var arena dedup.Arena // the records' sketches are kept
+			var arena rule.Arena // the records' sketches are kept
 			for b := range work {
 				b.recs = slices.Grow(b.recs[:0], len(b.ends)/2)
 				start := 0

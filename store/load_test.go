@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 )
 
 // TestDecodeInOrder runs the start-up's parallel decoding over more records
@@ -14,7 +14,7 @@ import (
 // its meta; a damaged record, an error from fn and a cancelled context each
 // stop the load with that error, and fn sees nothing after it.
 func TestDecodeInOrder(t *testing.T) {
-	ex, err := dedup.NewExtractor(dedup.Options{})
+	ex, err := rule.NewExtractor(rule.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 )
 
 // TestPebbleFilters: the tables a flush writes (L0) carry Bloom filters, so
@@ -29,7 +29,7 @@ func TestPebbleFilters(t *testing.T) {
 	// rewrites them instead of moving them down.
 	for round := range 2 {
 		for i := round; i < 400; i += 2 {
-			r := Record{Seq: uint64(i), ID: fmt.Sprint("doc-", i), Features: dedup.Features{FP: uint64(i), Tokens: 1, Exact: uint64(i)}}
+			r := Record{Seq: uint64(i), ID: fmt.Sprint("doc-", i), Features: rule.Features{FP: uint64(i), Tokens: 1, Exact: uint64(i)}}
 			if err := s.Put(ctx, r); err != nil {
 				t.Fatal(err)
 			}
@@ -69,7 +69,7 @@ func TestPebbleFilters(t *testing.T) {
 // TestDecodeRecordCopies: a decoded record holds nothing of the buffer it
 // was decoded from, which GetSeq hands back to pebble before returning.
 func TestDecodeRecordCopies(t *testing.T) {
-	ex, err := dedup.NewRuleExtractor(dedup.Options{})
+	ex, err := rule.NewRuleExtractor(rule.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

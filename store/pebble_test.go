@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 	"github.com/neardup/neardup/store/storetest"
 )
@@ -29,7 +29,7 @@ func TestPebbleBulkAndID(t *testing.T) {
 	var recs []store.Record
 	for i := range 100 {
 		recs = append(recs, store.Record{Seq: uint64(i), ID: fmt.Sprint("doc", i),
-			Features: dedup.Features{FP: uint64(i), Exact: uint64(i) * 7}})
+			Features: rule.Features{FP: uint64(i), Exact: uint64(i) * 7}})
 	}
 	if err := s.PutBulk(ctx, recs[:60]); err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 )
 
@@ -45,7 +45,7 @@ func dirSize(t testing.TB, dir string) (apparent, allocated int64) {
 // WAL, made or kept for recycling: 71 to 213 MB for such a store.
 func TestTinyStoreSize(t *testing.T) {
 	const n, limit = 600, 10 << 20
-	ex, err := dedup.NewExtractor(dedup.Options{})
+	ex, err := rule.NewExtractor(rule.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 )
 
 // Errors returned by stores. The service passes them on, and its HTTP layer
@@ -41,7 +41,7 @@ var (
 type Record struct {
 	Seq      uint64
 	ID       string
-	Features dedup.Features
+	Features rule.Features
 	Meta     json.RawMessage
 }
 

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/corpus"
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/testcorpora"
+	"github.com/neardup/neardup/rule"
 )
 
 // BenchmarkStoreWrite measures the embedded stores alone under the Server's
@@ -113,17 +113,17 @@ func BenchmarkStoreWrite(b *testing.B) {
 }
 
 // proseFeatures returns the features of n windows of about 1 KB of en_prose.
-func proseFeatures(tb testing.TB, n int) []dedup.Features {
+func proseFeatures(tb testing.TB, n int) []rule.Features {
 	r, err := corpus.Open([]string{testcorpora.Path(tb, "en_prose")}, corpus.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer r.Close()
-	ex, err := dedup.NewExtractor(dedup.Options{})
+	ex, err := rule.NewExtractor(rule.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var fs []dedup.Features
+	var fs []rule.Features
 	var w []string
 	for len(fs) < n {
 		doc, err := r.Next()

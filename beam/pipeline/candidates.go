@@ -10,8 +10,8 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/rule"
 )
 
 // plans caches index.PlanJoin by input size: every worker derives the same
@@ -37,7 +37,7 @@ type tableKeysFn struct {
 	KeyParts int
 	Shuffle  shuffleCounter
 
-	rule *dedup.Rule
+	rule *rule.Rule
 }
 
 func (f *tableKeysFn) Setup() (err error) { f.rule, err = f.Rule.rule(); return err }
@@ -148,7 +148,7 @@ func appendStarEdges(es []starEdge, b []byte) ([]starEdge, error) {
 // count first.
 func Stars(s beam.Scope, opt Options, keys, sims, counts beam.PCollection, keyParts int) beam.PCollection {
 	s = s.Scope("Candidates")
-	if opt.Method == dedup.MethodSimHash {
+	if opt.Method == rule.MethodSimHash {
 		n := stats.Sum(s.Scope("Count documents"), counts)
 		tk := beam.ParDo(s.Scope("Table keys"), &tableKeysFn{Rule: opt.ruleConfig(), KeyParts: keyParts, Shuffle: shuffleCounter{On: opt.CountShuffle}},
 			sims, beam.SideInput{Input: n})

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/beam/pipeline"
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 )
 
 // corpusPath returns the named corpus (testdata/corpora of the repository,
@@ -60,9 +60,9 @@ func TestCorporaEqualBatch(t *testing.T) {
 		corpora = append(corpora, "en_gitdocs_dev")
 	}
 	for _, name := range corpora {
-		opts := []pipeline.Options{{Method: dedup.MethodSimHash}, {Method: dedup.MethodMinHash}}
+		opts := []pipeline.Options{{Method: rule.MethodSimHash}, {Method: rule.MethodMinHash}}
 		if name == "en_spdx" || name == "zh_laws" {
-			opts = append(opts, pipeline.Options{Method: dedup.MethodMinHash, DirectComponent: 2})
+			opts = append(opts, pipeline.Options{Method: rule.MethodMinHash, DirectComponent: 2})
 		}
 		for _, opt := range opts {
 			method := opt.Method

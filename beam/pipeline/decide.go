@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/simhash"
 )
 
@@ -34,7 +35,7 @@ func labelByRange(pos, label uint64) (uint64, starEdge) {
 // order, each compared with the kept documents it is a candidate of (those
 // sharing a band key or its token-sequence hash under MethodMinHash, every
 // kept one, filtered by Rule.Near, under MethodSimHash), in input order,
-// and removed in favour of the first it duplicates: dedup.Rule.Match, as
+// and removed in favour of the first it duplicates: rule.Rule.Match, as
 // the batch's keepFirstBuckets. No edge of the batch's graph leaves a
 // component, so the verdicts are the batch's. One call holds the
 // component: at most MaxComponent documents' features.
@@ -43,7 +44,7 @@ type decideFn struct {
 	MaxComponent int
 	Shuffle      shuffleCounter
 
-	rule *dedup.Rule
+	rule *rule.Rule
 }
 
 func (f *decideFn) Setup() (err error) { f.rule, err = f.Rule.rule(); return err }
@@ -61,7 +62,7 @@ func (f *decideFn) ProcessElement(ctx context.Context, label uint64, iter func(*
 	}
 	componentSize.Update(ctx, int64(len(docs)))
 	slices.SortFunc(docs, func(a, b docData) int { return cmp.Compare(a.Pos, b.Pos) })
-	fs := make([]dedup.Features, len(docs))
+	fs := make([]rule.Features, len(docs))
 	for i := range docs {
 		if err := fs[i].UnmarshalBinary(docs[i].Features); err != nil {
 			return fmt.Errorf("pipeline: features of %q: %w", docs[i].ID, err)
@@ -111,13 +112,13 @@ func (f *decideFn) ProcessElement(ctx context.Context, label uint64, iter func(*
 
 // keepFirst returns keeper[i]: i when document i (in input order) is kept,
 // else the kept document it duplicates.
-func (f *decideFn) keepFirst(fs []dedup.Features) []int32 {
+func (f *decideFn) keepFirst(fs []rule.Features) []int32 {
 	keeper := make([]int32, len(fs))
 	byKey := map[uint64][]int32{} // MethodMinHash: kept documents by candidate key, ascending
 	var kept []int32              // MethodSimHash: every kept document, ascending
 	var cands []int32
 	var keys []uint64
-	minHash := f.Rule.Method == dedup.MethodMinHash
+	minHash := f.Rule.Method == rule.MethodMinHash
 	for y := range fs {
 		fy := &fs[y]
 		keeper[y] = int32(y)
@@ -159,9 +160,9 @@ func (f *decideFn) keepFirst(fs []dedup.Features) []int32 {
 
 // duplicate is the report of removed document d against kept document k, as
 // dedup.Run writes it.
-func (f *decideFn) duplicate(d *docData, fd *dedup.Features, k *docData, fk *dedup.Features) dedup.Duplicate {
+func (f *decideFn) duplicate(d *docData, fd *rule.Features, k *docData, fk *rule.Features) dedup.Duplicate {
 	dup := dedup.Duplicate{DupID: d.ID, KeptID: k.ID, Exact: fd.Exact == fk.Exact}
-	if f.Rule.Method == dedup.MethodSimHash {
+	if f.Rule.Method == rule.MethodSimHash {
 		dist := simhash.Distance(fd.FP, fk.FP)
 		sim := simhash.Similarity(dist, 64)
 		dup.Distance, dup.Similarity = &dist, &sim

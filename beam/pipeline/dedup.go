@@ -6,7 +6,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/neardup/neardup/corpus"
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 )
 
 // Result holds the pipeline's PCollections, for tests and for further
@@ -53,7 +53,7 @@ func Dedup(s beam.Scope, opt Options) (Result, error) {
 	stars := Stars(s, opt, keys, sims, counts, in.KeyParts)
 	byRange, links := Links(s, opt, in, stars)
 	var cands, edges, direct beam.PCollection
-	if opt.Method == dedup.MethodMinHash {
+	if opt.Method == rule.MethodMinHash {
 		// Small candidate components are decided as a whole; the
 		// documents of larger ones go through verified stars (direct.go).
 		cands = CandidateComponents(s, opt, links, in.KeyParts)

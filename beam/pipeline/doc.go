@@ -1,5 +1,5 @@
 // Package pipeline is "neardup dedup" as an Apache Beam pipeline: the same
-// verdicts as dedup.Run (the keep-first rule of dedup.Rule over documents in
+// verdicts as dedup.Run (the keep-first rule of rule.Rule over documents in
 // input order), computed by transforms that a runner spreads over machines.
 // It runs in process on Beam's pure-Go prism runner and unchanged on Flink,
 // Spark or Dataflow through their portable runners.
@@ -39,7 +39,7 @@
 // components are E's. A star too large to hold links its leaves to the centre
 // unverified, which merges components but never splits one.
 //
-// The prefilter (dedup.Rule.PrefilterRejects) comes before any of this, at
+// The prefilter (rule.Rule.PrefilterRejects) comes before any of this, at
 // each centre, on 64 bytes a document, before any features move.
 // Rule.Duplicates applies it too, with the same fixed hash, so a pair it
 // rejects is not in E (its Jaccard similarity is below the threshold,
@@ -79,7 +79,7 @@
 //
 // # Transforms, what each shuffles per document, and the largest state
 //
-// Sizes are per document; "features" is dedup.Features.MarshalBinary (the
+// Sizes are per document; "features" is rule.Features.MarshalBinary (the
 // token-sequence hash, counts, the shingle set at about 3 bytes a distinct
 // shingle, 24 band keys of 8 bytes) with the id and the position. Prism's
 // cost goes with the number of elements more than with their bytes, so
@@ -96,7 +96,7 @@
 //     per split range, summed on one worker: lineBases, 24 bytes a
 //     range), so that ids ("file:line" for a document without one) are
 //     the batch's; an error of the keys read counts its file's lines up
-//     to it then. The rule's extractor (dedup.NewRuleExtractor) runs in the read: text is
+//     to it then. The rule's extractor (rule.NewRuleExtractor) runs in the read: text is
 //     never shuffled. Per document it emits its 25 candidate keys (24 bands
 //     and the token-sequence hash) as entries of 32 bits of key and the
 //     position's difference from the batch's previous entry (a uvarint:
@@ -174,7 +174,7 @@
 //     component; with the small candidate components' (step 5), the
 //     batch's keep-first runs: documents in input
 //     order, each compared in input order with the kept documents it is a
-//     candidate of (dedup.Rule.Duplicates), removed in favour of the first
+//     candidate of (rule.Rule.Duplicates), removed in favour of the first
 //     it duplicates. State: the range's labels, 16 bytes each; one
 //     component, at most DirectComponent (4,096) documents' features for a
 //     candidate component, at most MaxComponent (262,144) for a component

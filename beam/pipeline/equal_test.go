@@ -15,6 +15,7 @@ import (
 	"github.com/neardup/neardup/beam/pipeline"
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
@@ -129,11 +130,11 @@ func TestSmallEqualsBatch(t *testing.T) {
 	dir := t.TempDir()
 	in := writeFile(t, dir, "small.jsonl", smallCorpus)
 	for _, opt := range []pipeline.Options{
-		{Method: dedup.MethodSimHash},
-		{Method: dedup.MethodMinHash},
-		{Method: dedup.MethodMinHash, DirectComponent: 1}, // every star verified
-		{Method: dedup.MethodMinHash, Waves: 3},           // decided in three waves
-		{Method: dedup.MethodMinHash, DirectComponent: 1, Waves: 3},
+		{Method: rule.MethodSimHash},
+		{Method: rule.MethodMinHash},
+		{Method: rule.MethodMinHash, DirectComponent: 1}, // every star verified
+		{Method: rule.MethodMinHash, Waves: 3},           // decided in three waves
+		{Method: rule.MethodMinHash, DirectComponent: 1, Waves: 3},
 	} {
 		t.Run(fmt.Sprintf("%s/direct=%d/waves=%d", opt.Method, opt.DirectComponent, opt.Waves), func(t *testing.T) {
 			b, g := runBoth(t, []string{in}, opt)

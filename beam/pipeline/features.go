@@ -10,12 +10,12 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/neardup/neardup/corpus"
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/simhash"
 )
 
 // docData is what verification and the decision need of a document: its
-// position, id and dedup.Features as Features.MarshalBinary encodes them
+// position, id and rule.Features as Features.MarshalBinary encodes them
 // (token-sequence hash, counts, shingle set, band keys; the fingerprint
 // under MethodSimHash). Verification gets neither the id nor the band
 // keys.
@@ -47,7 +47,7 @@ func bandKey(b int, v uint64) uint64    { return simhash.Mix64(v, tagBand+uint64
 func tableKey(t int, blk uint64) uint64 { return simhash.Mix64(blk, tagTable+uint64(t)) }
 
 // keysFn reads a range and computes each document's features with the
-// rule's extractor (dedup.NewRuleExtractor: the batch's hasher and
+// rule's extractor (rule.NewRuleExtractor: the batch's hasher and
 // shingles, no SimHash fingerprint under MethodMinHash), so that a text is
 // never shuffled, and emits its candidate keys: the band keys and the
 // token-sequence hash, a fixed 25 under the defaults, batched by key
@@ -61,15 +61,15 @@ type keysFn struct {
 	KeyParts int // partitions of the candidate keys
 	Shuffle  shuffleCounter
 
-	ext  *dedup.Extractor
-	rule *dedup.Rule
+	ext  *rule.Extractor
+	rule *rule.Rule
 }
 
 func (f *keysFn) Setup() (err error) {
 	if f.rule, err = f.Rule.rule(); err != nil {
 		return err
 	}
-	f.ext, err = dedup.NewRuleExtractor(f.Rule.options())
+	f.ext, err = rule.NewRuleExtractor(f.Rule.options())
 	return err
 }
 
@@ -90,7 +90,7 @@ func (f *keysFn) ProcessElement(ctx context.Context, _ uint64, r inputRange,
 		if f.rule.ExactOnly(&ft) {
 			return nil // matches exact copies only (as dedup.Run, out of the LSH or join)
 		}
-		if f.Rule.Method == dedup.MethodMinHash {
+		if f.Rule.Method == rule.MethodMinHash {
 			for b, v := range ft.Bands {
 				kb.add(bandKey(b, v), pos)
 			}
@@ -141,11 +141,11 @@ type dataFn struct {
 	// Stage names the component output in the shuffle_bytes_STAGE metric.
 	Stage string
 
-	ext *dedup.Extractor
+	ext *rule.Extractor
 }
 
 func (f *dataFn) Setup() (err error) {
-	f.ext, err = dedup.NewRuleExtractor(f.Rule.options())
+	f.ext, err = rule.NewRuleExtractor(f.Rule.options())
 	return err
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 )
 
 // Errors of Dedup, before the pipeline runs.
@@ -36,7 +37,7 @@ const (
 )
 
 // Options configures Dedup. The zero value means the defaults, written on each
-// field. The rule's options have the meaning of dedup.Options' fields of the
+// field. The rule's options have the meaning of rule.Options' fields of the
 // same name; the rest are the pipeline's own.
 type Options struct {
 	Inputs []string // files or globs the registered filesystems know (local paths, gs://...)
@@ -45,14 +46,14 @@ type Options struct {
 	Duplicates string // one dedup.Duplicate object per removed document
 	Clusters   string // one dedup.Cluster object per kept document with duplicates
 
-	Method      string  // dedup.MethodMinHash (default, dedup.DefaultMethod) or dedup.MethodSimHash
-	Profile     string  // features profile (default dedup.DefaultProfile)
-	K, KShort   int     // Hamming distances (defaults dedup.DefaultK, dedup.DefaultKShort; negative means 0)
-	ShortTokens int     // default dedup.DefaultShortTokens
-	Threshold   float64 // Jaccard threshold (default dedup.DefaultThreshold)
-	Shingle     int     // shingle width in tokens (default dedup.DefaultShingle)
-	Perms       int     // MinHash permutations (default dedup.DefaultPerms)
-	Bands, Rows int     // LSH shape (default: dedup.Options.LSHShape)
+	Method      string  // rule.MethodMinHash (default, rule.DefaultMethod) or rule.MethodSimHash
+	Profile     string  // features profile (default rule.DefaultProfile)
+	K, KShort   int     // Hamming distances (defaults rule.DefaultK, rule.DefaultKShort; negative means 0)
+	ShortTokens int     // default rule.DefaultShortTokens
+	Threshold   float64 // Jaccard threshold (default rule.DefaultThreshold)
+	Shingle     int     // shingle width in tokens (default rule.DefaultShingle)
+	Perms       int     // MinHash permutations (default rule.DefaultPerms)
+	Bands, Rows int     // LSH shape (default: rule.Options.LSHShape)
 
 	IDField, TextField string // JSON fields (defaults "id", "text")
 	Format             string // corpus format: auto (default), jsonl, text, lines, warc
@@ -115,11 +116,11 @@ type Options struct {
 
 // EnsureDefaults fills in zero fields.
 func (o *Options) EnsureDefaults() {
-	d := o.dedupOptions()
+	d := o.ruleConfig().options()
 	d.EnsureDefaults()
 	o.Method, o.Profile, o.K, o.KShort, o.ShortTokens = d.Method, d.Profile, d.K, d.KShort, d.ShortTokens
 	o.Threshold, o.Shingle, o.Perms = d.Threshold, d.Shingle, d.Perms
-	if o.Method == dedup.MethodMinHash {
+	if o.Method == rule.MethodMinHash {
 		o.Bands, o.Rows = d.LSHShape()
 	}
 	if o.Format == "" {
@@ -152,9 +153,9 @@ func (o *Options) EnsureDefaults() {
 }
 
 // Validate reports the first invalid option, wrapping ErrOptions (or
-// dedup.ErrOptions for the rule's).
+// rule.ErrOptions for the rule's).
 func (o *Options) Validate() error {
-	d := o.dedupOptions()
+	d := o.ruleConfig().options()
 	d.EnsureDefaults()
 	if err := d.Validate(); err != nil {
 		return err
@@ -183,18 +184,12 @@ func (o *Options) Validate() error {
 	return nil
 }
 
-// dedupOptions are the batch options with the same meaning: a pipeline run
-// and dedup.Run with these give the same verdicts.
-func (o *Options) dedupOptions() dedup.Options {
-	return dedup.Options{
-		Method: o.Method, Profile: o.Profile, K: o.K, KShort: o.KShort, ShortTokens: o.ShortTokens,
-		Threshold: o.Threshold, Shingle: o.Shingle, Perms: o.Perms, Bands: o.Bands, Rows: o.Rows,
-	}
-}
-
 // DedupOptions returns the dedup.Options that make dedup.Run decide as this
-// pipeline does (outputs and input options left to the caller).
-func (o *Options) DedupOptions() dedup.Options { return o.dedupOptions() }
+// pipeline does (outputs and input options left to the caller): a pipeline
+// run and dedup.Run with these give the same verdicts.
+func (o *Options) DedupOptions() dedup.Options {
+	return dedup.Options{Options: o.ruleConfig().options()}
+}
 
 // ruleConfig is what the workers need to rebuild the rule: plain fields, so
 // that Beam can serialise the DoFns that hold it.
@@ -210,9 +205,9 @@ func (o *Options) ruleConfig() ruleConfig {
 		Threshold: o.Threshold, Shingle: o.Shingle, Perms: o.Perms, Bands: o.Bands, Rows: o.Rows}
 }
 
-func (c ruleConfig) options() dedup.Options {
-	return dedup.Options{Method: c.Method, Profile: c.Profile, K: c.K, KShort: c.KShort, ShortTokens: c.ShortTokens,
+func (c ruleConfig) options() rule.Options {
+	return rule.Options{Method: c.Method, Profile: c.Profile, K: c.K, KShort: c.KShort, ShortTokens: c.ShortTokens,
 		Threshold: c.Threshold, Shingle: c.Shingle, Perms: c.Perms, Bands: c.Bands, Rows: c.Rows}
 }
 
-func (c ruleConfig) rule() (*dedup.Rule, error) { return dedup.NewRule(c.options()) }
+func (c ruleConfig) rule() (*rule.Rule, error) { return rule.NewRule(c.options()) }

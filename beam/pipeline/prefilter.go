@@ -10,13 +10,13 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/neardup/neardup/corpus"
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 )
 
-// The prefilter at the stars' centres (dedup.Rule.PrefilterRejects: 64
+// The prefilter at the stars' centres (rule.Rule.PrefilterRejects: 64
 // bytes a document, a few nanoseconds a pair; a pair it rejects is below the
 // threshold, and so not an edge of the batch's graph E, except with
-// probability dedup.PrefilterFalseReject, the same decision the batch takes
+// probability rule.PrefilterFalseReject, the same decision the batch takes
 // for the same pair). The range's links step reads the range again,
 // computes the prefilter of each bucket member, and sends it, once per
 // partition of the member's distinct centres, to the centres (linkFn); a
@@ -34,18 +34,18 @@ var (
 	unshippedLeaves    = beam.NewCounter("neardup", "unshipped_leaves")
 )
 
-const preBytes = 8 * len(dedup.Prefilter{}) // 64
+const preBytes = 8 * len(rule.Prefilter{}) // 64
 
 // appendPrefilter appends the words of p, little-endian.
-func appendPrefilter(b []byte, p *dedup.Prefilter) []byte {
+func appendPrefilter(b []byte, p *rule.Prefilter) []byte {
 	for _, w := range p {
 		b = binary.LittleEndian.AppendUint64(b, w)
 	}
 	return b
 }
 
-func readPrefilter(b []byte) (dedup.Prefilter, []byte, error) {
-	var p dedup.Prefilter
+func readPrefilter(b []byte) (rule.Prefilter, []byte, error) {
+	var p rule.Prefilter
 	if len(b) < preBytes {
 		return p, b, fmt.Errorf("pipeline: a prefilter cut to %d bytes", len(b))
 	}
@@ -66,7 +66,7 @@ func readPrefilter(b []byte) (dedup.Prefilter, []byte, error) {
 type linkEntry struct {
 	member uint64
 	known  bool
-	pre    dedup.Prefilter
+	pre    rule.Prefilter
 	// centres is the entry's slice of the decoded centres.
 	centres []uint64
 }
@@ -141,12 +141,12 @@ type linkFn struct {
 	Parts   int // partitions of the centres, as the keys'
 	Shuffle shuffleCounter
 
-	ext *dedup.Extractor
-	ft  dedup.Features
+	ext *rule.Extractor
+	ft  rule.Features
 }
 
 func (f *linkFn) Setup() (err error) {
-	f.ext, err = dedup.NewRuleExtractor(f.Rule.options())
+	f.ext, err = rule.NewRuleExtractor(f.Rule.options())
 	return err
 }
 
@@ -169,7 +169,7 @@ func (f *linkFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*i
 	}
 	var byPart []uint64 // a member's centres, sorted by partition
 	// add sends member m, whose star edges es start with, and drops them.
-	add := func(m uint64, pre *dedup.Prefilter) {
+	add := func(m uint64, pre *rule.Prefilter) {
 		hi := 1
 		for hi < len(es) && es[hi].Member == m {
 			hi++
@@ -205,7 +205,7 @@ func (f *linkFn) ProcessElement(ctx context.Context, _ uint64, rangeIter func(*i
 			i = j
 		}
 	}
-	if f.Rule.Method == dedup.MethodMinHash {
+	if f.Rule.Method == rule.MethodMinHash {
 		err = f.read(ctx, r, -1, false, func(pos uint64, doc *corpus.Doc, _ []byte) error {
 			for len(es) > 0 && es[0].Member < pos {
 				add(es[0].Member, nil) // not read again: the keys read skipped it
@@ -263,7 +263,7 @@ type centreFn struct {
 	MaxChecks int64
 	Shuffle   shuffleCounter
 
-	rule *dedup.Rule
+	rule *rule.Rule
 }
 
 func (f *centreFn) Setup() (err error) { f.rule, err = f.Rule.rule(); return err }
@@ -272,7 +272,7 @@ func (f *centreFn) Setup() (err error) { f.rule, err = f.Rule.rule(); return err
 // unknown one when none was known).
 type starLeaf struct {
 	centre, member uint64
-	pre            *dedup.Prefilter
+	pre            *rule.Prefilter
 }
 
 func (f *centreFn) ProcessElement(ctx context.Context, _ int, batches func(*[]byte) bool,

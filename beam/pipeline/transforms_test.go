@@ -13,7 +13,7 @@ import (
 
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 )
 
 func init() {
@@ -106,7 +106,7 @@ func TestVerifyLeafPairs(t *testing.T) {
 	}
 	opt := Options{Inputs: []string{"x"}}
 	opt.EnsureDefaults()
-	ext, err := dedup.NewRuleExtractor(opt.DedupOptions())
+	ext, err := rule.NewRuleExtractor(opt.DedupOptions().Options)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,11 +173,11 @@ func TestPrefilterStar(t *testing.T) {
 	}
 	opt := Options{Inputs: []string{"x"}}
 	opt.EnsureDefaults()
-	ext, err := dedup.NewRuleExtractor(opt.DedupOptions())
+	ext, err := rule.NewRuleExtractor(opt.DedupOptions().Options)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pres := make([]dedup.Prefilter, len(texts))
+	pres := make([]rule.Prefilter, len(texts))
 	var ls []starLeaf
 	for i, text := range texts {
 		pres[i] = ext.Extract(text).Pre
@@ -213,7 +213,7 @@ func TestPrefilterStar(t *testing.T) {
 // or several centres, centres in another range) decode to what was
 // encoded, and a batch cut short fails to decode.
 func TestLinkBatchRoundTrip(t *testing.T) {
-	pre := dedup.Prefilter{1, 2, 3, 1 << 63, 5, 6}
+	pre := rule.Prefilter{1, 2, 3, 1 << 63, 5, 6}
 	want := []linkEntry{
 		{member: Pos(2, 5), known: true, pre: pre, centres: []uint64{Pos(2, 5)}},
 		{member: Pos(2, 9), centres: []uint64{Pos(0, 1), Pos(2, 5), Pos(2, 9)}},

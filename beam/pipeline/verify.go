@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 )
 
 // Pair is an edge between two documents' positions, A < B.
@@ -69,7 +69,7 @@ type verifyFn struct {
 	MaxChecks int64
 	Shuffle   shuffleCounter
 
-	rule *dedup.Rule
+	rule *rule.Rule
 }
 
 func (f *verifyFn) Setup() (err error) { f.rule, err = f.Rule.rule(); return err }
@@ -78,7 +78,7 @@ type leafState struct {
 	pos uint64
 	j   float64 // Jaccard with the centre; NaN when a set is empty
 	ok  bool    // a duplicate of the centre
-	f   dedup.Features
+	f   rule.Features
 }
 
 func (f *verifyFn) ProcessElement(ctx context.Context, c uint64, selfIter func(*docData) bool, leafIter func(*docData) bool,
@@ -88,7 +88,7 @@ func (f *verifyFn) ProcessElement(ctx context.Context, c uint64, selfIter func(*
 	// themselves, as failing leaves without a pivot.
 	var self docData
 	hasCentre := selfIter(&self)
-	var fc dedup.Features
+	var fc rule.Features
 	if hasCentre {
 		if err := fc.UnmarshalBinary(self.Features); err != nil {
 			return fmt.Errorf("pipeline: features of position %d: %w", self.Pos, err)
@@ -122,11 +122,11 @@ func (f *verifyFn) ProcessElement(ctx context.Context, c uint64, selfIter func(*
 		if held += int64(len(d.Features)); holding && held > f.HoldBytes {
 			holding = false
 			for i := range leaves {
-				leaves[i].f = dedup.Features{}
+				leaves[i].f = rule.Features{}
 			}
 		}
 		if !holding {
-			l.f = dedup.Features{}
+			l.f = rule.Features{}
 		}
 		leaves = append(leaves, l)
 	}
@@ -214,7 +214,7 @@ func (f *verifyFn) leafPairs(ctx context.Context, leaves []leafState, edge func(
 // pivot is the Jaccard similarity of a leaf's set with the centre's, or NaN
 // when either text has no tokens (such documents pass verification only as
 // exact copies, which the metric does not speak of).
-func (f *verifyFn) pivot(c, l *dedup.Features) float64 {
+func (f *verifyFn) pivot(c, l *rule.Features) float64 {
 	if c.Tokens == 0 || l.Tokens == 0 {
 		return math.NaN()
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/neardup/neardup/beam/pipeline"
 	"github.com/neardup/neardup/corpus"
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 )
 
 // writeWET writes the documents of a corpus as a WET archive: a warcinfo
@@ -59,7 +59,7 @@ func writeWET(t *testing.T, in, out string) int {
 func TestWARCSplitEqualsBatch(t *testing.T) {
 	wet := filepath.Join(t.TempDir(), "spdx.warc.wet.gz")
 	n := writeWET(t, corpusPath(t, "en_spdx"), wet)
-	for _, method := range []string{dedup.MethodMinHash, dedup.MethodSimHash} {
+	for _, method := range []string{rule.MethodMinHash, rule.MethodSimHash} {
 		t.Run(method, func(t *testing.T) {
 			b, g := runBoth(t, []string{wet}, pipeline.Options{Method: method, SplitBytes: 32 << 10})
 			b[0] = "" // the batch's kept output is a WARC archive; the pipeline's, the kept URIs

@@ -18,7 +18,7 @@
 // before every request that reads it; writes go through one committer per
 // Store, under a write lock in Redis that makes add_if_new atomic across
 // servers. With Options.Direct every match reads the fingerprint tables and
-// document hashes in Redis instead. Either way the decision is dedup.Rule's,
+// document hashes in Redis instead. Either way the decision is rule.Rule's,
 // in priority order, so the verdicts are neardup dedup's.
 //
 // REDIS.md, beside this file, owns the key layout, both modes, what each

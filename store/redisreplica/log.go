@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 )
 
@@ -56,7 +56,7 @@ type logEntry struct {
 	del bool
 	doc string
 	seq uint64
-	f   dedup.Features // additions only
+	f   rule.Features // additions only
 }
 
 func decodeEntry(m redis.XMessage) (logEntry, error) {

@@ -18,9 +18,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/redisclient"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 )
 
@@ -39,14 +39,14 @@ const Format = "neardup-redis 3"
 // Options configures a Store. The zero value means the defaults, written on
 // each field.
 type Options struct {
-	// Dedup are the decision options (zero value: dedup's defaults); they
+	// Dedup are the decision options (zero value: the rule's defaults); they
 	// must be the service's (server.Options.Dedup).
-	Dedup dedup.Options
+	Dedup rule.Options
 	// Settings names the decision settings stored features depend on, given
 	// Dedup as normalised by EnsureDefaults (direct mode's method included);
 	// every server on one index must name the same, and Open refuses
 	// another. Required: the service passes server.Settings.
-	Settings func(dedup.Options) string
+	Settings func(rule.Options) string
 	// Plan is the table layout of the shared index; every server on one
 	// Redis must use the same, and Open refuses another. Nil means Layout,
 	// or when that is empty too the planner's choice for ExpectedDocs at the
@@ -86,7 +86,7 @@ func (o *Options) EnsureDefaults() {
 	if o.Direct && o.Dedup.Method == "" {
 		// Direct mode matches through the SimHash fingerprint tables: its
 		// method is simhash unless asked otherwise (and then refused).
-		o.Dedup.Method = dedup.MethodSimHash
+		o.Dedup.Method = rule.MethodSimHash
 	}
 	o.Dedup.EnsureDefaults()
 	if o.ExpectedDocs == 0 {
@@ -123,7 +123,7 @@ type Store struct {
 	c       redis.UniversalClient
 	cluster bool
 	minhash bool // MethodMinHash (replica mode only): no fingerprints, no table entries
-	rule    *dedup.Rule
+	rule    *rule.Rule
 	plan    index.Plan
 	masks   []uint64 // per table: the key bits of unpermuted fingerprints
 	opt     Options
@@ -146,16 +146,16 @@ type Store struct {
 func Open(ctx context.Context, addr string, opt Options) (*Store, error) {
 	opt.EnsureDefaults()
 	if opt.Settings == nil {
-		return nil, fmt.Errorf("%w: Options.Settings is required", dedup.ErrOptions)
+		return nil, fmt.Errorf("%w: Options.Settings is required", rule.ErrOptions)
 	}
-	rule, err := dedup.NewRule(opt.Dedup)
+	rl, err := rule.NewRule(opt.Dedup)
 	if err != nil {
 		return nil, err
 	}
-	if m := opt.Dedup.Method; opt.Direct && m != "" && m != dedup.MethodSimHash {
-		return nil, fmt.Errorf("%w: direct mode reads SimHash fingerprint tables: use method simhash, or the replica", dedup.ErrOptions)
+	if m := opt.Dedup.Method; opt.Direct && m != "" && m != rule.MethodSimHash {
+		return nil, fmt.Errorf("%w: direct mode reads SimHash fingerprint tables: use method simhash, or the replica", rule.ErrOptions)
 	}
-	plan, err := choosePlan(&opt, rule)
+	plan, err := choosePlan(&opt, rl)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ func Open(ctx context.Context, addr string, opt Options) (*Store, error) {
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
 	_, cluster := c.(*redis.ClusterClient)
-	s := &Store{c: c, cluster: cluster, minhash: opt.Dedup.Method == dedup.MethodMinHash, rule: rule, plan: plan, opt: opt, log: opt.Logger, p: opt.Prefix,
+	s := &Store{c: c, cluster: cluster, minhash: opt.Dedup.Method == rule.MethodMinHash, rule: rl, plan: plan, opt: opt, log: opt.Logger, p: opt.Prefix,
 		nonce: hex.EncodeToString(nonce[:])}
 	// {P} is a hash tag: Redis Cluster hashes only what is between the
 	// braces, so these keys share a slot (and a master), and the scripts
@@ -187,7 +187,7 @@ func Open(ctx context.Context, addr string, opt Options) (*Store, error) {
 
 // choosePlan returns the plan of opt: given, named, or chosen for
 // ExpectedDocs at the rule's QueryK.
-func choosePlan(opt *Options, rule *dedup.Rule) (index.Plan, error) {
+func choosePlan(opt *Options, rl *rule.Rule) (index.Plan, error) {
 	var p index.Plan
 	switch {
 	case opt.Plan != nil:
@@ -198,7 +198,7 @@ func choosePlan(opt *Options, rule *dedup.Rule) (index.Plan, error) {
 			return p, err
 		}
 	default:
-		c, err := index.Choose(opt.ExpectedDocs, rule.QueryK(), 0)
+		c, err := index.Choose(opt.ExpectedDocs, rl.QueryK(), 0)
 		if err != nil {
 			return p, err
 		}
@@ -207,8 +207,8 @@ func choosePlan(opt *Options, rule *dedup.Rule) (index.Plan, error) {
 	if err := p.Validate(); err != nil {
 		return p, err
 	}
-	if p.K < rule.QueryK() {
-		return p, fmt.Errorf("%w: plan %v answers k=%d, the rule needs %d", index.ErrPlan, p, p.K, rule.QueryK())
+	if p.K < rl.QueryK() {
+		return p, fmt.Errorf("%w: plan %v answers k=%d, the rule needs %d", index.ErrPlan, p, p.K, rl.QueryK())
 	}
 	return p, nil
 }

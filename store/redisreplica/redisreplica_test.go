@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/redistest"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 	"github.com/neardup/neardup/store/storetest"
 )
@@ -49,7 +49,7 @@ func newPrefix() string { return fmt.Sprintf("t%d:", prefixes.Add(1)) }
 
 // testSettings stands for server.Settings: it names every option the tests
 // vary, so that stores opened under other options are told apart.
-func testSettings(o dedup.Options) string {
+func testSettings(o rule.Options) string {
 	return fmt.Sprintf("method=%s profile=%s verify=%s shingle=%d", o.Method, o.Profile, o.Verify, o.Shingle)
 }
 
@@ -111,7 +111,7 @@ func testStoreMode(t *testing.T, addr string, direct bool) {
 	t.Run("OtherSettingsRefused", func(t *testing.T) {
 		p := newPrefix()
 		openStore(t, addr, p, Options{Direct: direct})
-		_, err := Open(context.Background(), addr, Options{Prefix: p, Settings: testSettings, Dedup: dedup.Options{Shingle: 3}})
+		_, err := Open(context.Background(), addr, Options{Prefix: p, Settings: testSettings, Dedup: rule.Options{Shingle: 3}})
 		if !errors.Is(err, store.ErrStoreFormat) {
 			t.Errorf("Open with another shingle width: error %v, want ErrStoreFormat", err)
 		}
@@ -120,8 +120,8 @@ func testStoreMode(t *testing.T, addr string, direct bool) {
 			t.Errorf("Open with another plan: error %v, want ErrStoreFormat", err)
 		}
 		_, err = Open(context.Background(), addr, Options{Prefix: newPrefix(), Settings: testSettings, Direct: direct,
-			Dedup: dedup.Options{Method: dedup.MethodMinHash}})
-		if direct && !errors.Is(err, dedup.ErrOptions) {
+			Dedup: rule.Options{Method: rule.MethodMinHash}})
+		if direct && !errors.Is(err, rule.ErrOptions) {
 			t.Errorf("Open direct with method minhash: error %v, want ErrOptions", err)
 		}
 		if !direct && err != nil {
@@ -167,7 +167,7 @@ func randomText(seed uint64, n int) string {
 // dials, rather than record an index whose settings no server could check.
 func TestSettingsRequired(t *testing.T) {
 	_, err := Open(context.Background(), "redis://127.0.0.1:1/0", Options{})
-	if !errors.Is(err, dedup.ErrOptions) {
+	if !errors.Is(err, rule.ErrOptions) {
 		t.Errorf("Open without Settings: error %v, want ErrOptions", err)
 	}
 }

@@ -8,9 +8,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/keptmem"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 )
 
@@ -237,7 +237,7 @@ func (r *replica) rebuildLocked(ctx context.Context) error {
 	}
 	var (
 		ids     []string
-		fs      []dedup.Features
+		fs      []rule.Features
 		pending = map[string]bool{}
 		last    logEntry
 		n       int
@@ -327,7 +327,7 @@ type redisOp struct {
 }
 
 type opResult struct {
-	m   dedup.KeptMatch
+	m   rule.KeptMatch
 	dup bool
 	ok  bool // opRemove: the document was there
 	err error
@@ -547,7 +547,7 @@ func (r *replica) decide(ops []*redisOp, seq uint64) (res []opResult, cs []chang
 			continue
 		case opAddIfNew:
 			var (
-				m   dedup.KeptMatch
+				m   rule.KeptMatch
 				dup bool
 				err error
 			)
@@ -588,10 +588,10 @@ func (r *replica) decide(ops []*redisOp, seq uint64) (res []opResult, cs []chang
 // now is the first among the additions since op.ver, which recent holds
 // when op.ver >= recentFrom. Otherwise (or for an op never matched, op.ver
 // 0) k is matched whole.
-func (r *replica) rematchLocked(k *keptmem.Set, op *redisOp, ver uint64) (dedup.KeptMatch, bool, error) {
+func (r *replica) rematchLocked(k *keptmem.Set, op *redisOp, ver uint64) (rule.KeptMatch, bool, error) {
 	switch {
 	case op.ver == ver:
-		return dedup.KeptMatch{}, false, nil // it saw this very replica
+		return rule.KeptMatch{}, false, nil // it saw this very replica
 	case op.ver == 0 || op.ver < r.recentFrom:
 		return k.Match(&op.rec.Features)
 	}
@@ -601,7 +601,7 @@ func (r *replica) rematchLocked(k *keptmem.Set, op *redisOp, ver uint64) (dedup.
 			return m, true, err
 		}
 	}
-	return dedup.KeptMatch{}, false, err
+	return rule.KeptMatch{}, false, err
 }
 
 // changeEntries returns the log entries of cs, the last with id.
@@ -616,7 +616,7 @@ func changeEntries(cs []change, id streamID) []logEntry {
 
 // The replica's side of Store's methods.
 
-func (r *replica) matchAll(ctx context.Context, f *dedup.Features, limit int) ([]dedup.KeptMatch, error) {
+func (r *replica) matchAll(ctx context.Context, f *rule.Features, limit int) ([]rule.KeptMatch, error) {
 	if err := r.sync(ctx); err != nil {
 		return nil, err
 	}
@@ -625,9 +625,9 @@ func (r *replica) matchAll(ctx context.Context, f *dedup.Features, limit int) ([
 
 // addIfNew matches without the lock first: a decline needs none, since the
 // replica holds only committed documents and was synced after the call.
-func (r *replica) addIfNew(ctx context.Context, rec store.Record) (dedup.KeptMatch, bool, error) {
+func (r *replica) addIfNew(ctx context.Context, rec store.Record) (rule.KeptMatch, bool, error) {
 	if err := r.sync(ctx); err != nil {
-		return dedup.KeptMatch{}, false, err
+		return rule.KeptMatch{}, false, err
 	}
 	ver := r.version.Load()
 	m, dup, err := r.kept.Load().Match(&rec.Features)
@@ -640,8 +640,8 @@ func (r *replica) addIfNew(ctx context.Context, rec store.Record) (dedup.KeptMat
 
 // addIfNewBatch decides on recs in order, as addIfNew one at a time, after
 // one sync, queueing them all before waiting so that they share commits.
-func (r *replica) addIfNewBatch(ctx context.Context, recs []store.Record) ([]dedup.KeptMatch, []bool, []error) {
-	ms, dups, errs := make([]dedup.KeptMatch, len(recs)), make([]bool, len(recs)), make([]error, len(recs))
+func (r *replica) addIfNewBatch(ctx context.Context, recs []store.Record) ([]rule.KeptMatch, []bool, []error) {
+	ms, dups, errs := make([]rule.KeptMatch, len(recs)), make([]bool, len(recs)), make([]error, len(recs))
 	if err := r.sync(ctx); err != nil {
 		for i := range errs {
 			errs[i] = err

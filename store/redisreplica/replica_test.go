@@ -10,9 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/redistest"
 	"github.com/neardup/neardup/keptmem"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 )
 
@@ -28,7 +28,7 @@ func TestReplicasAgree(t *testing.T) {
 	for _, backend := range testBackends {
 		t.Run(backend.name, func(t *testing.T) {
 			addr := backend.start(t)
-			for _, method := range []string{dedup.MethodSimHash, dedup.MethodMinHash} {
+			for _, method := range []string{rule.MethodSimHash, rule.MethodMinHash} {
 				t.Run(method, func(t *testing.T) { testReplicasAgree(t, addr, method) })
 			}
 		})
@@ -37,13 +37,13 @@ func TestReplicasAgree(t *testing.T) {
 
 func testReplicasAgree(t *testing.T, addr, method string) {
 	ctx := context.Background()
-	opt := dedup.Options{Method: method}
+	opt := rule.Options{Method: method}
 	prefix := newPrefix()
 	stores := []*Store{
 		openStore(t, addr, prefix, Options{Dedup: opt}),
 		openStore(t, addr, prefix, Options{Dedup: opt}),
 	}
-	if method == dedup.MethodSimHash {
+	if method == rule.MethodSimHash {
 		stores = append(stores, openStore(t, addr, prefix, Options{Dedup: opt, Direct: true}))
 	}
 	for _, s := range stores {
@@ -51,15 +51,15 @@ func testReplicasAgree(t *testing.T, addr, method string) {
 			t.Fatal(err)
 		}
 	}
-	rule, err := dedup.NewRule(opt)
+	rl, err := rule.NewRule(opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kept, err := keptmem.New(rule, 100)
+	kept, err := keptmem.New(rl, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex, err := dedup.NewExtractor(opt)
+	ex, err := rule.NewExtractor(opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func testReplicasAgree(t *testing.T, addr, method string) {
 	t.Logf("%v; %d stored at the end", counts, kept.Len())
 }
 
-func matchIDs(ms []dedup.KeptMatch) []string {
+func matchIDs(ms []rule.KeptMatch) []string {
 	out := []string{}
 	for _, m := range ms {
 		out = append(out, m.ID)
@@ -133,12 +133,12 @@ func TestReplicaLogReset(t *testing.T) {
 	srv := redistest.Start(t)
 	addr, prefix := "redis://"+srv.Addr()+"/0", newPrefix()
 	a := openStore(t, addr, prefix, Options{})
-	ex, err := dedup.NewExtractor(dedup.Options{})
+	ex, err := rule.NewExtractor(rule.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	old, later := ex.Extract(randomText(1, 50)), ex.Extract(randomText(2, 50))
-	for i, f := range []dedup.Features{old, ex.Extract(randomText(3, 50))} {
+	for i, f := range []rule.Features{old, ex.Extract(randomText(3, 50))} {
 		if _, dup, err := a.AddIfNew(ctx, store.Record{ID: fmt.Sprint("old", i), Features: f}); err != nil || dup {
 			t.Fatalf("AddIfNew(old%d): %v %v", i, dup, err)
 		}
@@ -192,7 +192,7 @@ func TestFailedCommit(t *testing.T) {
 		}
 	}})
 	b := openStore(t, addr, prefix, Options{})
-	ex, err := dedup.NewExtractor(dedup.Options{})
+	ex, err := rule.NewExtractor(rule.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/simhash"
 	"github.com/neardup/neardup/store"
 )
@@ -64,7 +64,7 @@ func (s *Store) lookup(ctx context.Context, fp, exact uint64, k int, withFP, wit
 // candidates of keptmem.Set), read from their document hashes in a second
 // round trip. Entries whose document is gone or was stored again with
 // another fingerprint are dropped.
-func (s *Store) candidates(ctx context.Context, f *dedup.Features) ([]store.Record, error) {
+func (s *Store) candidates(ctx context.Context, f *rule.Features) ([]store.Record, error) {
 	exactOnly := s.rule.ExactOnly(f) // as dedup: such documents match exact copies only
 	near, exacts, err := s.lookup(ctx, f.FP, f.Exact, s.rule.QueryK(), !exactOnly, true)
 	if err != nil {
@@ -91,21 +91,21 @@ func (s *Store) candidates(ctx context.Context, f *dedup.Features) ([]store.Reco
 	return rs, nil
 }
 
-// matches keeps the candidates f duplicates, in order, with dedup.Rule.Match
+// matches keeps the candidates f duplicates, in order, with rule.Rule.Match
 // (the decision of keptmem.Set and of 'neardup dedup').
-func (s *Store) matches(f *dedup.Features, cands []store.Record, limit int) []dedup.KeptMatch {
-	fs := make([]*dedup.Features, len(cands))
+func (s *Store) matches(f *rule.Features, cands []store.Record, limit int) []rule.KeptMatch {
+	fs := make([]*rule.Features, len(cands))
 	for i := range cands {
 		fs[i] = &cands[i].Features
 	}
-	var out []dedup.KeptMatch
+	var out []rule.KeptMatch
 	for i := 0; i < len(fs); {
 		j := s.rule.Match(f, fs[i:])
 		if j < 0 {
 			break
 		}
 		c := &cands[i+j]
-		out = append(out, dedup.KeptMatch{ID: c.ID, Seq: c.Seq, Distance: simhash.Distance(c.Features.FP, f.FP),
+		out = append(out, rule.KeptMatch{ID: c.ID, Seq: c.Seq, Distance: simhash.Distance(c.Features.FP, f.FP),
 			Score: s.rule.Score(&c.Features, f), Exact: c.Features.Exact == f.Exact})
 		if limit > 0 && len(out) >= limit {
 			break
@@ -116,7 +116,7 @@ func (s *Store) matches(f *dedup.Features, cands []store.Record, limit int) []de
 }
 
 // MatchAll implements server.Set.
-func (s *Store) MatchAll(ctx context.Context, f *dedup.Features, limit int) ([]dedup.KeptMatch, error) {
+func (s *Store) MatchAll(ctx context.Context, f *rule.Features, limit int) ([]rule.KeptMatch, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
@@ -131,10 +131,10 @@ func (s *Store) MatchAll(ctx context.Context, f *dedup.Features, limit int) ([]d
 }
 
 // Match implements server.Set.
-func (s *Store) Match(ctx context.Context, f *dedup.Features) (dedup.KeptMatch, bool, error) {
+func (s *Store) Match(ctx context.Context, f *rule.Features) (rule.KeptMatch, bool, error) {
 	ms, err := s.MatchAll(ctx, f, 1)
 	if err != nil || len(ms) == 0 {
-		return dedup.KeptMatch{}, false, err
+		return rule.KeptMatch{}, false, err
 	}
 	return ms[0], true, nil
 }
@@ -144,7 +144,7 @@ func (s *Store) Match(ctx context.Context, f *dedup.Features) (dedup.KeptMatch, 
 // read). Under the lock the match is repeated only if a write was committed
 // since the counter "done" was read before it; then the write, with the
 // next sequence number. r.Seq is ignored.
-func (s *Store) AddIfNew(ctx context.Context, r store.Record) (m dedup.KeptMatch, dup bool, err error) {
+func (s *Store) AddIfNew(ctx context.Context, r store.Record) (m rule.KeptMatch, dup bool, err error) {
 	if err := s.check(); err != nil {
 		return m, false, err
 	}
@@ -172,11 +172,11 @@ func (s *Store) AddIfNew(ctx context.Context, r store.Record) (m dedup.KeptMatch
 
 // AddIfNewBatch decides on rs in order, as AddIfNew would one at a time; in
 // replica mode they share one sync and their commits.
-func (s *Store) AddIfNewBatch(ctx context.Context, rs []store.Record) ([]dedup.KeptMatch, []bool, []error) {
+func (s *Store) AddIfNewBatch(ctx context.Context, rs []store.Record) ([]rule.KeptMatch, []bool, []error) {
 	if s.rep != nil && s.check() == nil {
 		return s.rep.addIfNewBatch(ctx, rs)
 	}
-	ms, dups, errs := make([]dedup.KeptMatch, len(rs)), make([]bool, len(rs)), make([]error, len(rs))
+	ms, dups, errs := make([]rule.KeptMatch, len(rs)), make([]bool, len(rs)), make([]error, len(rs))
 	for i, r := range rs {
 		ms[i], dups[i], errs[i] = s.AddIfNew(ctx, r)
 	}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/redistest"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 )
 
@@ -30,7 +30,7 @@ func text(seed uint64, n int) string {
 }
 
 func extractor(t testing.TB) func(id, text string) store.Record {
-	ex, err := dedup.NewExtractor(dedup.Options{})
+	ex, err := rule.NewExtractor(rule.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

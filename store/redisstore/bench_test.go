@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 )
 
@@ -96,7 +96,7 @@ func BenchmarkCandidates(b *testing.B) {
 	var recs []store.Record
 	page := templatePages(11)
 	var unrelated, oneNear [groups][]cand
-	var newPages, nearCopies [groups]dedup.Features
+	var newPages, nearCopies [groups]rule.Features
 	for g := range groups {
 		base := page()
 		for i := range size {
@@ -148,7 +148,7 @@ func BenchmarkCandidates(b *testing.B) {
 	}
 	for _, kind := range []string{"unrelated", "one-near-copy"} {
 		for _, n := range []int{1, 2, 3, 4, 8, 16} {
-			query := func(i int64) (*dedup.Features, []cand) {
+			query := func(i int64) (*rule.Features, []cand) {
 				g := int(i % groups)
 				if kind == "unrelated" {
 					return &newPages[g], unrelated[g][:n]
@@ -158,7 +158,7 @@ func BenchmarkCandidates(b *testing.B) {
 			for _, par := range []string{"serial", "parallel"} {
 				for _, m := range modes {
 					s := m.s
-					decide := func(f *dedup.Features, cs []cand) int {
+					decide := func(f *rule.Features, cs []cand) int {
 						cs, rs, err := s.readCandidates(ctx, f, cs)
 						if err != nil {
 							b.Fatal(err)

@@ -5,10 +5,10 @@
 // pipelined reads (the candidate keys' entries, then the candidates'
 // records), or three when the candidates are more than two: their
 // prefilters are read first (64 bytes each, beside their records), and the
-// records of those that dedup's prefilter rules out, far below the
+// records of those that the rule's prefilter rules out, far below the
 // threshold, are not read. The candidate keys are the batch's
-// (keptset.Keys: the LSH band keys of dedup's default method), and the
-// decision is dedup.Rule's, in priority order, so the verdicts are neardup
+// (keptset.Keys: the LSH band keys of the rule's default method), and the
+// decision is rule.Rule's, in priority order, so the verdicts are neardup
 // dedup's.
 //
 // Writes take no global lock: an addition writes itself pending, reads the

@@ -11,8 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 )
 
@@ -115,10 +115,10 @@ func (s *Store) readRecords(ctx context.Context, seqs []uint64) ([]stored, error
 
 // Match returns the first stored document, in priority order, that f
 // duplicates.
-func (s *Store) Match(ctx context.Context, f *dedup.Features) (dedup.KeptMatch, bool, error) {
+func (s *Store) Match(ctx context.Context, f *rule.Features) (rule.KeptMatch, bool, error) {
 	ms, err := s.MatchAll(ctx, f, 1)
 	if err != nil || len(ms) == 0 {
-		return dedup.KeptMatch{}, false, err
+		return rule.KeptMatch{}, false, err
 	}
 	return ms[0], true, nil
 }
@@ -136,7 +136,7 @@ const directMax = 2
 // cancelled ones and of the committed ones that the rule's prefilter rules
 // out against f (rule.PrefilterRejects: never a duplicate) are not read.
 // It returns the candidates read, in the order of cs, with their records.
-func (s *Store) readCandidates(ctx context.Context, f *dedup.Features, cs []cand) ([]cand, []stored, error) {
+func (s *Store) readCandidates(ctx context.Context, f *rule.Features, cs []cand) ([]cand, []stored, error) {
 	s.matches.Add(1)
 	if len(cs) > max(s.directMax, 0) && s.prefilter && f.Pre.Known() {
 		var err error
@@ -156,7 +156,7 @@ func (s *Store) readCandidates(ctx context.Context, f *dedup.Features, cs []cand
 // pending (a stale one is handed to the collector), and they are few. A
 // record without a prefilter field (written before the layout kept one) has
 // an unknown prefilter, which rules nothing out.
-func (s *Store) prefilterCands(ctx context.Context, f *dedup.Features, cs []cand) ([]cand, error) {
+func (s *Store) prefilterCands(ctx context.Context, f *rule.Features, cs []cand) ([]cand, error) {
 	cmds := make([]*redis.SliceCmd, len(cs))
 	err := s.g.do(ctx, func(pipe redis.Pipeliner) {
 		for i, c := range cs {
@@ -203,7 +203,7 @@ func (s *Store) MatchCounts() (matches, examined, prefiltered uint64) {
 // than directMax candidates, one of their prefilters, which rules most
 // unrelated candidates out), decided by the rule as the batch and the
 // in-memory kept set decide. Only committed documents count.
-func (s *Store) MatchAll(ctx context.Context, f *dedup.Features, limit int) ([]dedup.KeptMatch, error) {
+func (s *Store) MatchAll(ctx context.Context, f *rule.Features, limit int) ([]rule.KeptMatch, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
@@ -216,7 +216,7 @@ func (s *Store) MatchAll(ctx context.Context, f *dedup.Features, limit int) ([]d
 	if err != nil {
 		return nil, err
 	}
-	var ms []dedup.KeptMatch
+	var ms []rule.KeptMatch
 	for i, c := range cs {
 		r := &recs[i]
 		if s.dead(c, r) || r.state != stateCommitted {
@@ -258,13 +258,13 @@ func (s *Store) dead(c cand, r *stored) bool {
 }
 
 // verdict decides on the pair (stored r, new f) as the batch does.
-func (s *Store) verdict(r *stored, f *dedup.Features) (dedup.KeptMatch, bool) {
+func (s *Store) verdict(r *stored, f *rule.Features) (rule.KeptMatch, bool) {
 	g := &r.rec.Features
 	if !s.rule.Duplicates(g, f) {
-		return dedup.KeptMatch{}, false
+		return rule.KeptMatch{}, false
 	}
 	verified := s.rule.Verified(g, f)
-	return dedup.KeptMatch{ID: r.rec.ID, Seq: r.rec.Seq, Distance: bits.OnesCount64(g.FP ^ f.FP),
+	return rule.KeptMatch{ID: r.rec.ID, Seq: r.rec.Seq, Distance: bits.OnesCount64(g.FP ^ f.FP),
 		Score: s.rule.Score(g, f), Exact: verified && g.Exact == f.Exact, Unverified: !verified}, true
 }
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/keptset"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 )
 
@@ -38,20 +38,20 @@ func templatePages(seed uint64) func() string {
 // oracle returns the ids of the documents of stored (in priority order)
 // that the rule calls duplicates of f among those sharing a candidate key
 // with it: what MatchAll must answer.
-func oracle(rule *dedup.Rule, nb int, stored []store.Record, f *dedup.Features) []string {
+func oracle(rl *rule.Rule, nb int, stored []store.Record, f *rule.Features) []string {
 	keys := keptset.Keys(nil, f, nb)
 	var ids []string
 	for i := range stored {
 		g := &stored[i].Features
 		shared := slices.ContainsFunc(keptset.Keys(nil, g, nb), func(k uint64) bool { return slices.Contains(keys, k) })
-		if shared && rule.Duplicates(g, f) {
+		if shared && rl.Duplicates(g, f) {
 			ids = append(ids, stored[i].ID)
 		}
 	}
 	return ids
 }
 
-func matchIDs(ms []dedup.KeptMatch) []string {
+func matchIDs(ms []rule.KeptMatch) []string {
 	var ids []string
 	for _, m := range ms {
 		ids = append(ids, m.ID)
@@ -71,7 +71,7 @@ func TestPrefilterBeforeRecords(t *testing.T) {
 	backends(t, func(t *testing.T, addr string) {
 		ctx := context.Background()
 		rec := extractor(t)
-		rule, err := dedup.NewRule(dedup.Options{})
+		rl, err := rule.NewRule(rule.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func TestPrefilterBeforeRecords(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, want := matchIDs(ms), oracle(rule, s.nb, stored, &f); !slices.Equal(got, want) {
+			if got, want := matchIDs(ms), oracle(rl, s.nb, stored, &f); !slices.Equal(got, want) {
 				t.Fatalf("a new page matched %v, the rule says %v", got, want)
 			}
 			cands += len(s.candidatesOf(s.keys(&f), mustFields(t, s, &f), maxSeq+1))
@@ -128,7 +128,7 @@ func TestPrefilterBeforeRecords(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := oracle(rule, s.nb, stored, &near.Features)
+			want := oracle(rl, s.nb, stored, &near.Features)
 			if got := matchIDs(ms); !slices.Equal(got, want) || !slices.Contains(got, orig.ID) {
 				t.Fatalf("near-copy of %s matched %v, the rule says %v", orig.ID, got, want)
 			}
@@ -156,7 +156,7 @@ func TestPrefilterBeforeRecords(t *testing.T) {
 }
 
 // mustFields reads f's candidate keys' fields.
-func mustFields(t testing.TB, s *Store, f *dedup.Features) []string {
+func mustFields(t testing.TB, s *Store, f *rule.Features) []string {
 	t.Helper()
 	vals, err := s.readFields(context.Background(), s.keys(f))
 	if err != nil {
@@ -206,7 +206,7 @@ func TestRecordsWithoutPrefilter(t *testing.T) {
 	backends(t, func(t *testing.T, addr string) {
 		ctx := context.Background()
 		rec := extractor(t)
-		rule, err := dedup.NewRule(dedup.Options{})
+		rl, err := rule.NewRule(rule.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,7 +235,7 @@ func TestRecordsWithoutPrefilter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, want := matchIDs(ms), oracle(rule, s.nb, stored, &f); !slices.Equal(got, want) {
+			if got, want := matchIDs(ms), oracle(rl, s.nb, stored, &f); !slices.Equal(got, want) {
 				t.Fatalf("a new page matched %v, the rule says %v", got, want)
 			}
 		}

@@ -15,9 +15,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/redisclient"
 	"github.com/neardup/neardup/keptset"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/simhash"
 	"github.com/neardup/neardup/store"
 )
@@ -47,9 +47,9 @@ const (
 // Options configures a Store. The zero value means the defaults, written on
 // each field.
 type Options struct {
-	// Dedup are the decision options (zero value: dedup's defaults). They
+	// Dedup are the decision options (zero value: the rule's defaults). They
 	// must give a rule with LSH bands (MethodMinHash, the default).
-	Dedup dedup.Options
+	Dedup rule.Options
 	// Settings names the decision settings; every server on one index must
 	// give the same (the service passes server.Settings(Dedup)).
 	Settings string
@@ -119,7 +119,7 @@ func (o *Options) ensureDefaults() {
 // of the index itself (REDIS.md). It is safe for concurrent use.
 type Store struct {
 	c     redis.UniversalClient
-	rule  *dedup.Rule
+	rule  *rule.Rule
 	nb    int // bands per document
 	opt   Options
 	log   *slog.Logger
@@ -155,19 +155,19 @@ type Store struct {
 // chosen for opt.Capacity) when there is none.
 func Open(ctx context.Context, addr string, opt Options) (*Store, error) {
 	opt.ensureDefaults()
-	rule, err := dedup.NewRule(opt.Dedup)
+	rl, err := rule.NewRule(opt.Dedup)
 	if err != nil {
 		return nil, err
 	}
-	if rule.Bands() == 0 {
-		return nil, fmt.Errorf("%w: the Redis index keeps LSH band keys (method minhash); method %q has none", dedup.ErrOptions, opt.Dedup.Method)
+	if rl.Bands() == 0 {
+		return nil, fmt.Errorf("%w: the Redis index keeps LSH band keys (method minhash); method %q has none", rule.ErrOptions, opt.Dedup.Method)
 	}
 	c, err := dial(addr, opt)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{c: c, rule: rule, nb: rule.Bands(), opt: opt, log: opt.Logger, p: opt.Prefix,
-		g: &group{c: c, timeout: opt.Timeout}, prefilter: opt.Dedup.Verify == dedup.VerifyJaccard, directMax: opt.directMax}
+	s := &Store{c: c, rule: rl, nb: rl.Bands(), opt: opt, log: opt.Logger, p: opt.Prefix,
+		g: &group{c: c, timeout: opt.Timeout}, prefilter: opt.Dedup.Verify == rule.VerifyJaccard, directMax: opt.directMax}
 	slot := s.p + "{" + s.p + "}"
 	s.seqKey, s.countKey = slot+"seq", slot+"count"
 	if err := s.checkMeta(ctx); err != nil {
@@ -321,14 +321,14 @@ func (s *Store) recordKey(seq uint64) (key, rec, state string) {
 func preField(rec string) string { return "p" + rec }
 
 // preBytes is the size of an encoded prefilter.
-const preBytes = 8 * len(dedup.Prefilter{})
+const preBytes = 8 * len(rule.Prefilter{})
 
 // encodePrefilter returns the value of f's prefilter field: the prefilter
-// that decoding f's record gives (dedup.Features.Prefilter, a function of
+// that decoding f's record gives (rule.Features.Prefilter, a function of
 // the shingle set), its words little-endian; "" when it is unknown, or
 // when the rule has no prefilter (no Jaccard verification), which then
 // costs no memory.
-func (s *Store) encodePrefilter(f *dedup.Features) string {
+func (s *Store) encodePrefilter(f *rule.Features) string {
 	if !s.prefilter {
 		return ""
 	}
@@ -346,8 +346,8 @@ func (s *Store) encodePrefilter(f *dedup.Features) string {
 // decodePrefilter returns the prefilter of a prefilter field's value; the
 // zero (unknown) Prefilter, which rules nothing out, for a missing or
 // malformed one.
-func decodePrefilter(v string) dedup.Prefilter {
-	var p dedup.Prefilter
+func decodePrefilter(v string) rule.Prefilter {
+	var p rule.Prefilter
 	if len(v) != preBytes {
 		return p
 	}
@@ -364,7 +364,7 @@ func (s *Store) idKey(id string) string {
 
 // keys returns f's candidate keys: the batch's and the in-memory kept
 // set's (keptset.Keys).
-func (s *Store) keys(f *dedup.Features) []uint64 {
+func (s *Store) keys(f *rule.Features) []uint64 {
 	return keptset.Keys(make([]uint64, 0, s.nb), f, s.nb)
 }
 
@@ -377,7 +377,7 @@ const (
 
 // Record encoding: a version byte, the time it was written (Unix ms,
 // uvarint), the id and the metadata (uvarint lengths), then the features
-// (dedup.Features.AppendBinary).
+// (rule.Features.AppendBinary).
 const recordVersion = 1
 
 func encodeRecord(r *store.Record, now time.Time) ([]byte, error) {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/redistest"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 	"github.com/neardup/neardup/store/storetest"
 )
@@ -87,7 +87,7 @@ func TestOtherSettingsRefused(t *testing.T) {
 	if _, err := Open(context.Background(), addr, Options{Prefix: p, Settings: "b"}); err == nil || !strings.Contains(err.Error(), "settings") {
 		t.Fatalf("Open with other settings: %v, want a settings mismatch", err)
 	}
-	if _, err := Open(context.Background(), addr, Options{Prefix: newPrefix(), Dedup: dedup.Options{Method: dedup.MethodSimHash}}); err == nil {
+	if _, err := Open(context.Background(), addr, Options{Prefix: newPrefix(), Dedup: rule.Options{Method: rule.MethodSimHash}}); err == nil {
 		t.Fatal("Open with method simhash: no error, want one (no band keys)")
 	}
 }

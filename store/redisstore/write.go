@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 )
 
@@ -126,7 +126,7 @@ func (s *Store) nextSeq(ctx context.Context) (uint64, error) {
 // AddIfNew adds r, last in priority, unless it duplicates a stored
 // document, atomically across servers; it returns the match that kept r
 // out. An id already stored is an error wrapping store.ErrExists.
-func (s *Store) AddIfNew(ctx context.Context, r store.Record) (dedup.KeptMatch, bool, error) {
+func (s *Store) AddIfNew(ctx context.Context, r store.Record) (rule.KeptMatch, bool, error) {
 	return s.add(ctx, r, true)
 }
 
@@ -136,17 +136,17 @@ func (s *Store) Add(ctx context.Context, r store.Record) error {
 	return err
 }
 
-func (s *Store) add(ctx context.Context, r store.Record, ifNew bool) (dedup.KeptMatch, bool, error) {
+func (s *Store) add(ctx context.Context, r store.Record, ifNew bool) (rule.KeptMatch, bool, error) {
 	if err := s.check(); err != nil {
-		return dedup.KeptMatch{}, false, err
+		return rule.KeptMatch{}, false, err
 	}
 	if err := s.ensureMeta(ctx); err != nil {
-		return dedup.KeptMatch{}, false, s.failed(err)
+		return rule.KeptMatch{}, false, s.failed(err)
 	}
 	for attempt := 1; ; attempt++ {
 		seq, err := s.nextSeq(ctx)
 		if err != nil {
-			return dedup.KeptMatch{}, false, err
+			return rule.KeptMatch{}, false, err
 		}
 		r.Seq = seq
 		m, dup, err := s.tryAdd(ctx, &r, ifNew)
@@ -158,10 +158,10 @@ func (s *Store) add(ctx context.Context, r store.Record, ifNew bool) (dedup.Kept
 }
 
 // tryAdd is one attempt at adding r under r.Seq.
-func (s *Store) tryAdd(ctx context.Context, r *store.Record, ifNew bool) (dedup.KeptMatch, bool, error) {
+func (s *Store) tryAdd(ctx context.Context, r *store.Record, ifNew bool) (rule.KeptMatch, bool, error) {
 	p, err := s.pend(ctx, r)
 	if err != nil {
-		return dedup.KeptMatch{}, false, err
+		return rule.KeptMatch{}, false, err
 	}
 	return s.decide(ctx, p, ifNew)
 }
@@ -209,7 +209,7 @@ func (s *Store) pend(ctx context.Context, r *store.Record) (*pending, error) {
 
 // decide settles the pending addition p against its candidates (with
 // ifNew) and commits it (steps 3 to 5).
-func (s *Store) decide(ctx context.Context, p *pending, ifNew bool) (dedup.KeptMatch, bool, error) {
+func (s *Store) decide(ctx context.Context, p *pending, ifNew bool) (rule.KeptMatch, bool, error) {
 	r := p.r
 	// 3. The decision.
 	if ifNew {
@@ -225,18 +225,18 @@ func (s *Store) decide(ctx context.Context, p *pending, ifNew bool) (dedup.KeptM
 	if err != nil {
 		// Unknown outcome: a later read of the state decides; the
 		// collector cancels it if it stays pending.
-		return dedup.KeptMatch{}, false, err
+		return rule.KeptMatch{}, false, err
 	}
 	if st != stateCommitted {
 		if err := s.c.Decr(context.WithoutCancel(ctx), s.countKey).Err(); err != nil {
 			s.log.Warn("redis document count not lowered after a cancelled commit", "id", r.ID, "err", err)
 		}
-		return dedup.KeptMatch{}, false, s.cancel(p, errKilled)
+		return rule.KeptMatch{}, false, s.cancel(p, errKilled)
 	}
 	if err := s.replicate(ctx); err != nil {
-		return dedup.KeptMatch{}, false, err
+		return rule.KeptMatch{}, false, err
 	}
-	return dedup.KeptMatch{}, false, nil
+	return rule.KeptMatch{}, false, nil
 }
 
 // AddIfNewBatch decides on rs in order, as AddIfNew called on each in turn
@@ -246,11 +246,11 @@ func (s *Store) decide(ctx context.Context, p *pending, ifNew bool) (dedup.KeptM
 // each decided, all at once. A pair of near-duplicates in rs then settles
 // as any two concurrent additions do, in favour of the one with the lower
 // sequence number, the earlier in rs (REDIS.md, "Adding a document").
-func (s *Store) AddIfNewBatch(ctx context.Context, rs []store.Record) ([]dedup.KeptMatch, []bool, []error) {
-	ms := make([]dedup.KeptMatch, len(rs))
+func (s *Store) AddIfNewBatch(ctx context.Context, rs []store.Record) ([]rule.KeptMatch, []bool, []error) {
+	ms := make([]rule.KeptMatch, len(rs))
 	dups := make([]bool, len(rs))
 	errs := make([]error, len(rs))
-	fail := func(err error) ([]dedup.KeptMatch, []bool, []error) {
+	fail := func(err error) ([]rule.KeptMatch, []bool, []error) {
 		for i := range errs {
 			errs[i] = err
 		}
@@ -414,10 +414,10 @@ func (s *Store) seqTaken(ctx context.Context, seq uint64, enc []byte) error {
 // cs, in priority order: it returns the first committed one f duplicates,
 // waiting for a pending duplicate before self in priority and cancelling
 // one after it. errKilled means that a concurrent addition cancelled self.
-func (s *Store) settle(ctx context.Context, f *dedup.Features, self uint64, cs []cand) (dedup.KeptMatch, bool, error) {
+func (s *Store) settle(ctx context.Context, f *rule.Features, self uint64, cs []cand) (rule.KeptMatch, bool, error) {
 	cs, recs, err := s.readCandidates(ctx, f, cs)
 	if err != nil {
-		return dedup.KeptMatch{}, false, err
+		return rule.KeptMatch{}, false, err
 	}
 	for i, c := range cs {
 		r := &recs[i]
@@ -436,7 +436,7 @@ func (s *Store) settle(ctx context.Context, f *dedup.Features, self uint64, cs [
 		if r.state == "" {
 			st, err := s.resolve(ctx, c.seq, self, r.at)
 			if err != nil {
-				return dedup.KeptMatch{}, false, err
+				return rule.KeptMatch{}, false, err
 			}
 			r.state = st
 		}
@@ -444,7 +444,7 @@ func (s *Store) settle(ctx context.Context, f *dedup.Features, self uint64, cs [
 			return m, true, nil
 		}
 	}
-	return dedup.KeptMatch{}, false, nil
+	return rule.KeptMatch{}, false, nil
 }
 
 // resolve settles the pending duplicate seq of the addition self: it waits

@@ -17,7 +17,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 )
 
@@ -26,7 +26,7 @@ import (
 // opens it again on the same data (for durable stores).
 func Run(t *testing.T, open func(t *testing.T) store.Store, reopen func(t *testing.T, s store.Store) store.Store) {
 	ctx := context.Background()
-	ex, err := dedup.NewExtractor(dedup.Options{})
+	ex, err := rule.NewExtractor(rule.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

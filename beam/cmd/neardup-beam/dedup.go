@@ -15,7 +15,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/metrics"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 	"github.com/neardup/neardup/beam/pipeline"
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
@@ -47,12 +47,12 @@ func (f *dedupFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Output, "output", "", "write the kept documents (original lines, input order) to this file")
 	fs.StringVar(&o.Duplicates, "duplicates", "", "write one JSON object per removed document to this file")
 	fs.StringVar(&o.Clusters, "clusters", "", "write one JSON object per kept document with duplicates to this file")
-	fs.StringVar(&o.Method, "method", dedup.DefaultMethod, "candidate method: simhash or minhash")
-	fs.StringVar(&o.Profile, "profile", dedup.DefaultProfile, "features profile for the SimHash fingerprint")
-	fs.IntVar(&o.K, "k", dedup.DefaultK, "Hamming distance for candidate pairs (simhash)")
+	fs.StringVar(&o.Method, "method", rule.DefaultMethod, "candidate method: simhash or minhash")
+	fs.StringVar(&o.Profile, "profile", rule.DefaultProfile, "features profile for the SimHash fingerprint")
+	fs.IntVar(&o.K, "k", rule.DefaultK, "Hamming distance for candidate pairs (simhash)")
 	fs.IntVar(&o.KShort, "k-short", 0, "distance for pairs with a short document (default max(12, k))")
-	fs.Float64Var(&o.Threshold, "threshold", dedup.DefaultThreshold, "Jaccard threshold of the verification")
-	fs.IntVar(&o.Shingle, "shingle", dedup.DefaultShingle, "shingle width in tokens")
+	fs.Float64Var(&o.Threshold, "threshold", rule.DefaultThreshold, "Jaccard threshold of the verification")
+	fs.IntVar(&o.Shingle, "shingle", rule.DefaultShingle, "shingle width in tokens")
 	fs.BoolVar(&o.SkipBad, "skip-bad", false, "skip malformed lines (counted in the bad_inputs metric) instead of failing")
 	fs.StringVar(&o.IDField, "id-field", "id", "JSON field (or WARC header; id means WARC-Target-URI) holding the document id")
 	fs.StringVar(&o.TextField, "text-field", "text", "JSON field holding the text")

@@ -12,15 +12,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/corpus"
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/features"
 	"github.com/neardup/neardup/measure"
 	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/simhash"
 )
 
 type compareCmd struct {
-	opt      dedup.Options
+	opt      rule.Options
 	decision decisionFlags
 	json     bool
 	text     bool
@@ -80,8 +80,8 @@ Profiles: ` + strings.Join(features.Names(), ", ") + `.`,
 	fs := c.Flags()
 	o := &f.opt
 	f.decision.register(fs, o)
-	fs.StringVar(&o.Verify, "verify", dedup.DefaultVerify, "verification: jaccard (word shingles) or none")
-	fs.IntVar(&o.Perms, "perms", dedup.DefaultPerms, "MinHash permutations")
+	fs.StringVar(&o.Verify, "verify", rule.DefaultVerify, "verification: jaccard (word shingles) or none")
+	fs.IntVar(&o.Perms, "perms", rule.DefaultPerms, "MinHash permutations")
 	fs.IntVar(&o.Bands, "bands", 0, "MinHash LSH bands (0: from --threshold)")
 	fs.IntVar(&o.Rows, "rows", 0, "MinHash LSH rows per band (0: from --threshold)")
 	fs.BoolVar(&f.json, "json", false, "print the result as one JSON object")
@@ -99,7 +99,7 @@ type compareSide struct {
 	Tokens      uint32 `json:"tokens"`
 	Empty       bool   `json:"empty"`
 	// ExactOnly: a text without features, which matches exact copies only
-	// (dedup.Rule.ExactOnly).
+	// (rule.Rule.ExactOnly).
 	ExactOnly bool `json:"exact_only"`
 }
 
@@ -114,7 +114,7 @@ type compareResult struct {
 	Profile string      `json:"profile"`
 	Method  string      `json:"method"`
 	Verify  string      `json:"verify"`
-	// Near is the rule's verdict (dedup.Rule.Duplicates): Candidate and
+	// Near is the rule's verdict (rule.Rule.Duplicates): Candidate and
 	// verified; Reason says why in words.
 	Near       bool    `json:"near"`
 	Reason     string  `json:"reason"`
@@ -143,14 +143,14 @@ type compareResult struct {
 
 // options returns the decision's options, as 'neardup dedup' and 'neardup
 // serve' build them from the same flags.
-func (f *compareCmd) options() (dedup.Options, error) {
+func (f *compareCmd) options() (rule.Options, error) {
 	o := f.opt
 	f.decision.apply(&o)
 	o.EnsureDefaults()
 	if err := o.Validate(); err != nil {
 		return o, usagef("%v", err)
 	}
-	if o.Verify == dedup.VerifyCosine {
+	if o.Verify == rule.VerifyCosine {
 		return o, usagef("--verify cosine: compare verifies as the service does, with jaccard or none (cosine learns its IDF from a whole corpus)")
 	}
 	return o, nil
@@ -167,12 +167,12 @@ func (f *compareCmd) run(args []string, stdin io.Reader, stdout, stderr io.Write
 	// The verdict: the rule and the extractor of the options. The
 	// measures: Jaccard and its MinHash estimate over the same shingles,
 	// whatever the method and verification, and the profile's features.
-	rule, ex, err := ruleAndExtractor(o)
+	rl, ex, err := ruleAndExtractor(o)
 	if err != nil {
 		return err
 	}
 	mo := o
-	mo.Method, mo.Verify, mo.Bands, mo.Rows = dedup.MethodMinHash, dedup.VerifyJaccard, 0, 0
+	mo.Method, mo.Verify, mo.Bands, mo.Rows = rule.MethodMinHash, rule.VerifyJaccard, 0, 0
 	mrule, mex, err := ruleAndExtractor(mo)
 	if err != nil {
 		return err
@@ -195,7 +195,7 @@ func (f *compareCmd) run(args []string, stdin io.Reader, stdout, stderr io.Write
 
 	res := compareResult{Profile: p.Name(), Method: o.Method, Verify: o.Verify, Bits: 64, Threshold: o.Threshold,
 		Shingle: o.Shingle, MinHashPerms: o.Perms}
-	var fs, ms [2]dedup.Features
+	var fs, ms [2]rule.Features
 	var fps [2]uint64
 	var vecs [2]measure.Vector
 	var feats [2][]features.Feature
@@ -210,7 +210,7 @@ func (f *compareCmd) run(args []string, stdin io.Reader, stdout, stderr io.Write
 		}
 		vecs[i] = measure.NewVector(terms)
 		side := compareSide{Name: args[i], Fingerprint: simhash.Fingerprint(fps[i]).String(), Features: fr.Features,
-			Tokens: fs[i].Tokens, Empty: fr.Empty || fs[i].Tokens == 0, ExactOnly: rule.ExactOnly(&fs[i])}
+			Tokens: fs[i].Tokens, Empty: fr.Empty || fs[i].Tokens == 0, ExactOnly: rl.ExactOnly(&fs[i])}
 		if f.text {
 			side.Name = "AB"[i : i+1]
 		}
@@ -226,9 +226,9 @@ func (f *compareCmd) run(args []string, stdin io.Reader, stdout, stderr io.Write
 	a, b := &fs[0], &fs[1]
 	res.Distance = simhash.Distance(fps[0], fps[1])
 	res.Similarity = simhash.Percent(res.Distance, 64)
-	res.K = rule.PairK(a, b)
-	res.Candidate = rule.Near(a, b)
-	res.Near = rule.Duplicates(a, b)
+	res.K = rl.PairK(a, b)
+	res.Candidate = rl.Near(a, b)
+	res.Near = rl.Duplicates(a, b)
 	res.Exact = a.Exact == b.Exact
 	res.Jaccard = mrule.Score(&ms[0], &ms[1])
 	res.MinHash = minhash.Estimate(ms[0].Sig, ms[1].Sig)
@@ -261,13 +261,13 @@ func (f *compareCmd) run(args []string, stdin io.Reader, stdout, stderr io.Write
 	} else {
 		fmt.Fprintf(&w, "verdict     not near-duplicate (%s)\n", res.Reason)
 	}
-	if o.Method == dedup.MethodSimHash {
+	if o.Method == rule.MethodSimHash {
 		fmt.Fprintf(&w, "distance    %d of 64 bits  (SimHash of profile %s; candidates within k %d)\n", res.Distance, res.Profile, res.K)
 	} else {
 		fmt.Fprintf(&w, "distance    %d of 64 bits  (SimHash of profile %s; not the candidate test of --method minhash)\n", res.Distance, res.Profile)
 	}
 	fmt.Fprintf(&w, "similarity  %.2f%%\n", res.Similarity)
-	if o.Verify == dedup.VerifyJaccard {
+	if o.Verify == rule.VerifyJaccard {
 		fmt.Fprintf(&w, "jaccard     %.4f  (word %d-shingles, the rule's verification, threshold %g)\n", res.Jaccard, o.Shingle, o.Threshold)
 	} else {
 		fmt.Fprintf(&w, "jaccard     %.4f  (word %d-shingles; not verified: --verify %s)\n", res.Jaccard, o.Shingle, o.Verify)
@@ -290,23 +290,23 @@ func (f *compareCmd) run(args []string, stdin io.Reader, stdout, stderr io.Write
 }
 
 // compareReason says in words why the rule decided as it did.
-func compareReason(r *compareResult, o dedup.Options) string {
+func compareReason(r *compareResult, o rule.Options) string {
 	switch {
 	case r.Exact:
 		return "the same word sequence"
 	case r.A.ExactOnly || r.B.ExactOnly:
 		return "no features: matches exact copies only"
-	case !r.Candidate && o.Method == dedup.MethodMinHash:
+	case !r.Candidate && o.Method == rule.MethodMinHash:
 		return "no shared MinHash band"
 	case !r.Candidate:
 		return fmt.Sprintf("distance %d > k %d", r.Distance, r.K)
 	}
 	cand := fmt.Sprintf("distance %d <= k %d", r.Distance, r.K)
-	if o.Method == dedup.MethodMinHash {
+	if o.Method == rule.MethodMinHash {
 		cand = "a shared MinHash band"
 	}
 	switch {
-	case o.Verify != dedup.VerifyJaccard:
+	case o.Verify != rule.VerifyJaccard:
 		return cand + ", not verified"
 	case r.Near:
 		return fmt.Sprintf("%s, jaccard %.4f >= %g", cand, r.Jaccard, o.Threshold)
@@ -369,14 +369,14 @@ func readDocument(name string, stdin io.Reader) (string, error) {
 
 // ruleAndExtractor returns the rule and an extractor of o; an error is a
 // usage error (the options came from flags).
-func ruleAndExtractor(o dedup.Options) (*dedup.Rule, *dedup.Extractor, error) {
-	rule, err := dedup.NewRule(o)
+func ruleAndExtractor(o rule.Options) (*rule.Rule, *rule.Extractor, error) {
+	rl, err := rule.NewRule(o)
 	if err != nil {
 		return nil, nil, usagef("%v", err)
 	}
-	ex, err := dedup.NewExtractor(o)
+	ex, err := rule.NewExtractor(o)
 	if err != nil {
 		return nil, nil, usagef("%v", err)
 	}
-	return rule, ex, nil
+	return rl, ex, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/keptmem"
+	"github.com/neardup/neardup/rule"
 )
 
 type dedupCmd struct {
@@ -136,13 +137,13 @@ is refused.`,
 func (f *dedupCmd) registerFlags(fs *pflag.FlagSet) {
 	f.in.register(fs)
 	o := &f.opt
-	f.decision.register(fs, o)
-	fs.StringVar(&o.Verify, "verify", dedup.DefaultVerify, "verification: jaccard (word shingles), cosine (TF-IDF) or none")
+	f.decision.register(fs, &o.Options)
+	fs.StringVar(&o.Verify, "verify", rule.DefaultVerify, "verification: jaccard (word shingles), cosine (TF-IDF) or none")
 	fs.BoolVar(&f.noVerify, "no-verify", false, "same as --verify none")
 	fs.Int64Var(&o.SketchBudget, "sketch-budget", dedup.DefaultSketchBudget, "bytes of shingle sets held in memory for verification; the rest go to a temporary file in --tmp-dir")
 	fs.Int64Var(&o.SketchDisk, "sketch-disk", dedup.DefaultSketchDisk, "bytes of shingle sets written to --tmp-dir by the first pass; past it the sets of the documents with candidates are read again from the input (-1: no bound)")
 	fs.StringVar(&o.TempDir, "tmp-dir", "", "directory for temporary files: shingle sets and band keys past their budgets, spooled stdin (default $TMPDIR, else /tmp)")
-	fs.IntVar(&o.Perms, "perms", dedup.DefaultPerms, "MinHash positions (one permutation hashing: bins)")
+	fs.IntVar(&o.Perms, "perms", rule.DefaultPerms, "MinHash positions (one permutation hashing: bins)")
 	fs.IntVar(&o.Bands, "bands", 0, "MinHash LSH bands (0: from --threshold)")
 	fs.IntVar(&o.Rows, "rows", 0, "MinHash LSH rows per band (0: from --threshold)")
 	fs.StringVar(&o.Cluster, "cluster", dedup.ClusterGreedy, "greedy (keep first: every removed document has a kept near-duplicate) or components (one document per connected component)")
@@ -193,9 +194,9 @@ func (f *dedupCmd) run(c *cobra.Command, args []string) error {
 		}
 		args = []string{"-"}
 	}
-	f.decision.apply(&o)
+	f.decision.apply(&o.Options)
 	if f.noVerify {
-		o.Verify = dedup.VerifyNone
+		o.Verify = rule.VerifyNone
 	}
 	if o.Keep == "" && o.KeepField != "" {
 		o.Keep = dedup.KeepField
@@ -327,13 +328,13 @@ func writeDedupSummary(w io.Writer, s dedup.Summary) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  %.2fs (read %.2fs, candidates %.2fs, output %.2fs), %.1f MB/s\n", s.Seconds, s.ReadSeconds,
 		s.CandidateSeconds, s.OutputSeconds, s.MBPerSecond)
-	if st.Method == dedup.MethodSimHash {
+	if st.Method == rule.MethodSimHash {
 		fmt.Fprintf(w, "  settings: simhash profile %s k %d (short docs < %d tokens: k %d)", st.Profile, st.K, st.Short, st.KShort)
 	} else {
 		fmt.Fprintf(w, "  settings: minhash %d bands x %d rows", st.Bands, st.Rows)
 	}
 	fmt.Fprintf(w, ", verify %s", st.Verify)
-	if st.Verify != dedup.VerifyNone {
+	if st.Verify != rule.VerifyNone {
 		fmt.Fprintf(w, " >= %g", st.Threshold)
 	}
 	fmt.Fprintf(w, " (%d-shingles), %s keep %s", st.Shingle, st.Cluster, st.Keep)

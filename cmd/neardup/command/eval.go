@@ -15,6 +15,7 @@ import (
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/features"
 	"github.com/neardup/neardup/internal/outfile"
+	"github.com/neardup/neardup/rule"
 )
 
 type evalCmd struct {
@@ -334,8 +335,8 @@ func (f *evalCmd) dedupSettings(opt eval.Options) ([]dedup.Options, error) {
 	var out []dedup.Options
 	for _, s := range split(f.dedup) {
 		m, c, ok := strings.Cut(s, "/")
-		o := dedup.Options{Method: m, Cluster: c, Threshold: opt.VerifyThreshold, Workers: f.workers}
-		if m == dedup.MethodSimHash {
+		o := dedup.Options{Options: rule.Options{Method: m, Threshold: opt.VerifyThreshold}, Cluster: c, Workers: f.workers}
+		if m == rule.MethodSimHash {
 			o.K, o.Profile = f.dedupK, f.dedupProfile
 		}
 		o.EnsureDefaults()

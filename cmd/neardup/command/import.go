@@ -13,6 +13,7 @@ import (
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/keptset"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/server"
 	"github.com/neardup/neardup/store"
 	"github.com/neardup/neardup/store/redisstore"
@@ -75,17 +76,24 @@ func (f *importCmd) run(c *cobra.Command, args []string) (err error) {
 	}
 	// The options as dedup.run will make them, for the store's settings.
 	o := f.opt
-	f.decision.apply(&o)
+	f.decision.apply(&o.Options)
 	if f.noVerify {
-		o.Verify = dedup.VerifyNone
+		o.Verify = rule.VerifyNone
 	}
-	sopt := server.Options{Dedup: o}
+	// The service keeps what the keep-first rule keeps in arrival order:
+	// the store of another policy would not hold the service's documents.
+	policy := o
+	policy.EnsureDefaults()
+	if policy.Cluster != dedup.ClusterGreedy || policy.Keep != dedup.KeepFirst {
+		return usagef("%v: the service applies the keep-first rule in arrival order", dedup.ErrOptions)
+	}
+	sopt := server.Options{Dedup: o.Options}
 	sopt.EnsureDefaults()
 	if err := sopt.Validate(); err != nil {
 		return usagef("%v", err)
 	}
 	settings := server.Settings(sopt.Dedup)
-	rule, err := dedup.NewRule(sopt.Dedup)
+	rl, err := rule.NewRule(sopt.Dedup)
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -111,7 +119,7 @@ func (f *importCmd) run(c *cobra.Command, args []string) (err error) {
 		drop = func() error { return rs.Drop(context.WithoutCancel(ctx)) }
 		st, where = rs, redactURL(f.store)
 	} else {
-		if st, w, err = f.openData(settings, rule); err != nil {
+		if st, w, err = f.openData(settings, rl); err != nil {
 			return err
 		}
 		where = f.data + " (" + f.engine + ")"
@@ -167,7 +175,7 @@ func (f *importCmd) run(c *cobra.Command, args []string) (err error) {
 			}
 		}()
 	}
-	f.opt.OnKept = func(id string, _ int, feat dedup.Features) error {
+	f.opt.OnKept = func(id string, _ int, feat rule.Features) error {
 		feat.Sig = nil
 		if w != nil {
 			if err := w.Add(seq, id, &feat); err != nil {
@@ -213,7 +221,7 @@ func (f *importCmd) run(c *cobra.Command, args []string) (err error) {
 
 // openData opens the new data directory's store and kept-set writer; the
 // directory must be absent or empty.
-func (f *importCmd) openData(settings string, rule *dedup.Rule) (st store.Store, w *keptset.Writer, err error) {
+func (f *importCmd) openData(settings string, rl *rule.Rule) (st store.Store, w *keptset.Writer, err error) {
 	if ents, err := os.ReadDir(f.data); err == nil && len(ents) > 0 {
 		return nil, nil, fmt.Errorf("--data %s is not empty: import loads a new data directory (post further documents to 'neardup serve')", f.data)
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -233,8 +241,8 @@ func (f *importCmd) openData(settings string, rule *dedup.Rule) (st store.Store,
 		f.clearData()
 		return nil, nil, fmt.Errorf("--data %s: %w", f.data, err)
 	}
-	if rule.Bands() > 0 {
-		if w, err = keptset.NewWriter(rule, keptset.Options{Dir: filepath.Join(f.data, "keptset"), Settings: settings}); err != nil {
+	if rl.Bands() > 0 {
+		if w, err = keptset.NewWriter(rl, keptset.Options{Dir: filepath.Join(f.data, "keptset"), Settings: settings}); err != nil {
 			err = errors.Join(err, st.Close())
 			f.clearData()
 			return nil, nil, err

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/redistest"
 	"github.com/neardup/neardup/internal/testcorpora"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/server"
 	"github.com/neardup/neardup/store"
 	"github.com/neardup/neardup/store/redisstore"
@@ -172,7 +172,7 @@ func TestImportRedis(t *testing.T) {
 		t.Fatalf("import: exit %d: %s", code, stderr)
 	}
 	want := dedupKept(t, dir, corpus)
-	st, err := redisstore.Open(context.Background(), addr, redisstore.Options{Prefix: "imp:", Settings: server.Settings(dedup.Options{})})
+	st, err := redisstore.Open(context.Background(), addr, redisstore.Options{Prefix: "imp:", Settings: server.Settings(rule.Options{})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/server"
 	"github.com/neardup/neardup/store"
 	"github.com/neardup/neardup/store/redisreplica"
@@ -31,13 +31,13 @@ func (r *redisFlags) register(fs *pflag.FlagSet) {
 
 // stateless reports whether the index is redisstore's: the default, for
 // every method with band keys (minhash).
-func (r *redisFlags) stateless(o dedup.Options) bool {
-	rule, err := dedup.NewRule(o)
-	return err == nil && rule.Bands() > 0 && !r.direct && !r.replica
+func (r *redisFlags) stateless(o rule.Options) bool {
+	rl, err := rule.NewRule(o)
+	return err == nil && rl.Bands() > 0 && !r.direct && !r.replica
 }
 
 // openRedis opens the shared index at addr that the flags choose.
-func (r *redisFlags) open(ctx context.Context, addr string, o dedup.Options, log *slog.Logger) (store.Store, error) {
+func (r *redisFlags) open(ctx context.Context, addr string, o rule.Options, log *slog.Logger) (store.Store, error) {
 	if r.stateless(o) {
 		s, err := redisstore.Open(ctx, addr, redisstore.Options{Dedup: o, Settings: server.Settings(o),
 			Capacity: r.capacity, Prefix: r.prefix, WaitReplicas: r.wait, Logger: log})

@@ -22,7 +22,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/server"
 	"github.com/neardup/neardup/store"
 )
@@ -34,7 +34,7 @@ type serveCmd struct {
 	tokenReads                      bool
 	redis                           redisFlags
 	forceRecover                    bool
-	opt                             dedup.Options
+	opt                             rule.Options
 	decision                        decisionFlags
 	maxBody                         int64
 	maxBatch                        int
@@ -168,7 +168,7 @@ func (f *serveCmd) run(c *cobra.Command) error {
 		// A snapshot holds SimHash fingerprints, which only the simhash
 		// method matches on; --redis-direct matches through the fingerprint
 		// tables in Redis.
-		o.Method = dedup.MethodSimHash
+		o.Method = rule.MethodSimHash
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 )
 
@@ -41,7 +41,7 @@ func runServe(t *testing.T, dir string, extra ...string) (int, string, string) {
 // fillStore puts n documents into s.
 func fillStore(t *testing.T, s store.Store, n int) {
 	t.Helper()
-	ex, err := dedup.NewExtractor(dedup.Options{})
+	ex, err := rule.NewExtractor(rule.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package dedup
+package rule
 
 import (
 	"math"
@@ -38,6 +38,12 @@ type Sketch struct {
 // MOD_m sample when Sampled, the whole set otherwise. They must not be
 // modified. (Package keptmem indexes their prefixes.)
 func (s Sketch) Hashes() []uint32 { return s.h }
+
+// SketchOf returns the exact sketch of hashes, which must be sorted and
+// distinct (as Hashes returns them); it keeps the slice. A caller that
+// keeps shingle sets its own way (the batch's temporary file) makes its
+// sketches back with it.
+func SketchOf(hashes []uint32) Sketch { return Sketch{h: hashes, n: uint32(len(hashes))} }
 
 // Sampled reports whether the set is a MOD_m sample (kept-set files of
 // earlier versions can hold such sets) rather than the exact set.

@@ -1,28 +1,28 @@
-package dedup_test
+package rule_test
 
 import (
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/rule"
 )
 
 // TestRuleExtractor: the rule's extractor gives NewExtractor's features but
 // for the SimHash fingerprint, which it leaves out under minhash only.
 func TestRuleExtractor(t *testing.T) {
 	const text = "the quick brown fox jumps over the lazy dog near the river bank today"
-	for _, method := range []string{dedup.MethodMinHash, dedup.MethodSimHash} {
-		full, err := dedup.NewExtractor(dedup.Options{Method: method})
+	for _, method := range []string{rule.MethodMinHash, rule.MethodSimHash} {
+		full, err := rule.NewExtractor(rule.Options{Method: method})
 		if err != nil {
 			t.Fatal(err)
 		}
-		rule, err := dedup.NewRuleExtractor(dedup.Options{Method: method})
+		ruleEx, err := rule.NewRuleExtractor(rule.Options{Method: method})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, got := full.Extract(text), rule.Extract(text)
-		if method == dedup.MethodMinHash {
+		want, got := full.Extract(text), ruleEx.Extract(text)
+		if method == rule.MethodMinHash {
 			if got.FP != 0 || want.FP == 0 {
 				t.Errorf("minhash: rule extractor FP %#x, full %#x: want 0 and a fingerprint", got.FP, want.FP)
 			}
@@ -43,12 +43,12 @@ func TestExtractInto(t *testing.T) {
 	long := strings.Repeat("the quick brown fox jumps over the lazy dog near the river bank today ", 40)
 	texts := []string{long, "a short text of seven words here", "!!! ???", "", long + " and more",
 		"中华人民共和国宪法 第一条", "one two", long}
-	for _, method := range []string{dedup.MethodMinHash, dedup.MethodSimHash} {
-		ex, err := dedup.NewExtractor(dedup.Options{Method: method})
+	for _, method := range []string{rule.MethodMinHash, rule.MethodSimHash} {
+		ex, err := rule.NewExtractor(rule.Options{Method: method})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var f dedup.Features
+		var f rule.Features
 		for _, text := range texts {
 			want := ex.Extract(text)
 			ex.ExtractInto(&f, text)

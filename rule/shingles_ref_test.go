@@ -1,11 +1,11 @@
-package dedup_test
+package rule_test
 
 import (
-	"github.com/neardup/neardup/dedup"
 	"testing"
 
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/internal/testcorpora"
+	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/simhash"
 )
 
@@ -35,7 +35,7 @@ func TestShinglerMatchesGroundTruth(t *testing.T) {
 	var ref []string
 	for i, text := range texts {
 		ref = eval.Tokens(ref[:0], text)
-		toks := dedup.TokenHashes(text)
+		toks := rule.TokenHashes(text)
 		if len(toks) != len(ref) {
 			t.Fatalf("text %d: %d tokens, eval has %d (%q...)", i, len(toks), len(ref), ref[:min(len(ref), 5)])
 		}

@@ -1,49 +1,12 @@
-package dedup
+package rule
 
 import (
-	"fmt"
 	"math"
-	"slices"
 
-	"github.com/neardup/neardup/features"
 	"github.com/neardup/neardup/measure"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/simhash"
 )
-
-// The decision. Every caller that decides whether a document is a
-// near-duplicate — Run (batch and incremental), the online service and the
-// distributed pipeline — computes a document's Features with an Extractor and
-// decides with one Rule, so that the same documents get the same verdict
-// whatever runs them:
-//
-//   - Rule.Near: the candidate test. Two documents are candidates when they
-//     have the same token sequence, or when their SimHash fingerprints are
-//     within the k for their lengths (Rule.PairK). With MethodMinHash the LSH
-//     bands are the candidate test (Near: they share a band) and exact
-//     copies are added. A document with nothing to be near on (no tokens,
-//     or under MethodSimHash no profile features: fingerprint 0) matches
-//     exact copies only (Rule.ExactOnly).
-//   - Rule.Verify: the candidate is confirmed by the exact measure (Jaccard of
-//     word shingles by default) at the threshold; equal token sequences always
-//     pass.
-//   - Rule.Match and KeepFirst: documents are taken in priority order (input
-//     order for KeepFirst; see Options.Keep) and a document is a duplicate only
-//     when it is a confirmed candidate of a document already kept; it names the
-//     first such kept document in priority order. So every removed document
-//     names a kept document it was verified against, at or above the
-//     threshold.
-//   - Fingerprint-only documents (Features.FingerprintOnly: only a SimHash
-//     fingerprint is known, as when the online service starts from an index
-//     snapshot) have no verification data. Such a document and another are
-//     candidates when their fingerprints are within Rule.PairK, taking the
-//     fingerprint-only document to be as long as the other one (so K, or
-//     KShort when the other document is short; K when both are
-//     fingerprint-only); exact copies cannot be told (no token-sequence
-//     hash). Verify passes them, since there is nothing to verify with:
-//     Rule.Verified reports false, and the match must be reported as
-//     unverified (KeptMatch.Unverified). MethodMinHash has no fingerprints
-//     and takes no fingerprint-only documents.
 
 // Features is what the rule needs of one document. Extractor computes it.
 type Features struct {
@@ -57,7 +20,7 @@ type Features struct {
 	// FingerprintOnly marks a document of which only FP is known (Exact,
 	// Tokens, Length and the verification data are unknown, and zero): it
 	// matches on fingerprint distance alone and its matches are unverified
-	// (see the rule's notes above). Kept.AddFingerprints makes such
+	// (see the package notes). keptmem.Set.AddFingerprints makes such
 	// documents. AppendBinary does not record it: they are not stored.
 	// (Beside the fields above, which Rule.Near reads with it: one cache
 	// line for the test most candidates fail.)
@@ -184,6 +147,16 @@ func (r *Rule) Bands() int {
 	return r.bands
 }
 
+// K returns the fingerprint distances of the rule: K for pairs of long
+// documents and KShort for pairs with a short one (Options.K and
+// Options.KShort; negative means 0). PairK says which a pair gets.
+func (r *Rule) K() (long, short int) { return r.k, r.kShort }
+
+// ShortPartners is the token count under which a document can be a short
+// document's partner at KShort when KShort > K: ShortTokens/Threshold +
+// Shingle (PairK). A self-join at KShort needs only such documents.
+func (r *Rule) ShortPartners() uint32 { return r.partnerLimit }
+
 // QueryK is the largest distance Near accepts: an index queried at QueryK and
 // filtered with Near finds every candidate.
 func (r *Rule) QueryK() int { return max(r.k, r.kShort) }
@@ -219,7 +192,7 @@ func (r *Rule) PairK(a, b *Features) int {
 	return r.k
 }
 
-// Near reports whether a and b are candidates (see the package notes above).
+// Near reports whether a and b are candidates (see the package notes).
 func (r *Rule) Near(a, b *Features) bool {
 	if a.FingerprintOnly || b.FingerprintOnly {
 		// No token-sequence hash to compare, and no fingerprint under
@@ -256,6 +229,12 @@ func bandsMeet(a, b []uint64) bool {
 	}
 	return false
 }
+
+// BandKey is the candidate key of band b's key: its band's number mixed in,
+// so that one table holds every band. The batch's buckets, the service's
+// kept sets (keptset, keptmem) and the Redis index all key bands so, which
+// is what makes their candidates, and so their verdicts, the same.
+func BandKey(b int, key uint64) uint64 { return simhash.Mix64(key, uint64(b)) }
 
 // Verify reports whether candidates a and b pass verification. Equal token
 // sequences always do; documents without tokens only then (their sets are
@@ -316,171 +295,6 @@ func (r *Rule) Match(doc *Features, kept []*Features) int {
 		}
 	}
 	return -1
-}
-
-// KeepFirst applies the rule to n documents in priority order. feat(i)
-// returns document i's features (it may reuse its result's storage between
-// calls only if the caller copies; KeepFirst holds at most one document and
-// its kept candidates at a time). pairs are the candidate pairs as y<<32 | x
-// with x < y, sorted ascending, duplicates allowed. removed[i], when set on
-// entry, marks a document already removed in favour of a document outside
-// this set (an earlier run's, say); it never keeps anything.
-//
-// It returns keeper: keeper[i] == i when document i is kept, the kept
-// document it duplicates otherwise, and -1 for a document removed on entry.
-// The pairs of one connected component do not depend on any other, so
-// callers may run KeepFirst per component, in parallel.
-func (r *Rule) KeepFirst(n int, feat func(i int) Features, pairs []uint64, removed []bool) []int32 {
-	return r.keepFirst(n, feat, nil, pairs, removed, nil)
-}
-
-// SortPairs sorts packed pairs for KeepFirst.
-func SortPairs(pairs []uint64) { slices.Sort(pairs) }
-
-// PackPair packs the candidate pair of documents x and y (in any order) for
-// KeepFirst.
-func PackPair(x, y int) uint64 {
-	if x > y {
-		x, y = y, x
-	}
-	return uint64(y)<<32 | uint64(uint32(x))
-}
-
-// Extractor computes the Features of texts for the rule of its options. It
-// keeps scratch buffers between calls and is not safe for concurrent use: use
-// one per goroutine.
-type Extractor struct {
-	method, verify string
-	lsh            *minhash.LSH // MethodMinHash: the band shape, for Features.Bands
-	profile        *features.Profile
-	hasher         *minhash.Hasher
-	sh             shingler
-	set64          []uint64
-	tmp            []uint32 // radix sort scratch
-	noPre          bool     // leave Features.Pre unknown (the batch's first pass: members get theirs later)
-	tf             map[uint32]uint32
-}
-
-// NewExtractor returns an Extractor for opt (after defaults).
-func NewExtractor(opt Options) (*Extractor, error) {
-	opt.EnsureDefaults()
-	if err := opt.Validate(); err != nil {
-		return nil, err
-	}
-	opt.lshBands()
-	return opt.extractor(nil, true)
-}
-
-// extractor returns an Extractor signing with hasher (nil: the options' own).
-// With fp it computes SimHash fingerprints under MethodMinHash too, where the
-// rule does not need them but the fingerprint index and searches do.
-func (o *Options) extractor(hasher *minhash.Hasher, fp bool) (*Extractor, error) {
-	e := &Extractor{method: o.Method, verify: o.Verify, sh: shingler{w: o.Shingle}, tf: map[uint32]uint32{}}
-	if o.Method == MethodMinHash && o.Bands > 0 {
-		e.lsh = minhash.NewLSH(o.Bands, o.Rows)
-	}
-	if o.Method == MethodSimHash || fp {
-		p, err := features.Lookup(o.Profile)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
-		}
-		e.profile = p
-	}
-	if o.Method == MethodMinHash {
-		if hasher == nil {
-			hasher = o.hasher()
-		}
-		e.hasher = hasher
-	}
-	return e, nil
-}
-
-// Extract returns the features of text, with an exact shingle set. Cosine
-// verification's Vector needs IDF weights learned from a whole corpus and is
-// left empty; Terms returns the raw counts.
-func (e *Extractor) Extract(text string) Features {
-	var f Features
-	e.extract(&f, text)
-	return f
-}
-
-// ExtractInto sets *f to the features of text as Extract returns them,
-// reusing the capacity of f's slices (Sketch, Sig, Bands): a caller that
-// extracts text after text into the same Features, and lets none of them
-// outlive the next call, allocates nothing once the buffers have grown.
-func (e *Extractor) ExtractInto(f *Features, text string) {
-	e.extract(f, text)
-}
-
-// extract sets *f to text's features, reusing the capacity of its slices,
-// and returns for VerifyCosine the term counts (hash<<32 | count).
-func (e *Extractor) extract(f *Features, text string) []uint64 {
-	sketch, sig, bands := f.Sketch.h[:0], f.Sig[:0], f.Bands[:0]
-	*f = Features{}
-	f.Length = sat32(len(text))
-	if e.profile != nil {
-		res := e.profile.Fingerprint(text)
-		f.FP = uint64(res.Fingerprint)
-		if e.method == MethodSimHash {
-			f.Empty = res.Empty // under MethodMinHash only the tokens count (below)
-		}
-	}
-	hashes, exact := e.sh.shingle(text)
-	f.Tokens = sat32(len(e.sh.toks))
-	if f.Tokens == 0 {
-		// No words at all (punctuation, symbols, nothing): only byte-identical
-		// texts count as the same.
-		exact = simhash.Mix64(simhash.HashString64(text), 0)
-		f.Empty = true
-	}
-	f.Exact = exact
-	var terms []uint64
-	switch e.verify {
-	case VerifyJaccard:
-		f.Sketch, e.tmp = newSketch(sketch, hashes, e.tmp, 0)
-		if !e.noPre {
-			f.Pre = PrefilterOf(f.Sketch.h)
-		}
-	case VerifyCosine:
-		clear(e.tf)
-		for _, t := range e.sh.toks {
-			e.tf[uint32(t>>32)]++
-		}
-		terms = make([]uint64, 0, len(e.tf))
-		for k, c := range e.tf {
-			terms = append(terms, uint64(k)<<32|uint64(c))
-		}
-	}
-	if e.method == MethodMinHash && e.hasher != nil {
-		e.set64 = e.set64[:0]
-		for _, h := range hashes {
-			e.set64 = append(e.set64, uint64(h))
-		}
-		f.Sig = e.hasher.Sign(sig, e.set64)
-		if e.lsh != nil && f.Tokens > 0 {
-			f.Bands, _ = e.lsh.BandKeys(bands, f.Sig) // Sign returns Perms >= bands·rows values
-		}
-	}
-	return terms
-}
-
-// shrink drops scratch buffers grown by a huge document.
-func (e *Extractor) shrink() {
-	if cap(e.sh.toks) > maxScratch {
-		e.sh.toks = nil
-	}
-	if cap(e.sh.hashes) > maxScratch {
-		e.sh.hashes = nil
-	}
-	if cap(e.sh.common) > maxScratch {
-		e.sh.common = nil
-	}
-	if cap(e.tmp) > maxScratch {
-		e.tmp = nil
-	}
-	if cap(e.set64) > maxScratch {
-		e.set64 = nil
-	}
 }
 
 // onlyCommonWords reports whether every shingle in s, the set of a text of

@@ -1,4 +1,4 @@
-package dedup
+package rule
 
 import (
 	"math"
@@ -168,41 +168,6 @@ func TestJaccardSampled(t *testing.T) {
 	small, _ := newSketch(nil, randomSet(rng, 100), nil, 10)
 	if small.shift != 0 || len(small.h) != 100 {
 		t.Errorf("a 100-hash set was thinned: shift %d, %d left", small.shift, len(small.h))
-	}
-}
-
-// Past the budget the sets go to the temporary file and come back exactly:
-// what get returns is what was added, from memory or from the file.
-func TestSketchStoreSpill(t *testing.T) {
-	rng := rand.New(rand.NewPCG(9, 10))
-	s := newSketchStore(t.TempDir(), 400<<10)
-	defer s.close()
-	var sets [][]uint32
-	for i := range 300 {
-		h := randomSet(rng, rng.IntN(5000))
-		if i%50 == 0 {
-			h = nil // empty sets too
-		}
-		h = slices.Compact(h)
-		sets = append(sets, h)
-		if err := s.add(h); err != nil {
-			t.Fatal(err)
-		}
-		if held := int64(len(s.mem)) * 4; held > s.budget && len(h)*4 <= int(s.budget) {
-			t.Fatalf("after set %d: %d bytes in memory, budget %d", i, held, s.budget)
-		}
-	}
-	if s.onDisk() == 0 {
-		t.Fatal("nothing spilled past the budget")
-	}
-	for i, want := range sets {
-		got, err := s.get(i)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(got.h, want) || got.n != uint32(len(want)) || got.shift != 0 {
-			t.Fatalf("set %d: got %d hashes (shift %d), want %d", i, len(got.h), got.shift, len(want))
-		}
 	}
 }
 

@@ -1,0 +1,5 @@
+//go:build !race
+
+package rule
+
+const raceEnabled = false

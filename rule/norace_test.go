@@ -1,0 +1,5 @@
+//go:build !race
+
+package rule_test
+
+const raceEnabled = false
