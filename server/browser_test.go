@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/neardup/neardup/rule"
 )
 
 // chromium returns Debian's headless browser, skipping the test when it is
@@ -54,12 +56,17 @@ func browser(t *testing.T, bin string) context.Context {
 // with the test, and finds Chromium; under the race detector it skips (the
 // page is tested without it).
 func pageServer(t *testing.T) (s *Server, url, chromiumBin string) {
+	return pageServerWith(t, Options{})
+}
+
+// pageServerWith is pageServer with the server's options.
+func pageServerWith(t *testing.T, opt Options) (s *Server, url, chromiumBin string) {
 	t.Helper()
 	if raceEnabled {
 		t.Skip("race detector: the browser test runs without it")
 	}
 	bin := chromium(t)
-	s = newTestServer(t, nil, Options{})
+	s = newTestServer(t, nil, opt)
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
 	return s, ts.URL, bin
@@ -176,6 +183,42 @@ func (p page) waitText(id, want string) string {
 	}
 	p.t.Fatalf("#%s shows %q, want it to contain %q", id, got, want)
 	return got
+}
+
+// TestPageMethod checks that the page's header names the method the server
+// runs, with its settings, under each method, and that the settings are
+// shown one to a row.
+func TestPageMethod(t *testing.T) {
+	for _, tc := range []struct {
+		method string
+		want   []string
+		not    string
+	}{
+		{rule.MethodMinHash, []string{"MinHash signatures", "bands of", "exact Jaccard similarity", "at 0.8"}, "SimHash"},
+		{rule.MethodSimHash, []string{"SimHash fingerprints", "within 12 bits", "exact Jaccard similarity"}, "MinHash"},
+	} {
+		t.Run(tc.method, func(t *testing.T) {
+			_, url, bin := pageServerWith(t, Options{Dedup: rule.Options{Method: tc.method}})
+			ctx := browser(t, bin)
+			if err := chromedp.Do(ctx, chromedp.Navigate(url+"/"), chromedp.WaitVisible(chromedp.ID("compare"))); err != nil {
+				t.Fatal(err)
+			}
+			p := page{t, ctx}
+			got := p.waitText("method", tc.want[0])
+			for _, w := range tc.want[1:] {
+				if !strings.Contains(got, w) {
+					t.Errorf("header %q does not say %q", got, w)
+				}
+			}
+			if strings.Contains(got, tc.not) {
+				t.Errorf("header %q names %s, which this server does not run", got, tc.not)
+			}
+			t.Logf("header: %s", got)
+			if m := p.text("stat-method"); m != tc.method {
+				t.Errorf("settings row method shows %q, want %q", m, tc.method)
+			}
+		})
+	}
 }
 
 // TestPageErrorsAndStore drives the page through an error after a result
