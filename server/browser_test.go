@@ -195,7 +195,7 @@ func TestPageMethod(t *testing.T) {
 		not    string
 	}{
 		{rule.MethodMinHash, []string{"MinHash signatures", "bands of", "exact Jaccard similarity", "at 0.8"}, "SimHash"},
-		{rule.MethodSimHash, []string{"SimHash fingerprints", "within 12 bits", "exact Jaccard similarity"}, "MinHash"},
+		{rule.MethodSimHash, []string{"SimHash fingerprints", fmt.Sprintf("within %d bits", rule.DefaultK), "exact Jaccard similarity"}, "MinHash"},
 	} {
 		t.Run(tc.method, func(t *testing.T) {
 			_, url, bin := pageServerWith(t, Options{Dedup: rule.Options{Method: tc.method}})
