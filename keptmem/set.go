@@ -34,7 +34,7 @@ import (
 //     Pairs Similarity Search", 2007). Every kept set is indexed by the hashes
 //     of its prefix, and a new document probes with its own: a superset of
 //     the documents that can pass verification, which rule.Rule.Duplicates then
-//     filters exactly (fingerprint distance, then Jaccard). At k = 12 this
+//     filters exactly (fingerprint distance, then Jaccard). At k = 12-16 this
 //     replaces a Hamming query that returns thousands of fingerprints at 1M
 //     documents by a few dozen short lists.
 //   - Otherwise (no verification, or a shingle set sampled at a modulus

@@ -115,7 +115,7 @@ func testStoreMode(t *testing.T, addr string, direct bool) {
 		if !errors.Is(err, store.ErrStoreFormat) {
 			t.Errorf("Open with another shingle width: error %v, want ErrStoreFormat", err)
 		}
-		_, err = Open(context.Background(), addr, Options{Prefix: p, Settings: testSettings, Layout: "blocks:12:14"})
+		_, err = Open(context.Background(), addr, Options{Prefix: p, Settings: testSettings, Layout: "blocks:17:19"})
 		if !errors.Is(err, store.ErrStoreFormat) {
 			t.Errorf("Open with another plan: error %v, want ErrStoreFormat", err)
 		}
