@@ -131,6 +131,44 @@ full, writes answer 503 and /readyz fails; both recover once there is room.`,
 	return c
 }
 
+// modeFlags names the flags that only one kind of server reads: given to
+// another, they would do nothing, so they are refused with what the server
+// does instead (checkModeFlags).
+var modeFlags = []struct {
+	names []string
+	// applies reports whether the flags do something for a server with this
+	// store (shared: --store) and method; why says what to do otherwise.
+	applies func(shared bool, method string) bool
+	why     string
+}{
+	{[]string{"data", "engine", "force-recover", "snapshot"},
+		func(shared bool, _ string) bool { return !shared },
+		"it configures the embedded store in --data, and --store names a shared one"},
+	{[]string{"redis-prefix", "redis-wait-replicas", "redis-capacity", "redis-replica", "redis-direct", "redis-layout"},
+		func(shared bool, _ string) bool { return shared },
+		"it configures a shared Redis store, and there is no --store (the embedded store in --data is used)"},
+	{[]string{"k", "k-short", "short-tokens"},
+		func(_ bool, method string) bool { return method == rule.MethodSimHash },
+		"it sets SimHash candidate distances, which --method minhash (the default) does not use: its candidates come from the bands --threshold sets (add --method simhash to use them)"},
+}
+
+// checkModeFlags refuses a flag given (on the command line or through
+// NEARDUP_<NAME>) to a server that does not read it.
+func (f *serveCmd) checkModeFlags(fs *pflag.FlagSet, method string) error {
+	shared := f.store != ""
+	for _, m := range modeFlags {
+		if m.applies(shared, method) {
+			continue
+		}
+		for _, name := range m.names {
+			if fl := fs.Lookup(name); fl != nil && fl.Changed {
+				return usagef("--%s does nothing here: %s", name, m.why)
+			}
+		}
+	}
+	return nil
+}
+
 // envFlags sets every flag not given on the command line from
 // NEARDUP_<NAME> when that variable is set.
 func envFlags(fs *pflag.FlagSet) error {
@@ -180,6 +218,9 @@ func (f *serveCmd) run(c *cobra.Command) error {
 	}
 	if f.tokenReads && f.token == "" {
 		return usagef("--token-reads needs --token")
+	}
+	if err := f.checkModeFlags(c.Flags(), opt.Dedup.Method); err != nil {
+		return err
 	}
 	if f.snapshot != "" && f.store != "" {
 		return usagef("--snapshot loads into the server's own index; a shared --store has none (use --data)")

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -240,6 +242,42 @@ func TestServeEnvAndUsage(t *testing.T) {
 	code, _, errs = run(t, "", "serve", "--data", t.TempDir(), "--k", "40")
 	if code != 2 || !strings.Contains(errs, "k 40") {
 		t.Errorf("--k 40: exit %d, stderr %q; want usage error", code, errs)
+	}
+}
+
+// TestServeModeFlags checks that a flag the chosen server does not read is
+// refused, naming the flag and what the server does instead, before anything
+// is opened: nothing listens, no directory is made.
+func TestServeModeFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // in the message; "" when the flags are accepted up to the store
+	}{
+		{[]string{"--k", "10"}, "--k does nothing here: it sets SimHash candidate distances"},
+		{[]string{"--short-tokens", "10"}, "--short-tokens does nothing here"},
+		{[]string{"--redis-prefix", "x:"}, "--redis-prefix does nothing here: it configures a shared Redis store"},
+		{[]string{"--store", "redis://127.0.0.1:1/0", "--engine", "bbolt"}, "--engine does nothing here: it configures the embedded store in --data"},
+		{[]string{"--store", "redis://127.0.0.1:1/0", "--data", "elsewhere"}, "--data does nothing here"},
+		{[]string{"--store", "redis://127.0.0.1:1/0", "--k", "3"}, "--k does nothing here"},
+	} {
+		dir := filepath.Join(t.TempDir(), "data")
+		args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir}, tc.args...)
+		if slices.Contains(tc.args, "--store") {
+			args = append([]string{"serve", "--addr", "127.0.0.1:0"}, tc.args...)
+		}
+		code, _, errs := run(t, "", args...)
+		if code != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
+		}
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%v: refused, but --data %s was made (%v)", tc.args, dir, err)
+		}
+	}
+	// Under --method simhash the distances are read: the flags get as far
+	// as opening the store (here one that cannot be reached).
+	code, _, errs := run(t, "", "serve", "--addr", "127.0.0.1:0", "--store", "redis://127.0.0.1:1/0", "--method", "simhash", "--k", "10")
+	if strings.Contains(errs, "does nothing here") || code == 0 {
+		t.Errorf("--method simhash --k 10: exit %d, stderr %q; want the store's error, not a refusal of --k", code, errs)
 	}
 }
 
