@@ -6,6 +6,7 @@ import (
 	"compress/flate"
 	"io"
 	"mime"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -13,8 +14,6 @@ import (
 	"unsafe"
 
 	"github.com/klauspost/compress/gzip"
-	"golang.org/x/net/html"
-	"golang.org/x/net/html/atom"
 	"golang.org/x/net/html/charset"
 	"golang.org/x/text/encoding"
 )
@@ -160,70 +159,20 @@ func decodeWith(e encoding.Encoding, b []byte) []byte {
 	return b
 }
 
-// blockElements end a line of text.
-var blockElements = map[atom.Atom]bool{
-	atom.Address: true, atom.Article: true, atom.Aside: true, atom.Blockquote: true, atom.Body: true,
-	atom.Br: true, atom.Caption: true, atom.Dd: true, atom.Details: true, atom.Dialog: true, atom.Div: true,
-	atom.Dl: true, atom.Dt: true, atom.Fieldset: true, atom.Figcaption: true, atom.Figure: true,
-	atom.Footer: true, atom.Form: true, atom.H1: true, atom.H2: true, atom.H3: true, atom.H4: true,
-	atom.H5: true, atom.H6: true, atom.Header: true, atom.Hr: true, atom.Li: true, atom.Main: true,
-	atom.Nav: true, atom.Ol: true, atom.P: true, atom.Pre: true, atom.Section: true, atom.Summary: true,
-	atom.Table: true, atom.Td: true, atom.Th: true, atom.Tr: true, atom.Ul: true, atom.Html: true,
-}
-
-// skipElements hold no readable text.
-var skipElements = map[atom.Atom]bool{
-	atom.Script: true, atom.Style: true, atom.Noscript: true, atom.Template: true, atom.Title: true,
-	atom.Svg: true, atom.Math: true, atom.Iframe: true, atom.Object: true, atom.Textarea: true,
-	atom.Select: true, atom.Head: false,
-}
-
 // HTMLText returns the readable text of an HTML document, decoded to UTF-8
 // from the charset contentType names (an HTTP Content-Type; "" for none)
-// or the document declares: see the package's notes on WARC.
+// or the document declares: see the package's notes on WARC. The text is
+// what golang.org/x/net/html's tokenizer finds (htmlscan.go).
 func HTMLText(page []byte, contentType string) string {
 	if e, name, _ := charset.DetermineEncoding(page, contentType); name != "utf-8" && e != encoding.Nop {
 		page = decodeWith(e, page)
 	} else if bytes.HasPrefix(page, []byte("\xef\xbb\xbf")) {
 		page = page[3:]
 	}
-	var t textBuilder
-	t.out = make([]byte, 0, len(page)/2)
-	z := html.NewTokenizer(bytes.NewReader(page))
-	var skip atom.Atom // the element being skipped, 0 when none
-	for {
-		switch z.Next() {
-		case html.ErrorToken:
-			return t.String()
-		case html.TextToken:
-			if skip == 0 {
-				t.text(z.Text())
-			}
-		case html.StartTagToken:
-			name, _ := z.TagName()
-			a := atom.Lookup(name)
-			if skip == 0 && skipElements[a] {
-				skip = a
-			} else if skip == 0 && blockElements[a] {
-				t.newline()
-			}
-		case html.SelfClosingTagToken:
-			name, _ := z.TagName()
-			if a := atom.Lookup(name); skip == 0 && blockElements[a] {
-				t.newline()
-			}
-		case html.EndTagToken:
-			name, _ := z.TagName()
-			a := atom.Lookup(name)
-			if skip != 0 {
-				if a == skip {
-					skip = 0
-				}
-			} else if blockElements[a] {
-				t.newline()
-			}
-		}
-	}
+	z := htmlScanner{p: page}
+	z.t.out = make([]byte, 0, len(page))
+	z.extract()
+	return z.t.String()
 }
 
 // textBuilder collects text with white space collapsed: a run of spaces
@@ -233,41 +182,48 @@ type textBuilder struct {
 	space bool // a space is due before the next word
 }
 
+// text appends b. It writes into out's spare capacity by index, growing
+// it once for the whole of b (a run of white space becomes at most one
+// byte, so out grows by at most len(b) and a space due from before).
 func (t *textBuilder) text(b []byte) {
-	for len(b) > 0 {
-		c := b[0]
-		if c < utf8.RuneSelf && !isSpaceByte[c] {
-			// A run of ASCII that is not white space, copied at once.
-			i := 1
-			for i < len(b) && b[i] < utf8.RuneSelf && !isSpaceByte[b[i]] {
-				i++
-			}
-			t.word(b[:i])
-			b = b[i:]
-			continue
-		}
+	out := slices.Grow(t.out, len(b)+1)
+	n := len(out)
+	out = out[:cap(out)]
+	space := t.space
+	for i := 0; i < len(b); {
+		c := b[i]
+		size := 1
 		if c < utf8.RuneSelf {
-			t.space = true
-			b = b[1:]
-			continue
-		}
-		r, n := utf8.DecodeRune(b)
-		if r == '\u00a0' || unicode.IsSpace(r) {
-			t.space = true
+			if isSpaceByte[c] {
+				space = true
+				i++
+				continue
+			}
 		} else {
-			t.word(b[:n])
+			var r rune
+			r, size = utf8.DecodeRune(b[i:])
+			if r == '\u00a0' || unicode.IsSpace(r) {
+				space = true
+				i += size
+				continue
+			}
 		}
-		b = b[n:]
+		if space {
+			if n > 0 && out[n-1] != '\n' {
+				out[n] = ' '
+				n++
+			}
+			space = false
+		}
+		if size == 1 {
+			out[n] = c
+			n++
+		} else {
+			n += copy(out[n:], b[i:i+size])
+		}
+		i += size
 	}
-}
-
-// word appends a piece of a word, after a space when one is due.
-func (t *textBuilder) word(w []byte) {
-	if t.space && len(t.out) > 0 && t.out[len(t.out)-1] != '\n' {
-		t.out = append(t.out, ' ')
-	}
-	t.space = false
-	t.out = append(t.out, w...)
+	t.out, t.space = out[:n], space
 }
 
 // isSpaceByte marks ASCII white space (and the other control characters).
