@@ -35,27 +35,46 @@ import (
 // maxHTTPHeader bounds the HTTP header block of a response.
 const maxHTTPHeader = 1 << 20
 
+// maxHTTPLine bounds one line of the HTTP header block, its LF included:
+// the size of the bufio.Reader the header was first read with, kept so
+// that the same responses are pages.
+const maxHTTPLine = 4096
+
+// httpLine returns the line of b that starts at off, with its LF, as
+// bufio.Reader.ReadSlice('\n') on a reader of maxHTTPLine bytes would:
+// bufio.ErrBufferFull for a longer line, io.EOF (and the rest) when no LF
+// ends it.
+func httpLine(b []byte, off int) ([]byte, error) {
+	rest := b[min(off, len(b)):]
+	if i := bytes.IndexByte(rest[:min(len(rest), maxHTTPLine)], '\n'); i >= 0 {
+		return rest[:i+1], nil
+	}
+	if len(rest) >= maxHTTPLine {
+		return rest[:maxHTTPLine], bufio.ErrBufferFull
+	}
+	return rest, io.EOF
+}
+
 // httpPageText returns the text of an HTTP response block when it is a
 // page, and false when it is not (another status or media type, or a
-// payload that does not decode).
+// payload that does not decode). The header is read in place: only the
+// values of Content-Type and the codings become strings.
 func httpPageText(block []byte) (string, bool) {
-	br := bufio.NewReader(bytes.NewReader(block))
-	status, err := br.ReadSlice('\n')
+	status, err := httpLine(block, 0)
 	if err != nil {
 		return "", false
 	}
-	f := strings.Fields(string(status))
-	if len(f) < 2 || !strings.HasPrefix(f[0], "HTTP/") {
+	proto, code, ok := statusFields(status)
+	if !ok || !bytes.HasPrefix(proto, []byte("HTTP/")) {
 		return "", false
 	}
-	code, err := strconv.Atoi(f[1])
-	if err != nil || code < 200 || code > 299 || code == 204 {
+	if code < 200 || code > 299 || code == 204 {
 		return "", false
 	}
 	var ctype, cenc, tenc string
 	n := len(status)
 	for {
-		line, err := br.ReadSlice('\n')
+		line, err := httpLine(block, n)
 		n += len(line)
 		if err != nil || n > maxHTTPHeader {
 			if len(bytes.TrimSpace(line)) == 0 && err == io.EOF {
@@ -63,7 +82,7 @@ func httpPageText(block []byte) (string, bool) {
 			}
 			return "", false
 		}
-		l := bytes.TrimRight(line, "\r\n")
+		l := trimEOLs(line)
 		if len(l) == 0 {
 			break
 		}
@@ -71,14 +90,15 @@ func httpPageText(block []byte) (string, bool) {
 		if !ok {
 			continue
 		}
-		v := string(bytes.TrimSpace(value))
-		switch strings.ToLower(string(bytes.TrimSpace(name))) {
-		case "content-type":
-			ctype = v
-		case "content-encoding":
-			cenc = strings.ToLower(v)
-		case "transfer-encoding":
-			tenc = strings.ToLower(v)
+		// The names have no letter that lower-cases to ASCII from outside
+		// it (K, the Kelvin sign's): an ASCII comparison is ToLower's.
+		switch name = bytes.TrimSpace(name); {
+		case equalFoldASCII(name, "content-type"):
+			ctype = string(bytes.TrimSpace(value))
+		case equalFoldASCII(name, "content-encoding"):
+			cenc = strings.ToLower(string(bytes.TrimSpace(value)))
+		case equalFoldASCII(name, "transfer-encoding"):
+			tenc = strings.ToLower(string(bytes.TrimSpace(value)))
 		}
 	}
 	payload := block[min(n, len(block)):]
@@ -106,14 +126,71 @@ func httpPageText(block []byte) (string, bool) {
 	default:
 		return "", false // br, zstd...: not decoded here
 	}
-	media, _, _ := mime.ParseMediaType(ctype)
-	switch media {
+	switch mediaType(ctype) {
 	case "text/html", "application/xhtml+xml":
 		return HTMLText(payload, ctype), true
 	case "text/plain":
 		return plainText(payload, ctype), true
 	}
 	return "", false
+}
+
+// trimEOLs returns line without the CR and LF bytes that end it.
+func trimEOLs(line []byte) []byte {
+	for len(line) > 0 && (line[len(line)-1] == '\n' || line[len(line)-1] == '\r') {
+		line = line[:len(line)-1]
+	}
+	return line
+}
+
+// statusFields returns the first two fields of an HTTP status line (runs
+// of bytes between Unicode white space, as strings.Fields splits it), the
+// second as strconv.Atoi reads it; false when there are not two or the
+// second is not a number.
+func statusFields(line []byte) (proto []byte, code int, ok bool) {
+	var f [2][]byte
+	k := 0
+	for i := 0; i < len(line) && k < 2; {
+		r, size := utf8.DecodeRune(line[i:])
+		if unicode.IsSpace(r) {
+			i += size
+			continue
+		}
+		start := i
+		for i < len(line) {
+			r, size := utf8.DecodeRune(line[i:])
+			if unicode.IsSpace(r) {
+				break
+			}
+			i += size
+		}
+		f[k] = line[start:i]
+		k++
+	}
+	if k < 2 {
+		return nil, 0, false
+	}
+	code, err := strconv.Atoi(unsafe.String(unsafe.SliceData(f[1]), len(f[1])))
+	return f[0], code, err == nil
+}
+
+// mediaType returns the media type of a Content-Type, lower case, as
+// mime.ParseMediaType does ("" when it does not parse); the value servers
+// send most is known without parsing.
+func mediaType(ctype string) string {
+	if isUTF8HTML(ctype) {
+		return "text/html"
+	}
+	media, _, _ := mime.ParseMediaType(ctype)
+	return media
+}
+
+// isUTF8HTML reports a Content-Type that is text/html in UTF-8 as servers
+// write it most (Go's net/http, nginx...), in any case: what
+// mime.ParseMediaType and charset.Lookup would find, known without a map
+// or a lookup.
+func isUTF8HTML(ctype string) bool {
+	return equalFoldASCII(ctype, "text/html; charset=utf-8") || equalFoldASCII(ctype, "text/html;charset=utf-8")
 }
 
 // dechunk undoes the chunked transfer coding (RFC 9112 section 7.1).
@@ -164,9 +241,16 @@ func decodeWith(e encoding.Encoding, b []byte) []byte {
 // or the document declares: see the package's notes on WARC. The text is
 // what golang.org/x/net/html's tokenizer finds (htmlscan.go).
 func HTMLText(page []byte, contentType string) string {
-	if e, name, _ := charset.DetermineEncoding(page, contentType); name != "utf-8" && e != encoding.Nop {
-		page = decodeWith(e, page)
-	} else if bytes.HasPrefix(page, []byte("\xef\xbb\xbf")) {
+	// A UTF-16 byte order mark wins over the Content-Type; without one a
+	// UTF-8 Content-Type leaves the page as it is.
+	decoded := false
+	utf16 := bytes.HasPrefix(page, []byte("\xfe\xff")) || bytes.HasPrefix(page, []byte("\xff\xfe"))
+	if utf16 || !isUTF8HTML(contentType) {
+		if e, name, _ := charset.DetermineEncoding(page, contentType); name != "utf-8" && e != encoding.Nop {
+			page, decoded = decodeWith(e, page), true
+		}
+	}
+	if !decoded && bytes.HasPrefix(page, []byte("\xef\xbb\xbf")) {
 		page = page[3:]
 	}
 	z := htmlScanner{p: page}
