@@ -266,31 +266,47 @@ type textBuilder struct {
 	space bool // a space is due before the next word
 }
 
-// text appends b. It writes into out's spare capacity by index, growing
-// it once for the whole of b (a run of white space becomes at most one
-// byte, so out grows by at most len(b) and a space due from before).
+// text appends b. It writes into out's spare capacity, grown once for the
+// whole of b (a run of white space becomes at most one byte, so out grows
+// by at most len(b) and a space due from before). Prose is mostly
+// printable ASCII with single spaces between words, which comes out as it
+// went in: such a run is found first and copied whole.
 func (t *textBuilder) text(b []byte) {
 	out := slices.Grow(t.out, len(b)+1)
 	n := len(out)
 	out = out[:cap(out)]
 	space := t.space
 	for i := 0; i < len(b); {
-		c := b[i]
-		size := 1
-		if c < utf8.RuneSelf {
-			if isSpaceByte[c] {
-				space = true
+		// A run of printable ASCII, single spaces between.
+		start := i
+		for i < len(b) {
+			if c := b[i]; c-'!' < '~'-'!'+1 || c == ' ' && i > start && i+1 < len(b) && b[i+1]-'!' < '~'-'!'+1 {
 				i++
 				continue
 			}
-		} else {
-			var r rune
-			r, size = utf8.DecodeRune(b[i:])
-			if r == '\u00a0' || unicode.IsSpace(r) {
-				space = true
-				i += size
-				continue
+			break
+		}
+		if i > start {
+			if space && n > 0 && out[n-1] != '\n' {
+				out[n] = ' '
+				n++
 			}
+			space = false
+			n += copy(out[n:], b[start:i])
+			continue
+		}
+		// White space, or a rune outside ASCII.
+		c := b[i]
+		if c < utf8.RuneSelf {
+			space = true // white space or a control character: the run took the printable ones
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r == '\u00a0' || unicode.IsSpace(r) {
+			space = true
+			i += size
+			continue
 		}
 		if space {
 			if n > 0 && out[n-1] != '\n' {
@@ -299,24 +315,11 @@ func (t *textBuilder) text(b []byte) {
 			}
 			space = false
 		}
-		if size == 1 {
-			out[n] = c
-			n++
-		} else {
-			n += copy(out[n:], b[i:i+size])
-		}
+		n += copy(out[n:], b[i:i+size])
 		i += size
 	}
 	t.out, t.space = out[:n], space
 }
-
-// isSpaceByte marks ASCII white space (and the other control characters).
-var isSpaceByte = func() (t [utf8.RuneSelf]bool) {
-	for c := range t {
-		t[c] = c <= ' ' || c == 0x7f
-	}
-	return t
-}()
 
 func (t *textBuilder) newline() {
 	t.space = false

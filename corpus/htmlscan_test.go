@@ -74,6 +74,15 @@ func tokenizerHTMLText(page []byte, contentType string) string {
 	}
 }
 
+// isSpaceByte marks ASCII white space (and the other control characters):
+// what refTextBuilder collapses.
+var isSpaceByte = func() (t [utf8.RuneSelf]bool) {
+	for c := range t {
+		t[c] = c <= ' ' || c == 0x7f
+	}
+	return t
+}()
+
 // refTextBuilder is textBuilder as it was written with the tokenizer: a
 // word at a time.
 type refTextBuilder struct {
@@ -183,6 +192,29 @@ func FuzzHTMLText(f *testing.F) {
 			if strings.HasPrefix(got, "\n") || strings.HasSuffix(got, "\n") || strings.Contains(got, "\n\n") {
 				t.Fatalf("HTMLText(%q) = %q: an empty line", page, got)
 			}
+		}
+	})
+}
+
+// FuzzTextBuilder: text given in two pieces, with a line break between or
+// not, comes out as the word-at-a-time builder made it.
+func FuzzTextBuilder(f *testing.F) {
+	f.Add([]byte("  two  words\there\u00a0\u2003and\xff more \x7f\x00end "), 5, false)
+	f.Add([]byte("a b"), 1, true)
+	f.Fuzz(func(t *testing.T, b []byte, cut int, newline bool) {
+		cut = min(max(cut, 0), len(b))
+		var got textBuilder
+		var want refTextBuilder
+		got.text(b[:cut])
+		want.text(b[:cut])
+		if newline {
+			got.newline()
+			want.newline()
+		}
+		got.text(b[cut:])
+		want.text(b[cut:])
+		if string(got.out) != string(want.out) || got.space != want.space {
+			t.Fatalf("text(%q) in two at %d: %q (space due %v), want %q (%v)", b, cut, got.out, got.space, want.out, want.space)
 		}
 	})
 }
