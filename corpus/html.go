@@ -221,6 +221,11 @@ func dechunk(b []byte) ([]byte, bool) {
 // plainText returns a text/plain payload as UTF-8, decoded from the charset
 // its Content-Type names (UTF-8 when it names none).
 func plainText(b []byte, contentType string) string {
+	// Without a ';' there are no parameters to parse (a WET record's
+	// "text/plain").
+	if !strings.Contains(contentType, ";") {
+		return string(b)
+	}
 	if _, params, err := mime.ParseMediaType(contentType); err == nil && params["charset"] != "" {
 		if e, name := charset.Lookup(params["charset"]); e != nil && name != "utf-8" {
 			b = decodeWith(e, b)

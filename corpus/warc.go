@@ -31,9 +31,9 @@ import (
 // every compression, and both cost more per record than this framing does;
 // github.com/nlnwa/gowarc reads the archives written by dedup in the tests.
 //
-// Memory: the page's block is read whole (one record); other records are
-// skipped without being held, unless Options.Rows keeps those that belong
-// with a page.
+// Memory: the page's block is read whole (one record), into a buffer
+// reused from page to page; other records are skipped without being held,
+// unless Options.Rows keeps those that belong with a page.
 
 // warcMagic starts every WARC record's version line.
 const warcMagic = "WARC/1."
