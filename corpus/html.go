@@ -6,6 +6,7 @@ import (
 	"compress/flate"
 	"io"
 	"mime"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -13,8 +14,6 @@ import (
 	"unsafe"
 
 	"github.com/klauspost/compress/gzip"
-	"golang.org/x/net/html"
-	"golang.org/x/net/html/atom"
 	"golang.org/x/net/html/charset"
 	"golang.org/x/text/encoding"
 )
@@ -36,27 +35,46 @@ import (
 // maxHTTPHeader bounds the HTTP header block of a response.
 const maxHTTPHeader = 1 << 20
 
+// maxHTTPLine bounds one line of the HTTP header block, its LF included:
+// the size of the bufio.Reader the header was first read with, kept so
+// that the same responses are pages.
+const maxHTTPLine = 4096
+
+// httpLine returns the line of b that starts at off, with its LF, as
+// bufio.Reader.ReadSlice('\n') on a reader of maxHTTPLine bytes would:
+// bufio.ErrBufferFull for a longer line, io.EOF (and the rest) when no LF
+// ends it.
+func httpLine(b []byte, off int) ([]byte, error) {
+	rest := b[min(off, len(b)):]
+	if i := bytes.IndexByte(rest[:min(len(rest), maxHTTPLine)], '\n'); i >= 0 {
+		return rest[:i+1], nil
+	}
+	if len(rest) >= maxHTTPLine {
+		return rest[:maxHTTPLine], bufio.ErrBufferFull
+	}
+	return rest, io.EOF
+}
+
 // httpPageText returns the text of an HTTP response block when it is a
 // page, and false when it is not (another status or media type, or a
-// payload that does not decode).
+// payload that does not decode). The header is read in place: only the
+// values of Content-Type and the codings become strings.
 func httpPageText(block []byte) (string, bool) {
-	br := bufio.NewReader(bytes.NewReader(block))
-	status, err := br.ReadSlice('\n')
+	status, err := httpLine(block, 0)
 	if err != nil {
 		return "", false
 	}
-	f := strings.Fields(string(status))
-	if len(f) < 2 || !strings.HasPrefix(f[0], "HTTP/") {
+	proto, code, ok := statusFields(status)
+	if !ok || !bytes.HasPrefix(proto, []byte("HTTP/")) {
 		return "", false
 	}
-	code, err := strconv.Atoi(f[1])
-	if err != nil || code < 200 || code > 299 || code == 204 {
+	if code < 200 || code > 299 || code == 204 {
 		return "", false
 	}
 	var ctype, cenc, tenc string
 	n := len(status)
 	for {
-		line, err := br.ReadSlice('\n')
+		line, err := httpLine(block, n)
 		n += len(line)
 		if err != nil || n > maxHTTPHeader {
 			if len(bytes.TrimSpace(line)) == 0 && err == io.EOF {
@@ -64,7 +82,7 @@ func httpPageText(block []byte) (string, bool) {
 			}
 			return "", false
 		}
-		l := bytes.TrimRight(line, "\r\n")
+		l := trimEOLs(line)
 		if len(l) == 0 {
 			break
 		}
@@ -72,14 +90,15 @@ func httpPageText(block []byte) (string, bool) {
 		if !ok {
 			continue
 		}
-		v := string(bytes.TrimSpace(value))
-		switch strings.ToLower(string(bytes.TrimSpace(name))) {
-		case "content-type":
-			ctype = v
-		case "content-encoding":
-			cenc = strings.ToLower(v)
-		case "transfer-encoding":
-			tenc = strings.ToLower(v)
+		// The names have no letter that lower-cases to ASCII from outside
+		// it (K, the Kelvin sign's): an ASCII comparison is ToLower's.
+		switch name = bytes.TrimSpace(name); {
+		case equalFoldASCII(name, "content-type"):
+			ctype = string(bytes.TrimSpace(value))
+		case equalFoldASCII(name, "content-encoding"):
+			cenc = strings.ToLower(string(bytes.TrimSpace(value)))
+		case equalFoldASCII(name, "transfer-encoding"):
+			tenc = strings.ToLower(string(bytes.TrimSpace(value)))
 		}
 	}
 	payload := block[min(n, len(block)):]
@@ -107,14 +126,71 @@ func httpPageText(block []byte) (string, bool) {
 	default:
 		return "", false // br, zstd...: not decoded here
 	}
-	media, _, _ := mime.ParseMediaType(ctype)
-	switch media {
+	switch mediaType(ctype) {
 	case "text/html", "application/xhtml+xml":
 		return HTMLText(payload, ctype), true
 	case "text/plain":
 		return plainText(payload, ctype), true
 	}
 	return "", false
+}
+
+// trimEOLs returns line without the CR and LF bytes that end it.
+func trimEOLs(line []byte) []byte {
+	for len(line) > 0 && (line[len(line)-1] == '\n' || line[len(line)-1] == '\r') {
+		line = line[:len(line)-1]
+	}
+	return line
+}
+
+// statusFields returns the first two fields of an HTTP status line (runs
+// of bytes between Unicode white space, as strings.Fields splits it), the
+// second as strconv.Atoi reads it; false when there are not two or the
+// second is not a number.
+func statusFields(line []byte) (proto []byte, code int, ok bool) {
+	var f [2][]byte
+	k := 0
+	for i := 0; i < len(line) && k < 2; {
+		r, size := utf8.DecodeRune(line[i:])
+		if unicode.IsSpace(r) {
+			i += size
+			continue
+		}
+		start := i
+		for i < len(line) {
+			r, size := utf8.DecodeRune(line[i:])
+			if unicode.IsSpace(r) {
+				break
+			}
+			i += size
+		}
+		f[k] = line[start:i]
+		k++
+	}
+	if k < 2 {
+		return nil, 0, false
+	}
+	code, err := strconv.Atoi(unsafe.String(unsafe.SliceData(f[1]), len(f[1])))
+	return f[0], code, err == nil
+}
+
+// mediaType returns the media type of a Content-Type, lower case, as
+// mime.ParseMediaType does ("" when it does not parse); the value servers
+// send most is known without parsing.
+func mediaType(ctype string) string {
+	if isUTF8HTML(ctype) {
+		return "text/html"
+	}
+	media, _, _ := mime.ParseMediaType(ctype)
+	return media
+}
+
+// isUTF8HTML reports a Content-Type that is text/html in UTF-8 as servers
+// write it most (Go's net/http, nginx...), in any case: what
+// mime.ParseMediaType and charset.Lookup would find, known without a map
+// or a lookup.
+func isUTF8HTML(ctype string) bool {
+	return equalFoldASCII(ctype, "text/html; charset=utf-8") || equalFoldASCII(ctype, "text/html;charset=utf-8")
 }
 
 // dechunk undoes the chunked transfer coding (RFC 9112 section 7.1).
@@ -145,6 +221,11 @@ func dechunk(b []byte) ([]byte, bool) {
 // plainText returns a text/plain payload as UTF-8, decoded from the charset
 // its Content-Type names (UTF-8 when it names none).
 func plainText(b []byte, contentType string) string {
+	// Without a ';' there are no parameters to parse (a WET record's
+	// "text/plain").
+	if !strings.Contains(contentType, ";") {
+		return string(b)
+	}
 	if _, params, err := mime.ParseMediaType(contentType); err == nil && params["charset"] != "" {
 		if e, name := charset.Lookup(params["charset"]); e != nil && name != "utf-8" {
 			b = decodeWith(e, b)
@@ -160,70 +241,27 @@ func decodeWith(e encoding.Encoding, b []byte) []byte {
 	return b
 }
 
-// blockElements end a line of text.
-var blockElements = map[atom.Atom]bool{
-	atom.Address: true, atom.Article: true, atom.Aside: true, atom.Blockquote: true, atom.Body: true,
-	atom.Br: true, atom.Caption: true, atom.Dd: true, atom.Details: true, atom.Dialog: true, atom.Div: true,
-	atom.Dl: true, atom.Dt: true, atom.Fieldset: true, atom.Figcaption: true, atom.Figure: true,
-	atom.Footer: true, atom.Form: true, atom.H1: true, atom.H2: true, atom.H3: true, atom.H4: true,
-	atom.H5: true, atom.H6: true, atom.Header: true, atom.Hr: true, atom.Li: true, atom.Main: true,
-	atom.Nav: true, atom.Ol: true, atom.P: true, atom.Pre: true, atom.Section: true, atom.Summary: true,
-	atom.Table: true, atom.Td: true, atom.Th: true, atom.Tr: true, atom.Ul: true, atom.Html: true,
-}
-
-// skipElements hold no readable text.
-var skipElements = map[atom.Atom]bool{
-	atom.Script: true, atom.Style: true, atom.Noscript: true, atom.Template: true, atom.Title: true,
-	atom.Svg: true, atom.Math: true, atom.Iframe: true, atom.Object: true, atom.Textarea: true,
-	atom.Select: true, atom.Head: false,
-}
-
 // HTMLText returns the readable text of an HTML document, decoded to UTF-8
 // from the charset contentType names (an HTTP Content-Type; "" for none)
-// or the document declares: see the package's notes on WARC.
+// or the document declares: see the package's notes on WARC. The text is
+// what golang.org/x/net/html's tokenizer finds (htmlscan.go).
 func HTMLText(page []byte, contentType string) string {
-	if e, name, _ := charset.DetermineEncoding(page, contentType); name != "utf-8" && e != encoding.Nop {
-		page = decodeWith(e, page)
-	} else if bytes.HasPrefix(page, []byte("\xef\xbb\xbf")) {
-		page = page[3:]
-	}
-	var t textBuilder
-	t.out = make([]byte, 0, len(page)/2)
-	z := html.NewTokenizer(bytes.NewReader(page))
-	var skip atom.Atom // the element being skipped, 0 when none
-	for {
-		switch z.Next() {
-		case html.ErrorToken:
-			return t.String()
-		case html.TextToken:
-			if skip == 0 {
-				t.text(z.Text())
-			}
-		case html.StartTagToken:
-			name, _ := z.TagName()
-			a := atom.Lookup(name)
-			if skip == 0 && skipElements[a] {
-				skip = a
-			} else if skip == 0 && blockElements[a] {
-				t.newline()
-			}
-		case html.SelfClosingTagToken:
-			name, _ := z.TagName()
-			if a := atom.Lookup(name); skip == 0 && blockElements[a] {
-				t.newline()
-			}
-		case html.EndTagToken:
-			name, _ := z.TagName()
-			a := atom.Lookup(name)
-			if skip != 0 {
-				if a == skip {
-					skip = 0
-				}
-			} else if blockElements[a] {
-				t.newline()
-			}
+	// A UTF-16 byte order mark wins over the Content-Type; without one a
+	// UTF-8 Content-Type leaves the page as it is.
+	decoded := false
+	utf16 := bytes.HasPrefix(page, []byte("\xfe\xff")) || bytes.HasPrefix(page, []byte("\xff\xfe"))
+	if utf16 || !isUTF8HTML(contentType) {
+		if e, name, _ := charset.DetermineEncoding(page, contentType); name != "utf-8" && e != encoding.Nop {
+			page, decoded = decodeWith(e, page), true
 		}
 	}
+	if !decoded && bytes.HasPrefix(page, []byte("\xef\xbb\xbf")) {
+		page = page[3:]
+	}
+	z := htmlScanner{p: page}
+	z.t.out = make([]byte, 0, len(page))
+	z.extract()
+	return z.t.String()
 }
 
 // textBuilder collects text with white space collapsed: a run of spaces
@@ -233,50 +271,60 @@ type textBuilder struct {
 	space bool // a space is due before the next word
 }
 
+// text appends b. It writes into out's spare capacity, grown once for the
+// whole of b (a run of white space becomes at most one byte, so out grows
+// by at most len(b) and a space due from before). Prose is mostly
+// printable ASCII with single spaces between words, which comes out as it
+// went in: such a run is found first and copied whole.
 func (t *textBuilder) text(b []byte) {
-	for len(b) > 0 {
-		c := b[0]
-		if c < utf8.RuneSelf && !isSpaceByte[c] {
-			// A run of ASCII that is not white space, copied at once.
-			i := 1
-			for i < len(b) && b[i] < utf8.RuneSelf && !isSpaceByte[b[i]] {
+	out := slices.Grow(t.out, len(b)+1)
+	n := len(out)
+	out = out[:cap(out)]
+	space := t.space
+	for i := 0; i < len(b); {
+		// A run of printable ASCII, single spaces between.
+		start := i
+		for i < len(b) {
+			if c := b[i]; c-'!' < '~'-'!'+1 || c == ' ' && i > start && i+1 < len(b) && b[i+1]-'!' < '~'-'!'+1 {
 				i++
+				continue
 			}
-			t.word(b[:i])
-			b = b[i:]
+			break
+		}
+		if i > start {
+			if space && n > 0 && out[n-1] != '\n' {
+				out[n] = ' '
+				n++
+			}
+			space = false
+			n += copy(out[n:], b[start:i])
 			continue
 		}
+		// White space, or a rune outside ASCII.
+		c := b[i]
 		if c < utf8.RuneSelf {
-			t.space = true
-			b = b[1:]
+			space = true // white space or a control character: the run took the printable ones
+			i++
 			continue
 		}
-		r, n := utf8.DecodeRune(b)
+		r, size := utf8.DecodeRune(b[i:])
 		if r == '\u00a0' || unicode.IsSpace(r) {
-			t.space = true
-		} else {
-			t.word(b[:n])
+			space = true
+			i += size
+			continue
 		}
-		b = b[n:]
+		if space {
+			if n > 0 && out[n-1] != '\n' {
+				out[n] = ' '
+				n++
+			}
+			space = false
+		}
+		n += copy(out[n:], b[i:i+size])
+		i += size
 	}
+	t.out, t.space = out[:n], space
 }
-
-// word appends a piece of a word, after a space when one is due.
-func (t *textBuilder) word(w []byte) {
-	if t.space && len(t.out) > 0 && t.out[len(t.out)-1] != '\n' {
-		t.out = append(t.out, ' ')
-	}
-	t.space = false
-	t.out = append(t.out, w...)
-}
-
-// isSpaceByte marks ASCII white space (and the other control characters).
-var isSpaceByte = func() (t [utf8.RuneSelf]bool) {
-	for c := range t {
-		t[c] = c <= ' ' || c == 0x7f
-	}
-	return t
-}()
 
 func (t *textBuilder) newline() {
 	t.space = false

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -30,9 +31,9 @@ import (
 // every compression, and both cost more per record than this framing does;
 // github.com/nlnwa/gowarc reads the archives written by dedup in the tests.
 //
-// Memory: the page's block is read whole (one record); other records are
-// skipped without being held, unless Options.Rows keeps those that belong
-// with a page.
+// Memory: the page's block is read whole (one record), into a buffer
+// reused from page to page; other records are skipped without being held,
+// unless Options.Rows keeps those that belong with a page.
 
 // warcMagic starts every WARC record's version line.
 const warcMagic = "WARC/1."
@@ -164,6 +165,13 @@ type warcSource struct {
 
 	pending *warcItem    // Rows: the next page, read while looking for the end of this one's records
 	leading []WARCRecord // Rows: the records read since the last page
+
+	// Reused from record to record (parseRecord).
+	head     []byte      // Rows: the record's bytes up to its block
+	hdr      []byte      // the fields' names and values
+	spans    []fieldSpan // the fields in hdr
+	fieldBuf []WARCField // a page's fields without Rows
+	block    []byte      // the block of a page or a kept record
 }
 
 // warcItem is a page read from the file: its record and its document.
@@ -440,15 +448,16 @@ func (s *warcSource) page(rec *WARCRecord, block []byte) (*warcItem, bool, error
 	if id == "" {
 		id = s.name + "@" + strconv.FormatInt(rec.Offset, 10)
 	}
-	it := &warcItem{rec: *rec, doc: Doc{ID: id, Text: text, Source: s.name, Line: s.nrec, Format: WARC, Offset: rec.Offset}}
+	it := &warcItem{doc: Doc{ID: id, Text: text, Source: s.name, Line: s.nrec, Format: WARC, Offset: rec.Offset}}
+	if !s.opt.Rows {
+		return it, true, nil // its fields are reused for the next page
+	}
+	it.rec = *rec
 	it.link = warcLinks{id: rec.Get("WARC-Record-ID"), uri: warcURI(rec.Get("WARC-Target-URI"))}
 	for _, f := range rec.Fields {
 		if strings.EqualFold(f.Name, "WARC-Concurrent-To") {
 			it.link.concurrent = append(it.link.concurrent, f.Value)
 		}
-	}
-	if !s.opt.Rows {
-		it.rec = WARCRecord{}
 	}
 	return it, true, nil
 }
@@ -530,9 +539,12 @@ func (s *warcSource) readRecord() (rec WARCRecord, block []byte, err error) {
 }
 
 // parseRecord reads one record from s.rd; io.EOF when there is none left
-// (blank lines between records are passed over).
+// (blank lines between records are passed over). The fields are gathered
+// in s.hdr and become strings (one for the whole header) only for a record
+// that may be a page or is kept: a request or a log record costs no
+// allocation. The block is read into s.block, reused from record to
+// record: a page's text and a kept record's Bytes are copies.
 func (s *warcSource) parseRecord() (rec WARCRecord, block []byte, err error) {
-	var head []byte // with Rows, the record's bytes up to its block
 	var line []byte
 	for {
 		line, err = s.line()
@@ -542,7 +554,7 @@ func (s *warcSource) parseRecord() (rec WARCRecord, block []byte, err error) {
 		if err != nil {
 			return rec, nil, unexpected(err)
 		}
-		if len(bytes.TrimRight(line, "\r\n")) > 0 {
+		if len(trimEOLs(line)) > 0 {
 			break
 		}
 	}
@@ -550,9 +562,11 @@ func (s *warcSource) parseRecord() (rec WARCRecord, block []byte, err error) {
 		return rec, nil, fmt.Errorf("no WARC version line (found %q)", clip(line))
 	}
 	keep := s.opt.Rows
+	s.head = s.head[:0]
 	if keep {
-		head = append(head, line...)
+		s.head = append(s.head, line...)
 	}
+	s.hdr, s.spans = s.hdr[:0], s.spans[:0]
 	size := len(line)
 	length := int64(-1)
 	for {
@@ -565,42 +579,52 @@ func (s *warcSource) parseRecord() (rec WARCRecord, block []byte, err error) {
 			return rec, nil, fmt.Errorf("header longer than %d bytes", maxWARCHeader)
 		}
 		if keep {
-			head = append(head, line...)
+			s.head = append(s.head, line...)
 		}
-		l := bytes.TrimRight(line, "\r\n")
+		l := trimEOLs(line)
 		if len(l) == 0 {
 			break
 		}
-		if (l[0] == ' ' || l[0] == '\t') && len(rec.Fields) > 0 { // a continuation line
-			f := &rec.Fields[len(rec.Fields)-1]
-			f.Value += " " + string(bytes.TrimSpace(l))
+		if (l[0] == ' ' || l[0] == '\t') && len(s.spans) > 0 { // a continuation line
+			// The last value ends s.hdr: it goes on there.
+			s.hdr = append(append(s.hdr, ' '), bytes.TrimSpace(l)...)
+			s.spans[len(s.spans)-1].valueEnd = len(s.hdr)
 			continue
 		}
 		name, value, ok := bytes.Cut(l, []byte(":"))
 		if !ok {
 			return rec, nil, fmt.Errorf("header line without a colon: %q", clip(l))
 		}
-		f := WARCField{Name: string(bytes.TrimSpace(name)), Value: string(bytes.TrimSpace(value))}
-		rec.Fields = append(rec.Fields, f)
-		if strings.EqualFold(f.Name, "Content-Length") {
-			length, err = strconv.ParseInt(f.Value, 10, 64)
+		var f fieldSpan
+		f.nameStart = len(s.hdr)
+		s.hdr = append(s.hdr, bytes.TrimSpace(name)...)
+		f.valueStart = len(s.hdr)
+		s.hdr = append(s.hdr, bytes.TrimSpace(value)...)
+		f.valueEnd = len(s.hdr)
+		s.spans = append(s.spans, f)
+		if bytes.EqualFold(s.hdr[f.nameStart:f.valueStart], []byte("Content-Length")) {
+			v := s.hdr[f.valueStart:f.valueEnd]
+			length, err = strconv.ParseInt(unsafe.String(unsafe.SliceData(v), len(v)), 10, 64)
 			if err != nil || length < 0 {
-				return rec, nil, fmt.Errorf("bad Content-Length %q", f.Value)
+				return rec, nil, fmt.Errorf("bad Content-Length %q", v)
 			}
 		}
 	}
 	if length < 0 {
 		return rec, nil, fmt.Errorf("no Content-Length")
 	}
-	rec.Type = strings.ToLower(warcGet(rec.Fields, "WARC-Type"))
+	rec.Type = s.recordType()
 	maybePage := rec.Type == "conversion" || rec.Type == "response"
 	keep = keep && (maybePage || keepBetween(rec.Type))
+	if maybePage || keep {
+		rec.Fields = s.fields(keep)
+	}
 	if length > s.opt.MaxDocBytes {
 		maybePage = false
 		keep = false
 	}
 	if maybePage || keep {
-		block = make([]byte, length)
+		block = s.blockBuf(length)
 		n, err := io.ReadFull(s.rd, block)
 		s.dpos += int64(n)
 		if err != nil {
@@ -625,13 +649,75 @@ func (s *warcSource) parseRecord() (rec WARCRecord, block []byte, err error) {
 	s.rd.Discard(4)
 	s.dpos += 4
 	if keep {
-		rec.Bytes = make([]byte, 0, len(head)+len(block)+len(tail))
-		rec.Bytes = append(append(append(rec.Bytes, head...), block...), tail...)
+		rec.Bytes = make([]byte, 0, len(s.head)+len(block)+len(tail))
+		rec.Bytes = append(append(append(rec.Bytes, s.head...), block...), tail...)
 	}
 	if !maybePage {
 		block = nil
 	}
 	return rec, block, nil
+}
+
+// fieldSpan is where one field's name and value are in warcSource.hdr:
+// hdr[nameStart:valueStart] and hdr[valueStart:valueEnd].
+type fieldSpan struct {
+	nameStart, valueStart, valueEnd int
+}
+
+// fields returns the record's fields, in one string. A kept record (Rows)
+// gets a slice of its own; a page read without Rows one reused for the next
+// page, as nothing holds a page's fields past its document (whose id is a
+// piece of the string, as a JSONL id is a piece of its line).
+func (s *warcSource) fields(keep bool) []WARCField {
+	all := string(s.hdr)
+	var fs []WARCField
+	if keep {
+		fs = make([]WARCField, len(s.spans))
+	} else {
+		if cap(s.fieldBuf) < len(s.spans) {
+			s.fieldBuf = make([]WARCField, len(s.spans))
+		}
+		fs = s.fieldBuf[:len(s.spans)]
+	}
+	for i, f := range s.spans {
+		fs[i] = WARCField{Name: all[f.nameStart:f.valueStart], Value: all[f.valueStart:f.valueEnd]}
+	}
+	return fs
+}
+
+// recordType returns the record's WARC-Type (the first field of that name,
+// any case) in lower case: the types of WARC 1.1 as constants.
+func (s *warcSource) recordType() string {
+	for _, f := range s.spans {
+		if !bytes.EqualFold(s.hdr[f.nameStart:f.valueStart], []byte("WARC-Type")) {
+			continue
+		}
+		v := s.hdr[f.valueStart:f.valueEnd]
+		for _, t := range warcTypes {
+			if equalFoldASCII(v, t) {
+				return t
+			}
+		}
+		return strings.ToLower(string(v))
+	}
+	return ""
+}
+
+var warcTypes = []string{"response", "request", "conversion", "metadata", "warcinfo", "resource", "revisit", "continuation"}
+
+// maxReusedBlock bounds the block buffer a source keeps between records;
+// a larger record's block is allocated for it alone.
+const maxReusedBlock = 4 << 20
+
+// blockBuf returns a buffer of n bytes for a record's block.
+func (s *warcSource) blockBuf(n int64) []byte {
+	if n > maxReusedBlock {
+		return make([]byte, n)
+	}
+	if int64(cap(s.block)) < n {
+		s.block = make([]byte, n, max(n, 64<<10))
+	}
+	return s.block[:n]
 }
 
 // line reads one line with its terminator from s.rd.
