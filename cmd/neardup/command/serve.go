@@ -141,7 +141,7 @@ var modeFlags = []struct {
 	applies func(shared bool, method string) bool
 	why     string
 }{
-	{[]string{"data", "engine", "force-recover", "snapshot"},
+	{[]string{"data", "engine", "force-recover"},
 		func(shared bool, _ string) bool { return !shared },
 		"it configures the embedded store in --data, and --store names a shared one"},
 	{[]string{"redis-prefix", "redis-wait-replicas", "redis-capacity", "redis-replica", "redis-direct", "redis-layout"},
@@ -219,11 +219,11 @@ func (f *serveCmd) run(c *cobra.Command) error {
 	if f.tokenReads && f.token == "" {
 		return usagef("--token-reads needs --token")
 	}
-	if err := f.checkModeFlags(c.Flags(), opt.Dedup.Method); err != nil {
-		return err
-	}
 	if f.snapshot != "" && f.store != "" {
 		return usagef("--snapshot loads into the server's own index; a shared --store has none (use --data)")
+	}
+	if err := f.checkModeFlags(c.Flags(), opt.Dedup.Method); err != nil {
+		return err
 	}
 
 	var (

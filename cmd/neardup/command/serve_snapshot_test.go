@@ -142,7 +142,11 @@ func TestServeSnapshotUsage(t *testing.T) {
 		{"--method", "minhash"},
 		{"--store", "redis://127.0.0.1:1/0"},
 	} {
-		a := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--snapshot", "seen.ndx"}, args...)
+		a := []string{"serve", "--addr", "127.0.0.1:0", "--snapshot", "seen.ndx"}
+		if args[0] != "--store" {
+			a = append(a, "--data", t.TempDir())
+		}
+		a = append(a, args...)
 		if code, _, errs := run(t, "", a...); code != 2 || !strings.Contains(errs, "snapshot") {
 			t.Errorf("serve --snapshot %v: exit %d, stderr %q; want a usage error (2)", args, code, errs)
 		}

@@ -42,10 +42,15 @@ type serveChild struct {
 }
 
 // startServe runs "neardup serve --addr 127.0.0.1:0 --data dir" in a child
-// process and waits until it is ready.
+// process and waits until it is ready; with --store in extra, dir is not
+// passed (serve refuses --data beside --store).
 func startServe(t *testing.T, dir string, extra ...string) *serveChild {
 	t.Helper()
-	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--log-level", "warn"}, extra...)
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--log-level", "warn"}
+	if !slices.Contains(extra, "--store") {
+		args = append(args, "--data", dir)
+	}
+	args = append(args, extra...)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), serveChildEnv+"="+strings.Join(args, "\t"))
 	cmd.Stderr = os.Stderr
