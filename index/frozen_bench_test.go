@@ -1,0 +1,198 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// genSource generates n fingerprints as benchData does (90% random, 10%
+// near-copies with 1 to 6 bits flipped), but in a stream: a near-copy copies
+// one of the last 4096 fingerprints, so that a billion need no memory. Each
+// Scan yields the same items; ids are positions. sample, when not nil,
+// receives every stride-th fingerprint of the first Scan.
+type genSource struct {
+	n      int
+	stride int
+	sample *[]uint64
+}
+
+func (g genSource) Scan(fn func(fps, ids []uint64) error) error {
+	r := rand.New(rand.NewPCG(uint64(g.n), 43))
+	var ring [4096]uint64
+	fps := make([]uint64, 0, 1<<14)
+	ids := make([]uint64, 1<<14)
+	sampling := g.sample != nil && len(*g.sample) == 0
+	for i := 0; i < g.n; i++ {
+		var x uint64
+		if i > 0 && r.IntN(10) == 0 {
+			x = flip(r, ring[r.IntN(min(i, len(ring)))], 1+r.IntN(6))
+		} else {
+			x = r.Uint64()
+		}
+		ring[i%len(ring)] = x
+		if sampling && i%g.stride == 0 {
+			*g.sample = append(*g.sample, x)
+		}
+		fps = append(fps, x)
+		if len(fps) == cap(fps) || i == g.n-1 {
+			first := uint64(i + 1 - len(fps))
+			for j := range fps {
+				ids[j] = first + uint64(j)
+			}
+			if err := fn(fps, ids[:len(fps)]); err != nil {
+				return err
+			}
+			fps = fps[:0]
+		}
+	}
+	return nil
+}
+
+// BenchmarkFrozen builds a Frozen of n generated fingerprints (k = 3,
+// seeds-4x16) in bounded memory, saves it, maps it back and queries the
+// mapping: build time, bytes per fingerprint (tables and ids; heap growth;
+// file), open time, p50/p99 per query (stored fingerprints with 0 to 3 bits
+// flipped). A sample of the queries is checked against a scan of the
+// source. NEARDUP_BENCH_N sets n; NEARDUP_BENCH_DIR the directory of the
+// snapshot (default a temporary one); NEARDUP_BENCH_SORTMEM the sort
+// memory in MiB (default 1024).
+func BenchmarkFrozen(b *testing.B) {
+	sortMem := int64(1 << 30)
+	if s := os.Getenv("NEARDUP_BENCH_SORTMEM"); s != "" {
+		m, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sortMem = m << 20
+	}
+	for _, n := range benchSizes() {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			const k = 3
+			dir := os.Getenv("NEARDUP_BENCH_DIR")
+			if dir == "" {
+				dir = b.TempDir()
+			}
+			path := filepath.Join(dir, fmt.Sprintf("frozen-%d.ndf", n))
+			var sample []uint64
+			src := genSource{n: n, stride: max(1, n/(1<<20)), sample: &sample}
+			var (
+				build, cpu, save, open time.Duration
+				heap, tableB, fileB    float64
+				durs                   []time.Duration
+				found                  int
+			)
+			for b.Loop() {
+				runtime.GC()
+				var m0, m1 runtime.MemStats
+				runtime.ReadMemStats(&m0)
+				t0, c0 := time.Now(), cpuTime()
+				f, err := BuildFrozen(context.Background(), src, FrozenOptions{K: k, SortMemory: sortMem})
+				if err != nil {
+					b.Fatal(err)
+				}
+				build, cpu = time.Since(t0), cpuTime()-c0
+				runtime.GC()
+				runtime.ReadMemStats(&m1)
+				heap = float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc)) / float64(n)
+				tableB = float64(f.Bytes()) / float64(n)
+				t0 = time.Now()
+				if err := f.SaveFile(path); err != nil {
+					b.Fatal(err)
+				}
+				save = time.Since(t0)
+				f = nil
+				runtime.GC()
+				fi, err := os.Stat(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				fileB = float64(fi.Size()) / float64(n)
+				t0 = time.Now()
+				g, err := OpenFrozen(path, FrozenOpenOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				open = time.Since(t0)
+				r := rand.New(rand.NewPCG(1, 1))
+				durs = make([]time.Duration, 0, 200_000)
+				queries := make([]uint64, cap(durs))
+				for i := range queries {
+					queries[i] = flip(r, sample[r.IntN(len(sample))], r.IntN(k+1))
+				}
+				var ms [][]FrozenMatch
+				for i, q := range queries {
+					t0 := time.Now()
+					m, err := g.Query(q, k, 0)
+					durs = append(durs, time.Since(t0))
+					if err != nil {
+						b.Fatal(err)
+					}
+					found += len(m)
+					if i < 100 {
+						ms = append(ms, m)
+					}
+				}
+				checkScan(b, src, queries[:len(ms)], ms, k)
+				if err := g.Close(); err != nil {
+					b.Fatal(err)
+				}
+				if os.Getenv("NEARDUP_BENCH_KEEP") == "" {
+					os.Remove(path)
+				}
+			}
+			slices.Sort(durs)
+			b.ReportMetric(build.Seconds(), "build-s")
+			b.ReportMetric(cpu.Seconds(), "build-cpu-s")
+			b.ReportMetric(tableB, "B/fp")
+			b.ReportMetric(heap, "heapB/fp")
+			b.ReportMetric(fileB, "fileB/fp")
+			b.ReportMetric(save.Seconds(), "save-s")
+			b.ReportMetric(open.Seconds(), "open-s")
+			b.ReportMetric(float64(durs[len(durs)/2].Nanoseconds())/1e3, "p50-us")
+			b.ReportMetric(float64(durs[len(durs)*99/100].Nanoseconds())/1e3, "p99-us")
+			b.ReportMetric(float64(found)/float64(len(durs)), "matches/q")
+		})
+	}
+}
+
+// checkScan compares the answers ms to the first queries with one scan of
+// the source.
+func checkScan(b *testing.B, src Source, queries []uint64, ms [][]FrozenMatch, k int) {
+	want := make([][]FrozenMatch, len(queries))
+	err := src.Scan(func(fps, ids []uint64) error {
+		for i, x := range fps {
+			for j, q := range queries {
+				if d := bits.OnesCount64(x ^ q); d <= k {
+					want[j] = append(want[j], FrozenMatch{ID: ids[i], Fingerprint: x, Distance: d})
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for j := range want {
+		slices.SortFunc(want[j], func(a, c FrozenMatch) int {
+			if a.Distance != c.Distance {
+				return a.Distance - c.Distance
+			}
+			if a.ID < c.ID {
+				return -1
+			}
+			return 1
+		})
+		if !slices.Equal(ms[j], want[j]) {
+			b.Fatalf("query %#x: got %v, scan %v", queries[j], ms[j], want[j])
+		}
+	}
+}
