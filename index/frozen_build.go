@@ -9,6 +9,8 @@ import (
 	"io"
 	"math/bits"
 	"os"
+	"runtime"
+	"sync"
 )
 
 // A Source yields the fingerprints of a BuildFrozen, with their ids, in
@@ -111,6 +113,9 @@ type FrozenOptions struct {
 	// temporary disk). A single 16-bit prefix holding more than fits is
 	// sorted whole.
 	SortMemory int64
+	// Workers is how many tables are sorted at once, each with its share
+	// of SortMemory; default GOMAXPROCS.
+	Workers int
 }
 
 // EnsureDefaults fills in the defaults.
@@ -120,6 +125,9 @@ func (o *FrozenOptions) EnsureDefaults() {
 	}
 	if o.SortMemory == 0 {
 		o.SortMemory = 1 << 30
+	}
+	if o.Workers == 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
 	}
 }
 
@@ -151,7 +159,7 @@ const prefixBits = 16
 // 16 bytes, 32 for the identity table with its ids, over SortMemory).
 func BuildFrozen(ctx context.Context, src Source, opt FrozenOptions) (*Frozen, error) {
 	opt.EnsureDefaults()
-	if opt.SortMemory < 0 || opt.K < 0 {
+	if opt.SortMemory < 0 || opt.K < 0 || opt.Workers < 0 {
 		return nil, fmt.Errorf("%w: sort memory %d, k %d", ErrOptions, opt.SortMemory, opt.K)
 	}
 	p, err := opt.plan()
@@ -192,10 +200,26 @@ func BuildFrozen(ctx context.Context, src Source, opt FrozenOptions) (*Frozen, e
 	}
 	f := &Frozen{lay: lay, n: n, tables: make([]efSeq, len(lay.perms)), idBits: uint(bits.Len64(maxID))}
 	f.ids = make([]uint64, (n*uint64(f.idBits)+63)/64+1)
+	workers := max(1, min(opt.Workers, len(lay.perms)))
+	errs := make([]error, len(lay.perms))
+	next := make(chan int, len(lay.perms))
 	for t := range lay.perms {
-		if err := f.buildTable(ctx, src, t, hist[t], opt.SortMemory); err != nil {
-			return nil, err
-		}
+		next <- t
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for t := range next {
+				if errs[t] = f.buildTable(ctx, src, t, hist[t], opt.SortMemory/int64(workers)); errs[t] != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
