@@ -55,6 +55,9 @@ func (f *Frozen) Bytes() int64 {
 	return b
 }
 
+// IDBytes returns the size of the id column.
+func (f *Frozen) IDBytes() int64 { return 8 * int64(len(f.ids)) }
+
 // Close releases the mapping of a Frozen opened from a file; the Frozen
 // must not be used afterwards. It does nothing for a built one.
 func (f *Frozen) Close() error {

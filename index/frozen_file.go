@@ -446,3 +446,9 @@ func decodePlan(b []byte) (Plan, error) {
 	}
 	return p, nil
 }
+
+// IsFrozenSnapshot reports whether header, the first bytes of a file, starts
+// a frozen snapshot rather than an Index snapshot.
+func IsFrozenSnapshot(header []byte) bool {
+	return len(header) >= len(frozenMagic) && string(header[:len(frozenMagic)]) == frozenMagic
+}

@@ -141,6 +141,9 @@ func (f *indexQueryCmd) run(ctx context.Context, args []string, stdin io.Reader,
 		}
 		queries = append(queries, fpRecord{ID: a, FP: fp})
 	}
+	if isFrozenFile(f.index) {
+		return f.queryFrozen(queries, stdout)
+	}
 	x, err := index.LoadFile(f.index, index.Options{})
 	if err != nil {
 		return err
@@ -160,6 +163,11 @@ func (f *indexQueryCmd) run(ctx context.Context, args []string, stdin io.Reader,
 	if err != nil {
 		return err
 	}
+	return f.write(queries, res, stdout)
+}
+
+// write prints the matches res[i] of each query i.
+func (f *indexQueryCmd) write(queries []fpRecord, res [][]index.Match, stdout io.Writer) error {
 	w := bufio.NewWriter(stdout)
 	enc := json.NewEncoder(w)
 	for i, q := range queries {
