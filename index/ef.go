@@ -150,14 +150,22 @@ func (s *efSeq) bucketStart(b uint64) (pos, rank uint64, ok bool) {
 	if j >= uint64(len(s.samples)) {
 		return 0, 0, false
 	}
-	pos = s.samples[j]
-	need := b - j<<sampleShift // zeros still to pass
+	pos, ok = s.skipZeros(s.samples[j], b-j<<sampleShift)
+	if !ok || pos < b {
+		return 0, 0, false
+	}
+	return pos, pos - b, true
+}
+
+// skipZeros returns the position just past the need-th zero at or after
+// pos (pos itself when need is 0).
+func (s *efSeq) skipZeros(pos, need uint64) (uint64, bool) {
 	for need > 0 {
 		wi := pos / 64
 		if wi >= uint64(len(s.hi)) {
-			return 0, 0, false
+			return 0, false
 		}
-		z := ^s.hi[wi] &^ (1<<(pos%64) - 1)
+		z := ^s.hi[wi] >> (pos % 64) // the zeros from pos on, as ones
 		if c := uint64(bits.OnesCount64(z)); c < need {
 			need -= c
 			pos = (wi + 1) * 64
@@ -166,13 +174,9 @@ func (s *efSeq) bucketStart(b uint64) (pos, rank uint64, ok bool) {
 		for ; need > 1; need-- {
 			z &= z - 1
 		}
-		pos = wi*64 + uint64(bits.TrailingZeros64(z)) + 1
-		need = 0
+		return pos + uint64(bits.TrailingZeros64(z)) + 1, true
 	}
-	if pos < b {
-		return 0, 0, false
-	}
-	return pos, pos - b, true
+	return pos, true
 }
 
 // scan calls fn(i, v) for every value i whose high part is in [b0, b1) and
@@ -181,6 +185,10 @@ func (s *efSeq) bucketStart(b uint64) (pos, rank uint64, ok bool) {
 // false.
 func (s *efSeq) scan(b0, b1, yh uint64, k int, fn func(i, v uint64) bool) {
 	if s.n == 0 || b0 >= b1 {
+		return
+	}
+	if sub := uint(bits.Len64(b1 - b0 - 1)); b1-b0 == 1<<sub && b0&(b1-b0-1) == 0 && sub >= enumerateBits && b0 == yh&^(b1-b0-1) {
+		s.scanNear(b0, sub, yh, k, fn)
 		return
 	}
 	// Whole sample groups of 256 buckets whose own bits differ from the
@@ -195,6 +203,77 @@ func (s *efSeq) scan(b0, b1, yh uint64, k int, fn func(i, v uint64) bool) {
 			return
 		}
 	}
+}
+
+// enumerateBits is the number of bucket bits below the key from which
+// scan visits only the buckets within k bits of the query instead of
+// walking every entry of the key's run. A bucket visited costs about 3
+// times an entry walked (measured at 10M, 8 bits, where visiting the 93 of
+// 256 buckets within 3 bits took twice as long as walking them all), so
+// visiting wins from 11 bits (100M: 232 of 2,048 buckets) and by far at 14
+// (1B: 470 of 16,384). Tests change it to run both ways.
+var enumerateBits uint = 11
+
+// scanNear visits, in ascending order, the buckets b0 | v for the v of sub
+// bits within k bits of yh's low sub bits, moving from one to the next by
+// counting zeros (or by a sample, for a long way), and calls fn for each of
+// their values.
+func (s *efSeq) scanNear(b0 uint64, sub uint, yh uint64, k int, fn func(i, v uint64) bool) {
+	ysub := yh & (1<<sub - 1)
+	pos, _, ok := s.bucketStart(b0)
+	if !ok {
+		return
+	}
+	cur := b0 // the bucket starting at pos
+	stopped := false
+	visit := func(b uint64) {
+		if b-cur > 2<<sampleShift {
+			pos, _, ok = s.bucketStart(b)
+		} else {
+			pos, ok = s.skipZeros(pos, b-cur)
+		}
+		if !ok {
+			stopped = true
+			return
+		}
+		cur = b
+		// The bucket's values are the ones from pos up to its zero.
+		for p := pos; ; p++ {
+			wi := p / 64
+			if wi >= uint64(len(s.hi)) || s.hi[wi]&(1<<(p%64)) == 0 {
+				return
+			}
+			i := p - b
+			if i >= s.n {
+				stopped = true
+				return
+			}
+			if !fn(i, b<<s.l|s.lowAt(i)) {
+				stopped = true
+				return
+			}
+		}
+	}
+	// Depth-first over the sub bits, most significant first, the query's
+	// own bit before the other at each level when it is 0: ascending order.
+	var near func(prefix uint64, bit int, budget int)
+	near = func(prefix uint64, bit int, budget int) {
+		if stopped {
+			return
+		}
+		if budget == 0 || bit < 0 {
+			visit(b0 | prefix | ysub&(1<<(bit+1)-1))
+			return
+		}
+		if ysub>>bit&1 == 0 {
+			near(prefix, bit-1, budget)
+			near(prefix|1<<bit, bit-1, budget-1)
+		} else {
+			near(prefix, bit-1, budget-1)
+			near(prefix|1<<bit, bit-1, budget)
+		}
+	}
+	near(0, int(sub)-1, k)
 }
 
 // scanRange scans the buckets [b0, b1), which lie in one sample group.

@@ -94,7 +94,7 @@ func BenchmarkFrozen(b *testing.B) {
 			var (
 				build, cpu, save, open time.Duration
 				heap, tableB, fileB    float64
-				durs                   []time.Duration
+				durs, walk             []time.Duration
 				found                  int
 			)
 			for b.Loop() {
@@ -149,6 +149,18 @@ func BenchmarkFrozen(b *testing.B) {
 					}
 				}
 				checkScan(b, src, queries[:len(ms)], ms, k)
+				// The same queries walking every entry of each key's run.
+				enumerateBits = 64
+				walk = make([]time.Duration, 0, len(queries))
+				for _, q := range queries {
+					t0 := time.Now()
+					_, err := g.Query(q, k, 0)
+					walk = append(walk, time.Since(t0))
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				enumerateBits = 11
 				if err := g.Close(); err != nil {
 					b.Fatal(err)
 				}
@@ -167,6 +179,9 @@ func BenchmarkFrozen(b *testing.B) {
 			b.ReportMetric(float64(durs[len(durs)/2].Nanoseconds())/1e3, "p50-us")
 			b.ReportMetric(float64(durs[len(durs)*99/100].Nanoseconds())/1e3, "p99-us")
 			b.ReportMetric(float64(found)/float64(len(durs)), "matches/q")
+			slices.Sort(walk)
+			b.ReportMetric(float64(walk[len(walk)/2].Nanoseconds())/1e3, "walk-p50-us")
+			b.ReportMetric(float64(walk[len(walk)*99/100].Nanoseconds())/1e3, "walk-p99-us")
 		})
 	}
 }

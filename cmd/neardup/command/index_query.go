@@ -28,7 +28,9 @@ func newIndexQueryCommand() *cobra.Command {
 		Use:   "query --index FILE [--k K] [--limit N] [--json] FP...|-",
 		Short: "Find the stored fingerprints within k bits of each query",
 		Long: `Load an index snapshot and print, for each query fingerprint, every stored
-fingerprint within --k bits, nearest first (ties by id), at most --limit.
+fingerprint within --k bits, nearest first (ties by id), at most --limit. A
+frozen snapshot ('neardup index build --frozen') is mapped and read in place
+instead of loaded; its ids are integers.
 
 Queries are arguments or, with -, lines on stdin in the formats 'neardup index
 build' reads; a line's id (or FILE:LINE) labels its results. --fp-format
