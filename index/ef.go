@@ -171,13 +171,44 @@ func (s *efSeq) skipZeros(pos, need uint64) (uint64, bool) {
 			pos = (wi + 1) * 64
 			continue
 		}
-		for ; need > 1; need-- {
-			z &= z - 1
-		}
-		return pos + uint64(bits.TrailingZeros64(z)) + 1, true
+		return pos + select64(z, need-1) + 1, true
 	}
 	return pos, true
 }
+
+// select64 returns the position of the r-th (from 0) set bit of x, which
+// has more than r: the byte holding it by the bytes' running counts
+// (Vigna, "Broadword implementation of rank/select queries", 2008), then a
+// table.
+func select64(x, r uint64) uint64 {
+	c := x - x>>1&0x5555555555555555
+	c = c&0x3333333333333333 + c>>2&0x3333333333333333
+	c = (c + c>>4) & 0x0f0f0f0f0f0f0f0f
+	c *= 0x0101010101010101 // byte i: the set bits in bytes 0..i
+	before := uint64(0)
+	for sh := uint64(0); sh < 64; sh += 8 {
+		upto := c >> sh & 0xff
+		if upto > r {
+			return sh + uint64(selectInByte[x>>sh&0xff][r-before])
+		}
+		before = upto
+	}
+	return 64
+}
+
+// selectInByte[b][r] is the position of the r-th set bit of b.
+var selectInByte = func() (t [256][8]uint8) {
+	for b := range 256 {
+		r := 0
+		for i := range 8 {
+			if b>>i&1 != 0 {
+				t[b][r] = uint8(i)
+				r++
+			}
+		}
+	}
+	return t
+}()
 
 // scan calls fn(i, v) for every value i whose high part is in [b0, b1) and
 // within k bits of yh, the high part of the query (values further away in
@@ -219,61 +250,69 @@ var enumerateBits uint = 11
 // counting zeros (or by a sample, for a long way), and calls fn for each of
 // their values.
 func (s *efSeq) scanNear(b0 uint64, sub uint, yh uint64, k int, fn func(i, v uint64) bool) {
-	ysub := yh & (1<<sub - 1)
 	pos, _, ok := s.bucketStart(b0)
 	if !ok {
 		return
 	}
-	cur := b0 // the bucket starting at pos
-	stopped := false
-	visit := func(b uint64) {
-		if b-cur > 2<<sampleShift {
-			pos, _, ok = s.bucketStart(b)
-		} else {
-			pos, ok = s.skipZeros(pos, b-cur)
-		}
-		if !ok {
-			stopped = true
-			return
-		}
-		cur = b
-		// The bucket's values are the ones from pos up to its zero.
-		for p := pos; ; p++ {
-			wi := p / 64
-			if wi >= uint64(len(s.hi)) || s.hi[wi]&(1<<(p%64)) == 0 {
-				return
-			}
-			i := p - b
-			if i >= s.n {
-				stopped = true
-				return
-			}
-			if !fn(i, b<<s.l|s.lowAt(i)) {
-				stopped = true
-				return
-			}
-		}
-	}
-	// Depth-first over the sub bits, most significant first, the query's
-	// own bit before the other at each level when it is 0: ascending order.
-	var near func(prefix uint64, bit int, budget int)
-	near = func(prefix uint64, bit int, budget int) {
-		if stopped {
-			return
-		}
+	w := nearWalk{s: s, fn: fn, b0: b0, ysub: yh & (1<<sub - 1), pos: pos, cur: b0}
+	w.near(0, int(sub)-1, k)
+}
+
+// nearWalk is the state of scanNear.
+type nearWalk struct {
+	s        *efSeq
+	fn       func(i, v uint64) bool
+	b0, ysub uint64
+	pos, cur uint64 // bucket cur starts at bit pos
+	stopped  bool
+}
+
+// near goes depth-first over the sub bits, most significant first, taking
+// at each level the 0 bit before the 1 bit: ascending order. budget is the
+// bits that may still differ from the query's.
+func (w *nearWalk) near(prefix uint64, bit int, budget int) {
+	for !w.stopped {
 		if budget == 0 || bit < 0 {
-			visit(b0 | prefix | ysub&(1<<(bit+1)-1))
+			w.visit(w.b0 | prefix | w.ysub&(1<<(bit+1)-1))
 			return
 		}
-		if ysub>>bit&1 == 0 {
-			near(prefix, bit-1, budget)
-			near(prefix|1<<bit, bit-1, budget-1)
+		if w.ysub>>bit&1 == 0 {
+			w.near(prefix, bit-1, budget)
+			prefix, budget = prefix|1<<bit, budget-1
 		} else {
-			near(prefix, bit-1, budget-1)
-			near(prefix|1<<bit, bit-1, budget)
+			w.near(prefix, bit-1, budget-1)
+			prefix |= 1 << bit
+		}
+		bit--
+	}
+}
+
+// visit moves to bucket b and calls fn for its values.
+func (w *nearWalk) visit(b uint64) {
+	s := w.s
+	var ok bool
+	if b-w.cur > 2<<sampleShift {
+		w.pos, _, ok = s.bucketStart(b)
+	} else {
+		w.pos, ok = s.skipZeros(w.pos, b-w.cur)
+	}
+	if !ok {
+		w.stopped = true
+		return
+	}
+	w.cur = b
+	// The bucket's values are the ones from pos up to its zero.
+	for p := w.pos; ; p++ {
+		wi := p / 64
+		if wi >= uint64(len(s.hi)) || s.hi[wi]&(1<<(p%64)) == 0 {
+			return
+		}
+		i := p - b
+		if i >= s.n || !w.fn(i, b<<s.l|s.lowAt(i)) {
+			w.stopped = true
+			return
 		}
 	}
-	near(0, int(sub)-1, k)
 }
 
 // scanRange scans the buckets [b0, b1), which lie in one sample group.

@@ -280,3 +280,22 @@ func TestFrozen10M(t *testing.T) {
 	sids = nil
 	checkFrozen(t, f, x, fps, ids, 3, 200)
 }
+
+func TestSelect64(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	for range 10000 {
+		x := r.Uint64() & r.Uint64()
+		if x == 0 {
+			continue
+		}
+		y, rank := x, uint64(0)
+		for y != 0 {
+			want := uint64(bits.TrailingZeros64(y))
+			if got := select64(x, rank); got != want {
+				t.Fatalf("select64(%#x, %d) = %d, want %d", x, rank, got, want)
+			}
+			y &= y - 1
+			rank++
+		}
+	}
+}
