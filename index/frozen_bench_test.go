@@ -74,7 +74,9 @@ func (g genSource) Scan(fn func(fps, ids []uint64) error) error {
 // snapshot (default a temporary one); NEARDUP_BENCH_SORTMEM the sort
 // memory in MiB (default 1024); NEARDUP_BENCH_NOSAVE=1 queries the built
 // Frozen in the heap instead of a mapped snapshot (for sizes the disk
-// cannot hold). rss-GB is the process's resident set after the queries
+// cannot hold). open-cold-s and open-cold-noverify-s open the snapshot
+// after dropping its pages from the page cache; open-s opens it again
+// warm for the queries. rss-GB is the process's resident set after the queries
 // (the heap plus the mapped pages the queries touched).
 func BenchmarkFrozen(b *testing.B) {
 	sortMem := int64(1 << 30)
@@ -100,6 +102,7 @@ func BenchmarkFrozen(b *testing.B) {
 				heap, tableB, fileB    float64
 				durs, walk             []time.Duration
 				rss                    float64
+				cold, coldNoVerify     time.Duration
 				found                  int
 			)
 			for b.Loop() {
@@ -130,6 +133,24 @@ func BenchmarkFrozen(b *testing.B) {
 						b.Fatal(err)
 					}
 					fileB = float64(fi.Size()) / float64(n)
+					// Start-up from a cold page cache, with the checksums
+					// read and without.
+					for _, opt := range []FrozenOpenOptions{{}, {NoVerify: true}} {
+						if err := dropCache(path); err != nil {
+							b.Fatal(err)
+						}
+						t0 = time.Now()
+						g, err := OpenFrozen(path, opt)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if opt.NoVerify {
+							coldNoVerify = time.Since(t0)
+						} else {
+							cold = time.Since(t0)
+						}
+						g.Close()
+					}
 					t0 = time.Now()
 					if g, err = OpenFrozen(path, FrozenOpenOptions{}); err != nil {
 						b.Fatal(err)
@@ -184,6 +205,8 @@ func BenchmarkFrozen(b *testing.B) {
 			b.ReportMetric(fileB, "fileB/fp")
 			b.ReportMetric(save.Seconds(), "save-s")
 			b.ReportMetric(open.Seconds(), "open-s")
+			b.ReportMetric(cold.Seconds(), "open-cold-s")
+			b.ReportMetric(coldNoVerify.Seconds(), "open-cold-noverify-s")
 			b.ReportMetric(float64(durs[len(durs)/2].Nanoseconds())/1e3, "p50-us")
 			b.ReportMetric(float64(durs[len(durs)*99/100].Nanoseconds())/1e3, "p99-us")
 			b.ReportMetric(float64(found)/float64(len(durs)), "matches/q")
