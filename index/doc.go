@@ -125,9 +125,10 @@
 // position in the input by default), stored once, bit-packed as wide as
 // the largest needs, in the order of the identity table: a match found in
 // another table is looked up there by value (its bucket holds about one
-// entry) to get its rank and so its id. String ids are not kept: a caller
-// with string ids keeps them in its own column, on disk, indexed by the
-// integer id.
+// entry) to get its rank and so its id. String ids cost only where a caller
+// has them: SetNames stores them beside the tables (an arena of bytes and
+// 8-byte offsets, indexed by integer id), and a mapped Frozen reads a name
+// from the file only for a match, so they stay on disk.
 //
 // A query permutes itself for each table and walks the high bits of its
 // key's buckets (2^(h-kb) buckets, ~n/2^kb entries at kb key bits), from

@@ -26,7 +26,12 @@ type Frozen struct {
 	tables []efSeq // one per plan table; tables[lay.ident] is sorted fingerprints
 	idBits uint    // bits per id, 0 when every id is 0
 	ids    []uint64
-	mapped []byte // the mapping behind the slices, when opened from a file
+	// names, when set, are string ids: name i (of the integer id i) is
+	// nameBytes[nameOffs[i]:nameOffs[i+1]]. Mapped, they stay on disk but
+	// for the pages Name reads.
+	nameOffs  []uint64
+	nameBytes []byte
+	mapped    []byte // the mapping behind the slices, when opened from a file
 
 	closeOnce sync.Once
 	closeErr  error
@@ -54,6 +59,41 @@ func (f *Frozen) Bytes() int64 {
 	}
 	return b
 }
+
+// SetNames gives the integer ids 0..len(names)-1 string names, which
+// SaveFile and WriteTo store beside the tables and Name returns. It is
+// for callers whose own ids are strings: build with position ids (a
+// Source whose ids are nil) and name each position.
+func (f *Frozen) SetNames(names []string) error {
+	if f.mapped != nil {
+		return fmt.Errorf("%w: SetNames on a mapped Frozen", ErrOptions)
+	}
+	offs := make([]uint64, len(names)+1)
+	var b []byte
+	for i, s := range names {
+		b = append(b, s...)
+		offs[i+1] = uint64(len(b))
+	}
+	f.nameOffs, f.nameBytes = offs, b
+	return nil
+}
+
+// Name returns the string name of integer id id, if SetNames gave it one.
+// A damaged snapshot (offsets out of order or past the bytes) gives false,
+// not a panic.
+func (f *Frozen) Name(id uint64) (string, bool) {
+	if id+1 >= uint64(len(f.nameOffs)) || id+1 == 0 {
+		return "", false
+	}
+	lo, hi := f.nameOffs[id], f.nameOffs[id+1]
+	if lo > hi || hi > uint64(len(f.nameBytes)) {
+		return "", false
+	}
+	return string(f.nameBytes[lo:hi]), true // a copy: the mapping may go
+}
+
+// HasNames reports whether the ids have string names.
+func (f *Frozen) HasNames() bool { return len(f.nameOffs) > 0 }
 
 // IDBytes returns the size of the id column.
 func (f *Frozen) IDBytes() int64 { return 8 * int64(len(f.ids)) }

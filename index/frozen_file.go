@@ -66,6 +66,12 @@ func (f *Frozen) sections() []section {
 		{tag('M', 0), "counts", meta},
 		{tag('I', 0), "ids", wordBytes(f.ids)},
 	}
+	if f.nameOffs != nil {
+		secs = append(secs,
+			section{tag('N', 0), "name offsets", wordBytes(f.nameOffs)},
+			section{tag('B', 0), "name bytes", f.nameBytes},
+		)
+	}
 	for t := range f.tables {
 		s := &f.tables[t]
 		secs = append(secs,
@@ -320,6 +326,21 @@ func parseFrozen(b []byte, opt FrozenOpenOptions) (*Frozen, error) {
 	f := &Frozen{lay: lay, n: n, idBits: uint(idBits), tables: make([]efSeq, len(p.Tables))}
 	if f.ids, err = words(tag('I', 0), "ids", (n*idBits+63)/64+1); err != nil {
 		return nil, err
+	}
+	if _, ok := dir[tag('N', 0)]; ok {
+		d, err := get(tag('N', 0), "name offsets", !opt.NoVerify)
+		if err != nil {
+			return nil, err
+		}
+		if len(d)%8 != 0 || len(d) < 8 {
+			return nil, formatErr("name offsets: %d bytes, not a positive multiple of 8", len(d))
+		}
+		if f.nameOffs, err = words(tag('N', 0), "name offsets", uint64(len(d)/8)); err != nil {
+			return nil, err
+		}
+		if f.nameBytes, err = get(tag('B', 0), "name bytes", !opt.NoVerify); err != nil {
+			return nil, err
+		}
 	}
 	hw, lw, sw := efWords(n)
 	h := efHighBits(n)

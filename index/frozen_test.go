@@ -200,6 +200,34 @@ func TestFrozenSnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// String names of position ids, mapped.
+	names := make([]string, len(fps))
+	for i := range names {
+		names[i] = "doc-" + strconv.Itoa(i)
+	}
+	f = buildFrozen(t, fps, nil, FrozenOptions{})
+	if err := f.SetNames(names); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SaveFile(path); err != nil {
+		t.Fatal(err)
+	}
+	g, err := OpenFrozen(path, FrozenOpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := g.Query(fps[77], 0, 0)
+	if err != nil || len(m) == 0 {
+		t.Fatalf("query: %v, %v", m, err)
+	}
+	if name, ok := g.Name(m[0].ID); !ok || name != names[m[0].ID] || fps[m[0].ID] != fps[77] {
+		t.Fatalf("Name(%d) = %q, %v; want %q", m[0].ID, name, ok, names[m[0].ID])
+	}
+	if _, ok := g.Name(uint64(len(fps))); ok {
+		t.Fatal("Name past the last id: ok")
+	}
+	g.Close()
+
 	// Damage one byte in each section: a clear error naming it.
 	data, err := os.ReadFile(path)
 	if err != nil {

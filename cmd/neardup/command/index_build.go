@@ -64,7 +64,8 @@ and printed; --plan overrides it: seeds-4x16, manku-20, blocks:K:B or auto.
 Frozen: Elias-Fano tables, about 22-25 bytes a fingerprint from 10M to 1B,
 mapped in place by 'neardup index query'). Its ids are integers: the
 input's ids when every one is a decimal integer, else the fingerprints'
-positions in the input (0, 1, ...). With --raw the one input is a file of
+positions in the input (0, 1, ...), with the input's ids stored as their
+names (printed by 'index query'; read from the file only for a match). With --raw the one input is a file of
 little-endian 8-byte fingerprints (ids: positions), read once per sort run
 instead of held in memory; --budget is then the sort memory (default 1GiB).`,
 		Example: `  neardup fingerprint --json docs.jsonl | neardup index build --out docs.ndx

@@ -17,7 +17,8 @@ import (
 // one input is a file of little-endian 8-byte fingerprints, read once per
 // sort run and never held in memory; otherwise the fingerprints read as for
 // an Index keep their ids when every id is a decimal integer, else take
-// their positions in the input.
+// their positions in the input, and the string ids are stored as the
+// positions' names (Frozen.SetNames), which index query prints.
 func (f *indexBuildCmd) buildFrozen(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	opt := index.FrozenOptions{K: f.k, Workers: f.workers}
 	if f.plan != "" && f.plan != "auto" {
@@ -34,6 +35,7 @@ func (f *indexBuildCmd) buildFrozen(ctx context.Context, args []string, stdin io
 		opt.SortMemory = b
 	}
 	var src index.Source
+	var names []string
 	idsFrom := "positions in the input"
 	if f.raw {
 		if len(args) != 1 || args[0] == "-" {
@@ -72,12 +74,20 @@ func (f *indexBuildCmd) buildFrozen(ctx context.Context, args []string, stdin io
 		}
 		if ids != nil {
 			idsFrom = "the input's ids"
+		} else {
+			names = sids
+			idsFrom = "positions in the input, named by the input's ids"
 		}
 		src = index.SliceSource(fps, ids)
 	}
 	x, err := index.BuildFrozen(ctx, src, opt)
 	if err != nil {
 		return err
+	}
+	if names != nil {
+		if err := x.SetNames(names); err != nil {
+			return err
+		}
 	}
 	var size int64
 	if err := outfile.WriteFile(f.out, stdout, func(w io.Writer) (err error) { size, err = x.WriteTo(w); return err }); err != nil {
@@ -121,7 +131,11 @@ func (f *indexQueryCmd) queryFrozen(queries []fpRecord, stdout io.Writer) error 
 			return err
 		}
 		for _, m := range ms {
-			res[i] = append(res[i], index.Match{ID: strconv.FormatUint(m.ID, 10), Fingerprint: m.Fingerprint, Distance: m.Distance})
+			id := strconv.FormatUint(m.ID, 10)
+			if name, ok := x.Name(m.ID); ok {
+				id = name
+			}
+			res[i] = append(res[i], index.Match{ID: id, Fingerprint: m.Fingerprint, Distance: m.Distance})
 		}
 	}
 	return f.write(queries, res, stdout)

@@ -44,12 +44,12 @@ func TestIndexBuildFrozen(t *testing.T) {
 		t.Errorf("stats: code %d, got %q", code, got)
 	}
 
-	// Text ids: positions. A raw file: positions too.
+	// Text ids: positions, named by the ids. A raw file: positions.
 	in2 := writeFile(t, dir, "fps2.txt", "a\tf0f0f0f0f0f0f0f0\nb\tf0f0f0f0f0f0f0f1\n")
-	if code, stdout, stderr := run(t, "", "index", "build", "--frozen", "--out", out, in2); code != 0 || !strings.Contains(stdout, "positions") {
+	if code, stdout, stderr := run(t, "", "index", "build", "--frozen", "--out", out, in2); code != 0 || !strings.Contains(stdout, "named by the input's ids") {
 		t.Fatalf("build with text ids: code %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
-	if code, got, _ := run(t, "", "index", "query", "--index", out, "f0f0f0f0f0f0f0f1"); code != 0 || got != "f0f0f0f0f0f0f0f1\t1\tf0f0f0f0f0f0f0f1\t0\nf0f0f0f0f0f0f0f1\t0\tf0f0f0f0f0f0f0f0\t1\n" {
+	if code, got, _ := run(t, "", "index", "query", "--index", out, "f0f0f0f0f0f0f0f1"); code != 0 || got != "f0f0f0f0f0f0f0f1\tb\tf0f0f0f0f0f0f0f1\t0\nf0f0f0f0f0f0f0f1\ta\tf0f0f0f0f0f0f0f0\t1\n" {
 		t.Errorf("query positions: code %d, got %q", code, got)
 	}
 	var raw []byte
