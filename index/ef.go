@@ -218,6 +218,8 @@ func (s *efSeq) scan(b0, b1, yh uint64, k int, fn func(i, v uint64) bool) {
 	if s.n == 0 || b0 >= b1 {
 		return
 	}
+	// A key's buckets (an aligned run of 2^sub holding yh) are long enough
+	// to visit only those near yh.
 	if sub := uint(bits.Len64(b1 - b0 - 1)); b1-b0 == 1<<sub && b0&(b1-b0-1) == 0 && sub >= enumerateBits && b0 == yh&^(b1-b0-1) {
 		s.scanNear(b0, sub, yh, k, fn)
 		return
