@@ -226,16 +226,18 @@ func (s *efSeq) scan(b0, b1, yh uint64, k int, fn func(i, v uint64) bool) {
 	}
 	// Whole sample groups of 256 buckets whose own bits differ from the
 	// query's in more than k places are skipped without reading them.
+	var c candBatch
 	for g := b0 >> sampleShift; g<<sampleShift < b1; g++ {
 		gb0 := max(b0, g<<sampleShift)
 		gb1 := min(b1, (g+1)<<sampleShift)
 		if bits.OnesCount64(g^(yh>>sampleShift)) > k {
 			continue
 		}
-		if !s.scanRange(gb0, gb1, yh, k, fn) {
+		if !s.scanRange(gb0, gb1, yh, k, &c, fn) {
 			return
 		}
 	}
+	s.flush(&c, fn)
 }
 
 // enumerateBits is the number of bucket bits below the key from which
@@ -258,6 +260,9 @@ func (s *efSeq) scanNear(b0 uint64, sub uint, yh uint64, k int, fn func(i, v uin
 	}
 	w := nearWalk{s: s, fn: fn, b0: b0, ysub: yh & (1<<sub - 1), pos: pos, cur: b0}
 	w.near(0, int(sub)-1, k)
+	if !w.stopped {
+		s.flush(&w.batch, fn)
+	}
 }
 
 // nearWalk is the state of scanNear.
@@ -267,6 +272,7 @@ type nearWalk struct {
 	b0, ysub uint64
 	pos, cur uint64 // bucket cur starts at bit pos
 	stopped  bool
+	batch    candBatch
 }
 
 // near goes depth-first over the sub bits, most significant first, taking
@@ -310,7 +316,7 @@ func (w *nearWalk) visit(b uint64) {
 			return
 		}
 		i := p - b
-		if i >= s.n || !w.fn(i, b<<s.l|s.lowAt(i)) {
+		if i >= s.n || w.batch.add(i, b) && !s.flush(&w.batch, w.fn) {
 			w.stopped = true
 			return
 		}
@@ -318,12 +324,11 @@ func (w *nearWalk) visit(b uint64) {
 }
 
 // scanRange scans the buckets [b0, b1), which lie in one sample group.
-func (s *efSeq) scanRange(b0, b1, yh uint64, k int, fn func(i, v uint64) bool) bool {
+func (s *efSeq) scanRange(b0, b1, yh uint64, k int, c *candBatch, fn func(i, v uint64) bool) bool {
 	pos, i, ok := s.bucketStart(b0)
 	if !ok {
 		return true
 	}
-	l := s.l
 	wi := pos / 64
 	if wi >= uint64(len(s.hi)) {
 		return true
@@ -347,11 +352,45 @@ func (s *efSeq) scanRange(b0, b1, yh uint64, k int, fn func(i, v uint64) bool) b
 			return true
 		}
 		if bits.OnesCount64(h^yh) <= k {
-			if !fn(i, h<<l|s.lowAt(i)) {
+			if c.add(i, h) && !s.flush(c, fn) {
 				return false
 			}
 		}
 		i++
+	}
+	return true
+}
+
+// A candBatch holds entries found by their high bits until their low bits
+// are read together: the reads are independent, so their cache misses
+// overlap instead of following one another (at 1B, a query's few hundred
+// low-bit reads a table are each a miss to memory, and they, not the walk
+// through the high bits, are most of its time).
+type candBatch struct {
+	n    int
+	i, h [64]uint64
+}
+
+// add appends an entry and reports whether the batch is full.
+func (c *candBatch) add(i, h uint64) bool {
+	c.i[c.n], c.h[c.n] = i, h
+	c.n++
+	return c.n == len(c.i)
+}
+
+// flush reads the batch's low bits, calls fn for each entry in order and
+// empties the batch; false when fn stopped.
+func (s *efSeq) flush(c *candBatch, fn func(i, v uint64) bool) bool {
+	var v [len(c.i)]uint64
+	n := c.n
+	c.n = 0
+	for j := range n {
+		v[j] = c.h[j]<<s.l | s.lowAt(c.i[j])
+	}
+	for j := range n {
+		if !fn(c.i[j], v[j]) {
+			return false
+		}
 	}
 	return true
 }

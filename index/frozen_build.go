@@ -106,6 +106,9 @@ type FrozenOptions struct {
 	// Layout names the plan (see ParseLayout); default "seeds-4x16" for
 	// k = 3, else blocks:K:K+1 (K+1 tables).
 	Layout string
+	// Plan, when not nil, is the plan itself, overriding Layout and K. It
+	// must have a table whose permutation is the identity.
+	Plan *Plan
 	// SortMemory bounds the bytes of the sort buffers; default 1 GiB. Each
 	// table is sorted in partitions of its values' top 16 bits that fit it,
 	// one pass over the Source per partition (an external sort whose runs
@@ -120,7 +123,7 @@ type FrozenOptions struct {
 
 // EnsureDefaults fills in the defaults.
 func (o *FrozenOptions) EnsureDefaults() {
-	if o.K == 0 && o.Layout == "" {
+	if o.K == 0 && o.Layout == "" && o.Plan == nil {
 		o.K = 3
 	}
 	if o.SortMemory == 0 {
@@ -132,6 +135,9 @@ func (o *FrozenOptions) EnsureDefaults() {
 }
 
 func (o FrozenOptions) plan() (Plan, error) {
+	if o.Plan != nil {
+		return *o.Plan, nil
+	}
 	if o.Layout != "" {
 		p, err := ParseLayout(o.Layout)
 		if err != nil {
