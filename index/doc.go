@@ -134,11 +134,16 @@
 // key's buckets (2^(h-kb) buckets, ~n/2^kb entries at kb key bits), from
 // the sample before them; an entry whose high bits alone differ from the
 // query's in more than k places is passed over without reading its low
-// bits, and so is a whole sample group of 256 buckets. With seeds-4x16 a
-// query walks 4 x 1,526 entries at 100M, 4 x 15,259 at 1B (less the groups
-// skipped: 22 of 64 at 1B). More key bits would shorten the runs, but every
-// exact layout with longer keys has more tables (blocks:3:5 has 10 tables of
-// 26 bits, manku-20 20 of 31-33), and each table costs another ~4.5 B/fp.
+// bits, and so is a whole sample group of 256 buckets. From 2^13 buckets a
+// key (1B: 2^14) it visits instead only the buckets within k bits of the
+// query, in ascending order (470 of 16,384 at 1B, k = 3). Either way the
+// low bits of the entries whose high bits pass are read 64 at a time, so
+// that their cache misses overlap: those reads, a few hundred misses a
+// table at 1B, are most of a query's time. With seeds-4x16 a query reads
+// 4 x 1,526 entries' high bits at 100M and 4 x ~440 low fields at 1B. More
+// key bits would shorten the runs, but every exact layout with longer keys
+// has more tables (blocks:3:5 has 10 tables of 26 bits, manku-20 20 of
+// 31-33), and each table costs another ~4.5 B/fp.
 //
 // BuildFrozen sorts in bounded memory: it counts each table's 16-bit
 // prefixes in one pass over the Source, then sorts each table in runs of

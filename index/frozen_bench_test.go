@@ -210,6 +210,7 @@ func BenchmarkFrozen(b *testing.B) {
 				}
 				checkScan(b, src, queries[:len(ms)], ms, k)
 				// The same queries walking every entry of each key's run.
+				def := enumerateBits
 				enumerateBits = 64
 				walk = make([]time.Duration, 0, len(queries))
 				for _, q := range queries {
@@ -220,7 +221,7 @@ func BenchmarkFrozen(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				enumerateBits = 11
+				enumerateBits = def
 				rss = residentGB()
 				if err := g.Close(); err != nil {
 					b.Fatal(err)

@@ -137,11 +137,12 @@ func TestFrozenMatchesIndexAndScan(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			def := enumerateBits
 			for _, eb := range []uint{1, 11, 64} { // both ways of scanning a key's buckets
 				enumerateBits = eb
 				checkFrozen(t, f, x, fps, ids, tc.k, 300)
 			}
-			enumerateBits = 11
+			enumerateBits = def
 		})
 	}
 }
