@@ -112,7 +112,7 @@ func (f *indexBuildCmd) buildFrozen(ctx context.Context, args []string, stdin io
 
 // queryFrozen answers index query from a frozen snapshot, mapped in place.
 func (f *indexQueryCmd) queryFrozen(queries []fpRecord, stdout io.Writer) error {
-	x, err := index.OpenFrozen(f.index, index.FrozenOpenOptions{})
+	x, err := index.OpenFrozen(f.index, index.FrozenOpenOptions{NoVerify: f.noVerify})
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,7 @@ func TestIndexBuildFrozen(t *testing.T) {
 		{"limit", []string{"--limit", "1", "f0f0f0f0f0f0f0f0"}, "f0f0f0f0f0f0f0f0\t7\tf0f0f0f0f0f0f0f0\t0\n"},
 		{"k=0", []string{"--k", "0", "f0f0f0f0f0f0f0f1"}, "f0f0f0f0f0f0f0f1\t9\tf0f0f0f0f0f0f0f1\t0\n"},
 		{"no match", []string{"--fp-format", "hex", "5555555555555555"}, ""},
+		{"no checksums", []string{"--no-verify", "f0f0f0f0f0f0f0f1"}, "f0f0f0f0f0f0f0f1\t9\tf0f0f0f0f0f0f0f1\t0\nf0f0f0f0f0f0f0f1\t7\tf0f0f0f0f0f0f0f0\t1\n"},
 	}
 	for _, tt := range tests {
 		args := append([]string{"index", "query", "--index", out}, tt.args...)
