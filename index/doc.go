@@ -134,8 +134,8 @@
 // key's buckets (2^(h-kb) buckets, ~n/2^kb entries at kb key bits), from
 // the sample before them; an entry whose high bits alone differ from the
 // query's in more than k places is passed over without reading its low
-// bits, and so is a whole sample group of 256 buckets. From 2^13 buckets a
-// key (1B: 2^14) it visits instead only the buckets within k bits of the
+// bits, and so is a whole sample group of 256 buckets. From 2^14 buckets a
+// key (1B) it visits instead only the buckets within k bits of the
 // query, in ascending order (470 of 16,384 at 1B, k = 3). Either way the
 // low bits of the entries whose high bits pass are read 64 at a time, so
 // that their cache misses overlap: those reads, a few hundred misses a
