@@ -27,6 +27,8 @@ type indexBuildCmd struct {
 	workers  int
 	fpFormat string
 	kSet     bool // --k given explicitly
+	frozen   bool
+	raw      bool
 }
 
 func newIndexBuildCommand() *cobra.Command {
@@ -56,10 +58,20 @@ fingerprint': JSONL, text files, directories, .gz/.zst), fingerprinted with
 only.
 
 The plan (tables) is chosen for the number of fingerprints, --k and --budget
-and printed; --plan overrides it: seeds-4x16, manku-20, blocks:K:B or auto.`,
+and printed; --plan overrides it: seeds-4x16, manku-20, blocks:K:B or auto.
+
+--frozen writes a compressed, read-only index instead (package index,
+Frozen: Elias-Fano tables, about 22-25 bytes a fingerprint from 10M to 1B,
+mapped in place by 'neardup index query'). Its ids are integers: the
+input's ids when every one is a decimal integer, else the fingerprints'
+positions in the input (0, 1, ...), with the input's ids stored as their
+names (printed by 'index query'; read from the file only for a match). With --raw the one input is a file of
+little-endian 8-byte fingerprints (ids: positions), read once per sort run
+instead of held in memory; --budget is then the sort memory (default 1GiB).`,
 		Example: `  neardup fingerprint --json docs.jsonl | neardup index build --out docs.ndx
   neardup index build --out big.ndx --k 3 --budget 8GiB fps.txt
-  neardup index build --out docs.ndx --from-text --profile en-words docs.jsonl`,
+  neardup index build --out docs.ndx --from-text --profile en-words docs.jsonl
+  neardup index build --frozen --raw --out big.ndf fps.u64`,
 		RunE: func(c *cobra.Command, args []string) error {
 			f.kSet = c.Flags().Changed("k")
 			return f.run(c.Context(), args, c.InOrStdin(), c.OutOrStdout(), c.ErrOrStderr())
@@ -73,6 +85,8 @@ and printed; --plan overrides it: seeds-4x16, manku-20, blocks:K:B or auto.`,
 	fs.BoolVar(&f.json, "json", false, "print the summary as JSON")
 	fs.BoolVar(&f.fromText, "from-text", false, "inputs are documents to fingerprint, not fingerprints")
 	fs.IntVarP(&f.workers, "workers", "j", 0, "goroutines (0: one per core)")
+	fs.BoolVar(&f.frozen, "frozen", false, "write a compressed read-only index with integer ids (see above)")
+	fs.BoolVar(&f.raw, "raw", false, "with --frozen: the input is a file of little-endian 8-byte fingerprints")
 	registerFPFormat(fs, &f.fpFormat)
 	f.in.register(fs)
 	f.prof.register(fs)
@@ -102,6 +116,12 @@ func (f *indexBuildCmd) run(ctx context.Context, args []string, stdin io.Reader,
 	}
 	if f.k < 0 || f.k > 63 {
 		return usagef("--k %d: want 0..63", f.k)
+	}
+	if f.raw && !f.frozen {
+		return usagef("--raw needs --frozen")
+	}
+	if f.frozen {
+		return f.buildFrozen(ctx, args, stdin, stdout, stderr)
 	}
 	var budget int64
 	if f.budget != "" {

@@ -61,19 +61,27 @@ func (f *indexStatsCmd) run(stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	x, err := index.LoadFile(f.index, index.Options{})
-	if err != nil {
-		return err
+	var o statsOutput
+	if isFrozenFile(f.index) {
+		if o, err = frozenStats(f.index); err != nil {
+			return err
+		}
+	} else {
+		x, err := index.LoadFile(f.index, index.Options{})
+		if err != nil {
+			return err
+		}
+		st := x.Stats()
+		c := st.Choice
+		o = statsOutput{
+			Fingerprints: st.Len, K: c.Plan.K, Plan: c.Plan.String(), Blocks: c.Plan.Blocks,
+			Tables: c.Tables, StoredTables: c.StoredTables, KeyBits: c.KeyBits, Candidates: c.Candidates,
+			MemoryBytes: st.Bytes, BytesPerFingerprint: st.BytesPerFingerprint,
+			TableBytes: st.TableBytes, IDBytes: st.IDBytes,
+		}
 	}
-	st := x.Stats()
-	c := st.Choice
-	o := statsOutput{
-		Fingerprints: st.Len, K: c.Plan.K, Plan: c.Plan.String(), Blocks: c.Plan.Blocks,
-		Tables: c.Tables, StoredTables: c.StoredTables, KeyBits: c.KeyBits, Candidates: c.Candidates,
-		MemoryBytes: st.Bytes, BytesPerFingerprint: st.BytesPerFingerprint,
-		TableBytes: st.TableBytes, IDBytes: st.IDBytes, FileBytes: fi.Size(),
-		FileBytesPerFP: float64(fi.Size()) / float64(max(st.Len, 1)),
-	}
+	o.FileBytes = fi.Size()
+	o.FileBytesPerFP = float64(fi.Size()) / float64(max(o.Fingerprints, 1))
 	if f.json {
 		return json.NewEncoder(stdout).Encode(o)
 	}
