@@ -45,20 +45,7 @@ func tag(c byte, t int) [4]byte { return [4]byte{c, byte(t), byte(t >> 8), 0} }
 
 // sections lists the Frozen's sections in file order.
 func (f *Frozen) sections() []section {
-	p := f.lay.plan
-	var plan []byte
-	plan = binary.AppendUvarint(plan, uint64(p.K))
-	plan = binary.AppendUvarint(plan, uint64(len(p.Blocks)))
-	for _, w := range p.Blocks {
-		plan = binary.AppendUvarint(plan, uint64(w))
-	}
-	plan = binary.AppendUvarint(plan, uint64(len(p.Tables)))
-	for _, tab := range p.Tables {
-		plan = binary.AppendUvarint(plan, uint64(len(tab)))
-		for _, b := range tab {
-			plan = binary.AppendUvarint(plan, uint64(b))
-		}
-	}
+	plan := appendPlan(nil, f.lay.plan)
 	meta := binary.LittleEndian.AppendUint64(nil, f.n)
 	meta = binary.LittleEndian.AppendUint64(meta, uint64(f.idBits))
 	secs := []section{

@@ -44,20 +44,7 @@ func (x *Index) WriteTo(w io.Writer) (int64, error) {
 	bw.write(binary.LittleEndian.AppendUint32(nil, snapshotVersion))
 
 	// Plan.
-	p := x.lay.plan
-	var pb []byte
-	pb = binary.AppendUvarint(pb, uint64(p.K))
-	pb = binary.AppendUvarint(pb, uint64(len(p.Blocks)))
-	for _, b := range p.Blocks {
-		pb = binary.AppendUvarint(pb, uint64(b))
-	}
-	pb = binary.AppendUvarint(pb, uint64(len(p.Tables)))
-	for _, t := range p.Tables {
-		pb = binary.AppendUvarint(pb, uint64(len(t)))
-		for _, b := range t {
-			pb = binary.AppendUvarint(pb, uint64(b))
-		}
-	}
+	pb := appendPlan(nil, x.lay.plan)
 	bw.section(secPlan, int64(len(pb)), func(sw *sectionWriter) { sw.write(pb) })
 
 	// Fingerprints: count, then the first value and the gaps between sorted
@@ -574,4 +561,23 @@ func (s *sectionReader) finish() error {
 		return fmt.Errorf("%w: section %c checksum mismatch (stored %08x, computed %08x)", ErrFormat, s.tag, got, s.crc)
 	}
 	return nil
+}
+
+// appendPlan appends the encoding of p that section P of a snapshot (and of
+// a frozen snapshot) holds: K, the block widths and each table's blocks,
+// every number and count a uvarint.
+func appendPlan(b []byte, p Plan) []byte {
+	b = binary.AppendUvarint(b, uint64(p.K))
+	b = binary.AppendUvarint(b, uint64(len(p.Blocks)))
+	for _, w := range p.Blocks {
+		b = binary.AppendUvarint(b, uint64(w))
+	}
+	b = binary.AppendUvarint(b, uint64(len(p.Tables)))
+	for _, t := range p.Tables {
+		b = binary.AppendUvarint(b, uint64(len(t)))
+		for _, w := range t {
+			b = binary.AppendUvarint(b, uint64(w))
+		}
+	}
+	return b
 }
