@@ -107,6 +107,23 @@ type buildSummary struct {
 	Why                 string  `json:"why"`
 }
 
+// readInput reads the ids and fingerprints to index: texts fingerprinted
+// (--from-text) or fingerprint files in --format, standard input when args
+// is empty.
+func (f *indexBuildCmd) readInput(ctx context.Context, args []string, stdin io.Reader, stderr io.Writer) ([]string, []uint64, error) {
+	format, err := parseFPFormat(f.fpFormat)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(args) == 0 {
+		args = []string{"-"}
+	}
+	if f.fromText {
+		return f.readText(ctx, args, stdin, stderr)
+	}
+	return readFingerprintFiles(ctx, args, stdin, fpReadOptions{format: format, skipBad: f.in.skipBad, warn: stderr, workers: f.workers})
+}
+
 func (f *indexBuildCmd) run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -139,20 +156,7 @@ func (f *indexBuildCmd) run(ctx context.Context, args []string, stdin io.Reader,
 		}
 		plan = &p
 	}
-	format, err := parseFPFormat(f.fpFormat)
-	if err != nil {
-		return err
-	}
-	if len(args) == 0 {
-		args = []string{"-"}
-	}
-	var ids []string
-	var fps []uint64
-	if f.fromText {
-		ids, fps, err = f.readText(ctx, args, stdin, stderr)
-	} else {
-		ids, fps, err = readFingerprintFiles(ctx, args, stdin, fpReadOptions{format: format, skipBad: f.in.skipBad, warn: stderr, workers: f.workers})
-	}
+	ids, fps, err := f.readInput(ctx, args, stdin, stderr)
 	if err != nil {
 		return err
 	}

@@ -46,20 +46,7 @@ func (f *indexBuildCmd) buildFrozen(ctx context.Context, args []string, stdin io
 		}
 		src = index.FileSource(args[0])
 	} else {
-		format, err := parseFPFormat(f.fpFormat)
-		if err != nil {
-			return err
-		}
-		if len(args) == 0 {
-			args = []string{"-"}
-		}
-		var sids []string
-		var fps []uint64
-		if f.fromText {
-			sids, fps, err = f.readText(ctx, args, stdin, stderr)
-		} else {
-			sids, fps, err = readFingerprintFiles(ctx, args, stdin, fpReadOptions{format: format, skipBad: f.in.skipBad, warn: stderr, workers: f.workers})
-		}
+		sids, fps, err := f.readInput(ctx, args, stdin, stderr)
 		if err != nil {
 			return err
 		}
