@@ -177,14 +177,20 @@ func Check(ctx context.Context, corpus, duplicates io.Reader, opt CheckOptions) 
 			rep.NearOfRemoved++
 		}
 	}
-	if opt.Examples > 0 {
-		rep.Examples = append(bad, other[:min(len(other), opt.Examples-len(bad))]...)
-	}
-	rep.Recall = 1
-	if n := rep.Near - rep.NearOfRemoved; n > 0 {
-		rep.Recall = float64(rep.NearRemoved) / float64(n)
-	}
+	rep.finish(bad, other, opt.Examples)
 	return rep, nil
+}
+
+// finish sets r's examples (the false removals first, then the others, at
+// most n in all) and its recall of the planted near-copies.
+func (r *Report) finish(bad, other []Removal, n int) {
+	if n > 0 {
+		r.Examples = append(bad, other[:min(len(other), n-len(bad))]...)
+	}
+	r.Recall = 1
+	if m := r.Near - r.NearOfRemoved; m > 0 {
+		r.Recall = float64(r.NearRemoved) / float64(m)
+	}
 }
 
 // countRemoval counts removal d in r, given its planted truth (p, when

@@ -157,13 +157,7 @@ func CheckGenerated(ctx context.Context, g *Generator, n int64, duplicates io.Re
 			}
 		}
 	}
-	if opt.Examples > 0 {
-		rep.Examples = append(bad, other[:min(len(other), opt.Examples-len(bad))]...)
-	}
-	rep.Recall = 1
-	if n := rep.Near - rep.NearOfRemoved; n > 0 {
-		rep.Recall = float64(rep.NearRemoved) / float64(n)
-	}
+	rep.finish(bad, other, opt.Examples)
 	return rep, nil
 }
 
