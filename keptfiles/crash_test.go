@@ -161,11 +161,26 @@ func TestCrash(t *testing.T) {
 	if !k3.Remove(docs[1].id) {
 		t.Fatal("Remove of a stored document failed")
 	}
+	// A stored id added again is replaced, and moves last (dedup.Run
+	// removes it first).
+	if !k3.Remove(docs[2].id) || k3.Add(docs[2].id, docs[2].f) != nil {
+		t.Fatal("replacing a stored document failed")
+	}
+	if g, ok := k3.Get(docs[2].id); !ok || g.Exact != docs[2].f.Exact {
+		t.Fatal("Get of a replaced document failed")
+	}
 	if err := k3.Save(); err != nil {
 		t.Fatal(err)
 	}
 	k3.Close()
 	want := append(slices.Clone(docs[2:40]), docs[0])
+	if m, dup, err := func() (rule.KeptMatch, bool, error) {
+		k := mustLoad(t, idx, rl, false)
+		defer k.Close()
+		return k.Match(&docs[2].f)
+	}(); err != nil || !dup || m.ID != docs[2].id || m.Seq < 40 {
+		t.Errorf("the replaced document matches %+v, %v, %v; want itself, last", m, dup, err)
+	}
 	checkSet(t, "saved again", idx, rl, want, append(slices.Clone(docs[40:]), docs[1]))
 	if got := entries(t, Dir(idx)); !slices.Equal(got, []string{"000002", currentName, lockName}) {
 		t.Errorf("after a Save the directory holds %v", got)
