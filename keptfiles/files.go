@@ -30,7 +30,7 @@ type Files struct{}
 
 // errSimHash refuses --method simhash, whose candidates keptset does not
 // find yet.
-var errSimHash = fmt.Errorf("%w: incremental runs (--index) keep their set in package keptset, which serves --method %s only for now",
+var errSimHash = fmt.Errorf("%w: incremental runs (--index) take --method %s only for now: their kept set (package keptset) finds no SimHash candidates yet",
 	rule.ErrOptions, rule.MethodMinHash)
 
 // Load opens the kept set saved beside the snapshot at path by a run made
