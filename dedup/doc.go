@@ -127,12 +127,13 @@
 // # Formats
 //
 // Package rule owns the binary encoding of Features, which the stores keep
-// as their records and the kept-set file holds per document, and the
+// as their records (the kept set of incremental runs among them), and the
 // versions that name what features depend on (rule.SketchVersion,
 // rule.MinHashVersion); this package writes the settings string of its
-// kept set with them (keptSettings). Package keptfiles owns the kept set's directory (keptfiles/doc.go), package index the
-// index snapshot (index/FORMAT.md), package store the data directory and
-// package keptset the files of the service's kept set at scale.
+// kept set with them (keptSettings). Package keptfiles owns the kept set's
+// directory (keptfiles/doc.go), package index the index snapshot
+// (index/FORMAT.md), package store the data directory and package keptset
+// the files of the kept set at scale.
 //
 // # Concurrency
 //

@@ -22,9 +22,9 @@ import (
 
 // KeptFiles opens the kept set of incremental mode: the index snapshot at
 // Options.Index and the kept set beside it (Options.KeptFiles).
-// keptfiles.Files is one. The sets it returns are rule.KeptSets, which it
-// saves and closes: both interfaces are declared below the kept sets'
-// packages, which so never import this one.
+// keptfiles.Files is one. The sets it returns are rule.KeptSets (declared
+// in package rule), which it saves and closes itself, so that a kept set's
+// package implements both without importing this one.
 type KeptFiles interface {
 	// Load opens the set saved at path by a run whose features were made
 	// under settings (a run with other settings would compare different
