@@ -46,9 +46,9 @@ func readLegacy(b []byte, settings string, fn func(id string, f rule.Features) e
 		r = r[n:]
 		return v, true
 	}
-	str := func() (string, bool) {
+	str := func(empty bool) (string, bool) {
 		n, ok := uvarint()
-		if !ok || n > index.MaxIDBytes || n > uint64(len(r)) {
+		if !ok || n > index.MaxIDBytes || n > uint64(len(r)) || (n == 0 && !empty) {
 			return "", false
 		}
 		s := string(r[:n])
@@ -58,7 +58,7 @@ func readLegacy(b []byte, settings string, fn func(id string, f rule.Features) e
 	if v, ok := uvarint(); !ok || v != legacyVersion {
 		return bad("version %d, this build reads %d", v, legacyVersion)
 	}
-	got, ok := str()
+	got, ok := str(true)
 	if !ok {
 		return bad("settings")
 	}
@@ -70,7 +70,7 @@ func readLegacy(b []byte, settings string, fn func(id string, f rule.Features) e
 		return bad("document count")
 	}
 	for i := range n {
-		id, ok := str()
+		id, ok := str(false)
 		if !ok {
 			return bad("document %d: bad id", i)
 		}
