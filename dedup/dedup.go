@@ -240,6 +240,13 @@ func Run(ctx context.Context, inputs []string, opt Options) (Summary, error) {
 		if err := r.loadKept(); err != nil {
 			return Summary{}, err
 		}
+		defer func() {
+			// After a Save this only lets go of the set; without one it
+			// leaves the set on disk as it was loaded.
+			if err := opt.KeptFiles.Close(r.kept); err != nil {
+				r.log().Warn("closing the index", "path", opt.Index, "err", err)
+			}
+		}()
 	}
 
 	// Outputs are created first so that a bad path fails before the work.

@@ -110,28 +110,30 @@
 //
 // With Options.Index, a batch is deduplicated against the documents kept by
 // earlier runs, under the same rule: they come first in priority, and a batch
-// document that duplicates one of them (verified against the shingle sets in
-// the kept-set file beside the snapshot) is removed in its favour. With
-// UpdateIndex the kept documents are added and both files saved atomically.
+// document that duplicates one of them (verified against the shingle sets
+// kept beside the snapshot) is removed in its favour. With UpdateIndex the
+// kept documents are added and the set and the snapshot saved atomically.
 // A corpus cut in two runs gets the verdicts of one run over the
-// concatenation (TestIncrementalEqualsOneRun), with either method.
+// concatenation (TestIncrementalEqualsOneRun).
 //
 // The kept set of earlier runs is not this package's: Run reaches it through
 // two interfaces, KeptFiles (declared here) and rule.KeptSet (declared
 // beside the match it answers), which the caller passes in
-// (Options.KeptFiles; 'neardup dedup' passes keptmem.Files{}). Package
-// keptmem holds the set in memory and imports package rule, not this one,
-// so imports flow one way.
+// (Options.KeptFiles; 'neardup dedup' passes keptfiles.Files{}). Package
+// keptfiles keeps the set on disk, in the online service's parts (an
+// embedded store and keptset's candidate keys), and imports package rule,
+// not this one, so imports flow one way.
 //
 // # Formats
 //
 // Package rule owns the binary encoding of Features, which the stores keep
-// as their records and the kept-set file holds per document, and the
+// as their records (the kept set of incremental runs among them), and the
 // versions that name what features depend on (rule.SketchVersion,
 // rule.MinHashVersion); this package writes the settings string of its
-// kept set with them (keptSettings). Package keptmem owns the kept-set file (keptmem/FORMAT.md), package index the
-// index snapshot (index/FORMAT.md), package store the data directory and
-// package keptset the files of the service's kept set at scale.
+// kept set with them (keptSettings). Package keptfiles owns the kept set's
+// directory (keptfiles/doc.go), package index the index snapshot
+// (index/FORMAT.md), package store the data directory and package keptset
+// the files of the kept set at scale.
 //
 // # Concurrency
 //

@@ -6,9 +6,8 @@ import (
 	"github.com/neardup/neardup/rule"
 )
 
-// Helpers of the internal tests, for the external ones that need a
-// concrete kept set (package keptmem imports dedup, so they cannot live in
-// this package).
+// Helpers of the internal tests, for the external ones: those that use a
+// concrete kept set (package keptfiles) among them.
 type TestDoc = testDoc
 
 var (

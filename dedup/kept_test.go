@@ -11,18 +11,46 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/dedup"
-	"github.com/neardup/neardup/keptmem"
+	"github.com/neardup/neardup/keptfiles"
 	"github.com/neardup/neardup/rule"
 )
 
 // The tests of incremental mode and of the batch against the online kept
-// set, which need a concrete kept set: package keptmem's.
+// set, which need a concrete kept set: package keptfiles's.
 
-// keptmem's set and files are the ones 'neardup dedup --index' passes in.
+// keptfiles's set and files are the ones 'neardup dedup --index' passes in.
 var (
-	_ rule.KeptSet    = (*keptmem.Set)(nil)
-	_ dedup.KeptFiles = keptmem.Files{}
+	_ rule.KeptSet    = (*keptfiles.Set)(nil)
+	_ dedup.KeptFiles = keptfiles.Files{}
 )
+
+// keptSimHash says that the kept set of incremental runs (package
+// keptfiles, over package keptset) serves --method simhash. Until it does
+// (issue 33a adds SimHash candidates to keptset), keptfiles refuses simhash
+// and the simhash cases of TestIncrementalEqualsOneRun and the online check
+// of TestExactOnly are skipped: set it to true, or remove it, then.
+const keptSimHash = false
+
+// onlineSet returns an empty kept set of incremental runs, which a test
+// fills one document at a time (addIfNew), as the online service does.
+func onlineSet(tb testing.TB, rl *rule.Rule, settings string) rule.KeptSet {
+	tb.Helper()
+	k, err := keptfiles.Files{}.New(filepath.Join(tb.TempDir(), "online.idx"), rl, settings)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { keptfiles.Files{}.Close(k) })
+	return k
+}
+
+// addIfNew matches f against k and adds it when it duplicates nothing.
+func addIfNew(k rule.KeptSet, id string, f rule.Features) (rule.KeptMatch, bool, error) {
+	m, dup, err := k.Match(&f)
+	if err != nil || dup {
+		return m, dup, err
+	}
+	return rule.KeptMatch{}, false, k.Add(id, f)
+}
 
 func TestIncremental(t *testing.T) {
 	dir := t.TempDir()
@@ -30,7 +58,7 @@ func TestIncremental(t *testing.T) {
 	idx := filepath.Join(dir, "seen.idx")
 	day1 := filepath.Join(dir, "day1.jsonl")
 	dedup.WriteJSONL(t, day1, docs[:20])
-	sum, err := dedup.Run(context.Background(), []string{day1}, dedup.Options{KeptFiles: keptmem.Files{}, Index: idx, UpdateIndex: true})
+	sum, err := dedup.Run(context.Background(), []string{day1}, dedup.Options{KeptFiles: keptfiles.Files{}, Index: idx, UpdateIndex: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +80,7 @@ func TestIncremental(t *testing.T) {
 	day2 := filepath.Join(dir, "day2.jsonl")
 	dedup.WriteJSONL(t, day2, day2docs)
 	dups := filepath.Join(dir, "dups.jsonl")
-	sum, err = dedup.Run(context.Background(), []string{day2}, dedup.Options{KeptFiles: keptmem.Files{}, Index: idx, UpdateIndex: true, Duplicates: dups})
+	sum, err = dedup.Run(context.Background(), []string{day2}, dedup.Options{KeptFiles: keptfiles.Files{}, Index: idx, UpdateIndex: true, Duplicates: dups})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,14 +96,14 @@ func TestIncremental(t *testing.T) {
 	}
 	// Without UpdateIndex the snapshot is read only.
 	before, _ := os.ReadFile(idx)
-	if _, err := dedup.Run(context.Background(), []string{day1}, dedup.Options{KeptFiles: keptmem.Files{}, Index: idx}); err != nil {
+	if _, err := dedup.Run(context.Background(), []string{day1}, dedup.Options{KeptFiles: keptfiles.Files{}, Index: idx}); err != nil {
 		t.Fatal(err)
 	}
 	if after, _ := os.ReadFile(idx); !bytes.Equal(before, after) {
 		t.Error("index changed without UpdateIndex")
 	}
 	// A missing index without UpdateIndex is an error.
-	if _, err := dedup.Run(context.Background(), []string{day1}, dedup.Options{KeptFiles: keptmem.Files{}, Index: filepath.Join(dir, "none.idx")}); err == nil {
+	if _, err := dedup.Run(context.Background(), []string{day1}, dedup.Options{KeptFiles: keptfiles.Files{}, Index: filepath.Join(dir, "none.idx")}); err == nil {
 		t.Error("missing index without UpdateIndex: no error")
 	}
 }
@@ -93,13 +121,10 @@ func TestBandBucketsMatchKept(t *testing.T) {
 
 	opt := dedup.Options{Options: rule.Options{Method: rule.MethodMinHash}}
 	rl, ex := dedup.RuleAndExtractor(t, opt)
-	k, err := keptmem.New(rl, len(docs))
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := onlineSet(t, rl, "band buckets")
 	want := map[string]string{} // removed -> kept
 	for _, d := range docs {
-		m, dup, err := k.AddIfNew(d.ID, ex.Extract(d.Text))
+		m, dup, err := addIfNew(k, d.ID, ex.Extract(d.Text))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -163,13 +163,13 @@ type Options struct {
 	Stdout io.Writer
 
 	// Index is an index snapshot to dedup against (incremental mode), with its
-	// kept-set file beside it (keptmem.Path): a document that duplicates a
+	// kept set beside it (keptfiles.Dir): a document that duplicates a
 	// stored one under the rule (verified against the stored shingle sets)
 	// is removed in its favour. UpdateIndex adds the kept documents and saves
-	// both files (atomically) in place; a missing snapshot then starts empty.
-	// KeptFiles reads and writes them, and is required with Index: set it to
-	// keptmem.Files{} (this package declares what it needs, KeptFiles and
-	// rule.KeptSet, and does not import keptmem).
+	// both (atomically) in place; a missing snapshot then starts empty.
+	// KeptFiles opens and saves them, and is required with Index: set it to
+	// keptfiles.Files{} (this package declares what it needs, KeptFiles and
+	// rule.KeptSet, and does not import keptfiles).
 	Index       string
 	UpdateIndex bool
 	KeptFiles   KeptFiles
@@ -300,7 +300,7 @@ func (o *Options) Validate() error {
 		return bad("update index without an index file")
 	}
 	if o.Index != "" && o.KeptFiles == nil {
-		return bad("an index file needs KeptFiles to read its kept set (keptmem.Files)")
+		return bad("an index file needs KeptFiles to read its kept set (keptfiles.Files)")
 	}
 	if o.Index != "" && o.Verify == rule.VerifyCosine {
 		return bad("an index keeps shingle sets: verify with jaccard or none, not cosine (its IDF is learned per run)")

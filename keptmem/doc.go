@@ -8,11 +8,11 @@
 //	k, err := keptmem.New(r, expected)
 //	m, dup, err := k.AddIfNew("doc-9", ex.Extract(text)) // m names the kept document
 //
-// Three callers hold one: incremental runs of 'neardup dedup --index'
-// (dedup.Options.KeptFiles = keptmem.Files{}: the set of earlier runs,
-// loaded from and saved to the kept-set file), the online service over an
-// embedded store under --method simhash or with a snapshot (package
-// server), and the Redis replica (store/redisreplica). Its tables are the
+// Callers hold one: incremental runs through Files (the set of earlier
+// runs, loaded from and saved to the kept-set file; 'neardup dedup --index'
+// passes keptfiles.Files{} instead, which converts these files), the online
+// service over an embedded store under --method simhash or with a snapshot
+// (package server), and the Redis replica (store/redisreplica). Its tables are the
 // prefix filter (Jaccard under simhash), the LSH bands (minhash) and a
 // Hamming index of the fingerprints (Set's doc has the reasons); a Loader
 // adds a store's documents at start-up in bulk.

@@ -34,7 +34,7 @@ type Files struct{}
 // snapshot without its kept-set file (one made by 'neardup index build')
 // cannot be verified against and is an error wrapping rule.ErrOptions;
 // when neither file exists the error wraps fs.ErrNotExist.
-func (Files) Load(path string, rl *rule.Rule, settings string) (rule.KeptSet, error) {
+func (Files) Load(path string, rl *rule.Rule, settings string, _ bool) (rule.KeptSet, error) {
 	kpath := Path(path)
 	f, err := os.Open(kpath)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -58,27 +58,38 @@ func (Files) Load(path string, rl *rule.Rule, settings string) (rule.KeptSet, er
 		// missing snapshot (fs.ErrNotExist) but a broken one.
 		return nil, fmt.Errorf("keptmem: kept set %s without its index: %v", kpath, err)
 	}
-	return k, nil
+	return &fileSet{k, path, settings}, nil
 }
 
-// New returns an empty Set for the rule rl.
-func (Files) New(rl *rule.Rule) (rule.KeptSet, error) {
+// New returns an empty Set for the rule rl, to be saved at path.
+func (Files) New(path string, rl *rule.Rule, settings string) (rule.KeptSet, error) {
 	k, err := New(rl, 1)
 	if err != nil {
 		return nil, err
 	}
-	return k, nil
+	return &fileSet{k, path, settings}, nil
 }
 
-// Save writes k, a *Set, as the snapshot at path and its kept-set file,
-// each to a temporary file renamed into place (internal/outfile; a path
-// that is not a regular file is written in place). The kept-set file is
-// renamed first; both name the same documents.
-func (Files) Save(path string, k rule.KeptSet, settings string) error {
-	s, ok := k.(*Set)
+// fileSet is a Set that Files returned, with where it saves.
+type fileSet struct {
+	*Set
+	path, settings string
+}
+
+// Close does nothing: the set is in memory.
+func (Files) Close(rule.KeptSet) error { return nil }
+
+// Save writes k, which Load or New returned, as the snapshot at its path
+// and its kept-set file, each to a temporary file renamed into place
+// (internal/outfile; a path that is not a regular file is written in
+// place). The kept-set file is renamed first; both name the same
+// documents.
+func (Files) Save(k rule.KeptSet) error {
+	fk, ok := k.(*fileSet)
 	if !ok {
-		return fmt.Errorf("keptmem: cannot save a %T, only a *keptmem.Set", k)
+		return fmt.Errorf("keptmem: cannot save a %T, only a set Files returned", k)
 	}
+	s, path, settings := fk.Set, fk.path, fk.settings
 	err := outfile.WriteFile(Path(path), nil, func(w io.Writer) error {
 		return s.writeTo(w, settings)
 	})

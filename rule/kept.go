@@ -17,7 +17,7 @@ type KeptMatch struct {
 // features, that a document is matched against under a rule: the kept set
 // of earlier runs that the batch's incremental mode (dedup.Options.Index)
 // matches a batch against and, with dedup.Options.UpdateIndex, adds the
-// batch's kept documents to. keptmem.Set is one. dedup.Run calls Match from
+// batch's kept documents to. keptfiles.Set is one. dedup.Run calls Match from
 // several goroutines at once, and the other methods from one at a time. It
 // is declared here, beside the match it answers, so that a kept set can
 // implement it (and dedup.KeptFiles, which hands one over) without

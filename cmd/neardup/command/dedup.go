@@ -21,7 +21,7 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
-	"github.com/neardup/neardup/keptmem"
+	"github.com/neardup/neardup/keptfiles"
 	"github.com/neardup/neardup/rule"
 )
 
@@ -112,11 +112,13 @@ processed.
 
 Incremental mode: --index FILE dedups the input against the documents kept by
 earlier runs, under the same rule: the snapshot FILE holds their fingerprints
-and FILE.kept their shingle sets, so every match is verified, and a corpus
-split into two runs gets the verdicts of one run over both. --update-index
-adds the kept documents to both files and saves them in place (a missing FILE
-starts empty). A snapshot from 'neardup index build' has no shingle sets and
-is refused.`,
+and the directory FILE.kept.d their shingle sets (in an embedded store) and
+candidate keys, so every match is verified, and a corpus split into two runs
+gets the verdicts of one run over both. --update-index adds the kept
+documents and saves both in place, atomically (a missing FILE starts empty).
+A FILE.kept file of an older neardup is converted on first use. A snapshot
+from 'neardup index build' has no shingle sets and is refused. --method
+simhash has no incremental mode for now.`,
 		Example: `  neardup dedup --output kept.jsonl --duplicates dups.jsonl crawl.jsonl.zst
   neardup dedup --keep longest --clusters clusters.jsonl docs/
   neardup dedup --text-field content --output-dir deduped/ dataset/      # Parquet shards in, Parquet shards out
@@ -181,7 +183,7 @@ func (f *dedupCmd) run(c *cobra.Command, args []string) error {
 	o.Corpus = corpus.Options{Format: format, IDField: f.in.idField, TextField: f.in.textField, SkipBad: f.in.skipBad}
 	o.Stdin = c.InOrStdin()
 	o.Stdout = c.OutOrStdout()
-	o.KeptFiles = keptmem.Files{} // --index: the snapshot and its kept-set file
+	o.KeptFiles = keptfiles.Files{} // --index: the snapshot and its kept set beside it
 	if f.jsonSummary && slices.Contains([]string{o.Output, o.Duplicates, o.Clusters, o.SummaryJSON}, "-") {
 		return usagef("--json prints the summary on stdout: no output may be \"-\" (use --summary-json -)")
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/outfile/outfiletest"
-	"github.com/neardup/neardup/keptmem"
+	"github.com/neardup/neardup/keptfiles"
 )
 
 // dedupCorpus writes a small JSONL corpus: b is a near-duplicate of a, d has
@@ -242,8 +242,8 @@ func TestDedupOutputStdout(t *testing.T) {
 }
 
 // TestDedupUpdateIndexFIFO saves the updated snapshot into a FIFO (the kept
-// set beside it is a regular file: it is what the run loads): the FIFO's
-// reader gets the bytes a regular file gets.
+// set beside it is a directory of regular files: it is what the run loads):
+// the FIFO's reader gets the bytes a regular file gets.
 func TestDedupUpdateIndexFIFO(t *testing.T) {
 	dir, in, _ := dedupCorpus(t)
 	idx := filepath.Join(dir, "seen.idx")
@@ -254,8 +254,8 @@ func TestDedupUpdateIndexFIFO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keptBefore, err := os.ReadFile(keptmem.Path(idx))
-	if err != nil {
+	keptBefore := t.TempDir()
+	if err := os.CopyFS(keptBefore, os.DirFS(keptfiles.Dir(idx))); err != nil {
 		t.Fatal(err)
 	}
 	again := writeFile(t, dir, "again.jsonl", `{"id":"z","text":"a brand new document that the index has not seen before"}`+"\n")
@@ -268,7 +268,7 @@ func TestDedupUpdateIndexFIFO(t *testing.T) {
 	}
 
 	fifo := outfiletest.FIFO(t, "fifo")
-	if err := os.WriteFile(keptmem.Path(fifo), keptBefore, 0o644); err != nil {
+	if err := os.CopyFS(keptfiles.Dir(fifo), os.DirFS(keptBefore)); err != nil {
 		t.Fatal(err)
 	}
 	reader := outfiletest.ReadFIFO(t, fifo)
