@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"log/slog"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"os"
@@ -155,34 +156,68 @@ func distinct(t *testing.T, n int) []string {
 
 // setup returns the default rule and an extractor, made once: the race
 // pass would otherwise spend most of its time loading the profile.
-func setup(t testing.TB) (*rule.Rule, *rule.Extractor) {
-	setupOnce.Do(func() {
-		opt := rule.Options{}
-		opt.EnsureDefaults()
-		setupRule, setupErr = rule.NewRule(opt)
-		if setupErr == nil {
-			setupEx, setupErr = rule.NewExtractor(opt)
+func setup(t testing.TB) (*rule.Rule, *rule.Extractor) { return setupFor(t, rule.Options{}) }
+
+// setupFor returns the rule of opt and an extractor, made once for each.
+func setupFor(t testing.TB, opt rule.Options) (*rule.Rule, *rule.Extractor) {
+	opt.EnsureDefaults()
+	key := fmt.Sprintf("%+v", opt)
+	setupMu.Lock()
+	r := setups[key]
+	if r == nil {
+		r = new(ruleSetup)
+		setups[key] = r
+	}
+	setupMu.Unlock()
+	r.once.Do(func() {
+		r.rule, r.err = rule.NewRule(opt)
+		if r.err == nil {
+			r.ex, r.err = rule.NewExtractor(opt)
 		}
 	})
-	if setupErr != nil {
-		t.Fatal(setupErr)
+	if r.err != nil {
+		t.Fatal(r.err)
 	}
-	return setupRule, setupEx
+	return r.rule, r.ex
+}
+
+type ruleSetup struct {
+	once sync.Once
+	rule *rule.Rule
+	ex   *rule.Extractor
+	err  error
 }
 
 var (
-	setupOnce sync.Once
-	setupRule *rule.Rule
-	setupEx   *rule.Extractor
-	setupErr  error
+	setupMu sync.Mutex
+	setups  = map[string]*ruleSetup{}
 )
+
+// methods are the decision settings the comparisons with keptmem run
+// under: the default (MethodMinHash), MethodSimHash with Jaccard
+// verification (keys of the shingle sets' prefixes), and MethodSimHash
+// without verification (every document found by fingerprint distance).
+var methods = []struct {
+	name string
+	opt  rule.Options
+}{
+	{"minhash", rule.Options{}},
+	{"simhash", rule.Options{Method: rule.MethodSimHash}},
+	{"simhash-none", rule.Options{Method: rule.MethodSimHash, Verify: rule.VerifyNone}},
+}
 
 // TestMatchesKept: the set's verdicts, adding each document unless it
 // duplicates one before it, are keptmem.Set's (which the equality tests tie
 // to the batch), through deltas written as parts, through merges of parts
-// running beside the matches, and after a reopen.
+// running beside the matches, and after a reopen; under each method.
 func TestMatchesKept(t *testing.T) {
-	rl, ex := setup(t)
+	for _, m := range methods {
+		t.Run(m.name, func(t *testing.T) { testMatchesKept(t, m.opt) })
+	}
+}
+
+func testMatchesKept(t *testing.T, ropt rule.Options) {
+	rl, ex := setupFor(t, ropt)
 	n := 1500
 	if testing.Short() {
 		n = 300 // the race pass
@@ -229,7 +264,8 @@ func TestMatchesKept(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if dup != wantDup || got.ID != want.ID || got.Exact != want.Exact || got.Score != want.Score {
+				sameScore := got.Score == want.Score || math.IsNaN(got.Score) && math.IsNaN(want.Score) // NaN without verification
+				if dup != wantDup || got.ID != want.ID || got.Exact != want.Exact || !sameScore || got.Unverified != want.Unverified {
 					t.Fatalf("doc %d: got %+v %v, Kept says %+v %v", i, got, dup, want, wantDup)
 				}
 				if dup {
