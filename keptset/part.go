@@ -41,7 +41,7 @@ type part struct {
 	// when the set made none: parts of MethodMinHash).
 	wide []uint64
 	fpx  fpIndex
-	dead   []uint64 // bitmap of the slots removed since (in memory; Set.mu)
+	dead []uint64 // bitmap of the slots removed since (in memory; Set.mu)
 	// The documents' ids: the id of slot s is ids[idoff[s]:idoff[s+1]].
 	// A mapped part reads them from file (its pages are released, as
 	// ext's); nil in format 1.
