@@ -721,3 +721,131 @@ func TestPrefilterBeforeRecords(t *testing.T) {
 	}
 	check(s)
 }
+
+// TestFingerprintOnly: a set with fingerprint-only documents (an index
+// snapshot's ids and fingerprints) ahead of the stored ones gives
+// keptmem.Set's matches (AddFingerprints, then the same adds): the same
+// documents in the same order, the snapshot's unverified; after removals of
+// snapshot documents, and after a reopen given the snapshot less them.
+// Fingerprint queries name them, and MethodMinHash refuses them.
+func TestFingerprintOnly(t *testing.T) {
+	rl, ex := setupFor(t, rule.Options{Method: rule.MethodSimHash})
+	n := 600
+	if testing.Short() {
+		n = 200
+	}
+	docs := texts(t, n)
+	nsnap := len(docs) / 3
+	snap := keptset.FingerprintDocs{}
+	for i, text := range docs[:nsnap] {
+		snap.IDs = append(snap.IDs, fmt.Sprint("snap-", i))
+		snap.FPs = append(snap.FPs, ex.Extract(text).FP)
+	}
+	kept, err := keptmem.New(rl, len(docs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kept.AddFingerprints(snap.IDs, snap.FPs); err != nil {
+		t.Fatal(err)
+	}
+	recs := newMemRecords()
+	opt := keptset.Options{Dir: t.TempDir(), Settings: "test", DeltaSpan: 64, PartSpan: 256, FingerprintOnly: snap}
+	s, err := keptset.Open(context.Background(), rl, recs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compare := func(when string, i int, f *rule.Features) (dup bool) {
+		t.Helper()
+		want, err := kept.MatchAll(f, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.MatchAll(context.Background(), f, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s, doc %d: %d matches %+v, keptmem %d %+v", when, i, len(got), got, len(want), want)
+		}
+		for j := range got {
+			if got[j].ID != want[j].ID || got[j].Unverified != want[j].Unverified || got[j].Distance != want[j].Distance {
+				t.Fatalf("%s, doc %d: match %d is %+v, keptmem's %+v", when, i, j, got[j], want[j])
+			}
+		}
+		return len(got) > 0
+	}
+	unverified, seq := 0, uint64(0)
+	for i, text := range docs[nsnap:] {
+		f := ex.Extract(text)
+		if compare("adding", i, &f) {
+			m, _, _ := s.Match(context.Background(), &f)
+			if m.Unverified {
+				unverified++
+			}
+			continue
+		}
+		id := fmt.Sprint("d", i)
+		if err := kept.Add(id, f); err != nil {
+			t.Fatal(err)
+		}
+		recs.put(seq, id, f)
+		if err := s.Add(seq, id, f); err != nil {
+			t.Fatal(err)
+		}
+		s.Written(seq)
+		seq++
+	}
+	if unverified == 0 {
+		t.Fatal("no document matched a fingerprint-only one: the test tests little")
+	}
+	if s.Len() != kept.Len() || s.FingerprintOnlyLen() != kept.FingerprintOnlyLen() {
+		t.Fatalf("Len %d, fingerprint-only %d; keptmem %d, %d", s.Len(), s.FingerprintOnlyLen(), kept.Len(), kept.FingerprintOnlyLen())
+	}
+	// A fingerprint query names a snapshot document, first at its distance.
+	hits, err := s.QueryFingerprint(snap.FPs[5], 0, 0)
+	if err != nil || len(hits) == 0 || !hits[0].FingerprintOnly || hits[0].ID == "" {
+		t.Fatalf("QueryFingerprint of snapshot document 5: %+v, %v", hits, err)
+	}
+	// Removals, then a reopen without them.
+	left := keptset.FingerprintDocs{}
+	for i, id := range snap.IDs {
+		if i%3 != 0 {
+			left.IDs, left.FPs = append(left.IDs, id), append(left.FPs, snap.FPs[i])
+			continue
+		}
+		if ok, err := s.RemoveFingerprintOnly(id); !ok || err != nil {
+			t.Fatalf("RemoveFingerprintOnly(%s) = %v, %v", id, ok, err)
+		}
+		kept.Remove(id)
+		if _, ok := s.FingerprintOnly(id); ok {
+			t.Fatalf("%s still there after its removal", id)
+		}
+	}
+	if ok, _ := s.RemoveFingerprintOnly(snap.IDs[0]); ok {
+		t.Fatal("a second removal found the document")
+	}
+	for i, text := range docs {
+		f := ex.Extract(text)
+		compare("after removals", i, &f)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	opt.FingerprintOnly = left
+	if s, err = keptset.Open(context.Background(), rl, recs, opt); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Len() != kept.Len() {
+		t.Fatalf("reopened: Len %d, keptmem %d", s.Len(), kept.Len())
+	}
+	for i, text := range docs {
+		f := ex.Extract(text)
+		compare("after reopen", i, &f)
+	}
+
+	mrl, _ := setup(t)
+	if _, err := keptset.Open(context.Background(), mrl, newMemRecords(), keptset.Options{FingerprintOnly: snap}); !errors.Is(err, rule.ErrOptions) {
+		t.Fatalf("fingerprint-only documents under minhash: %v, want ErrOptions", err)
+	}
+}
