@@ -24,7 +24,8 @@ import (
 // document named for each are exactly what 'neardup dedup' (dedup.Run, keep
 // first) removes and names on the same file with the same options.
 //
-// It runs over the embedded path (a MemStore behind a keptmem.Set) and over the
+// It runs over the embedded path (a MemStore behind a keptset.Set, under each
+// method: the kept set's candidates of MethodSimHash are its prefix keys) and over the
 // shared stores, one Redis and a Redis Cluster, where every decision is taken
 // against the replica that follows the change log, or against Redis itself
 // in direct mode.
@@ -56,6 +57,9 @@ func testOnlineEqualsBatch(t *testing.T, backend testBackend, addr string, metho
 			}
 
 			s := newTestServer(t, openBackend(t, backend, addr, opt.Options), Options{Dedup: opt.Options})
+			if s.shared == nil && s.big == nil {
+				t.Fatal("the service over an embedded store does not use a keptset.Set")
+			}
 			h := s.Handler()
 			r, err := corpus.Open([]string{path}, corpus.Options{})
 			if err != nil {
