@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/neardup/neardup/internal/testcorpora"
 	"github.com/neardup/neardup/keptset"
 	"github.com/neardup/neardup/rule"
 )
@@ -541,4 +542,38 @@ func TestFillMerge(t *testing.T) {
 	}
 	defer s.Close()
 	checkSelfMatches(t, s, ex, docs, nil, 0)
+}
+
+// TestMethodChangeRebuilds: parts whose keys were made under another method
+// (here MethodMinHash's, under the same Options.Settings) are not used
+// under MethodSimHash, whose parts record its key scheme: they are rebuilt
+// from the records, with a log line, and every document finds itself.
+func TestMethodChangeRebuilds(t *testing.T) {
+	mrl, _ := setup(t)
+	srl, sex := setupFor(t, rule.Options{Method: rule.MethodSimHash})
+	var docs []string
+	var fs []*rule.Features
+	for _, text := range testcorpora.Texts(t, "en_gitdocs_dev", 600, 30) {
+		f := sex.Extract(text)
+		if srl.Match(&f, fs) < 0 {
+			docs, fs = append(docs, text), append(fs, &f)
+		}
+	}
+	recs := newMemRecords()
+	opt := keptset.Options{Dir: t.TempDir(), Settings: "test", PartSpan: 64, DeltaSpan: 16}
+	importDocs(t, mrl, sex, recs, opt, docs)
+	var logBuf bytes.Buffer
+	opt.Logger = slog.New(slog.NewTextHandler(&logBuf, nil))
+	s, err := keptset.Open(context.Background(), srl, recs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !strings.Contains(logBuf.String(), "other settings") || !strings.Contains(logBuf.String(), "keys=simhash") {
+		t.Fatalf("parts of another method used without a rebuild: log %q", logBuf.String())
+	}
+	if s.Len() != len(docs) {
+		t.Fatalf("Len %d, want %d", s.Len(), len(docs))
+	}
+	checkSelfMatches(t, s, sex, docs, nil, 0)
 }
