@@ -481,6 +481,8 @@ func (s *Set) Match(ctx context.Context, f *rule.Features) (rule.KeptMatch, bool
 // lock gives (the keep-first priority is the seq order, so a match below
 // next is the first one there is), and the lock is held for the documents
 // added meanwhile only, not for the candidates' record reads.
+// The fingerprint-only documents, which come before every stored one and
+// are never added after Open, are considered when from is 0 only.
 func (s *Set) MatchFrom(ctx context.Context, f *rule.Features, from uint64) (m rule.KeptMatch, dup bool, next uint64, err error) {
 	ms, next, err := s.matchAll(ctx, f, 1, from)
 	if err != nil || len(ms) == 0 {
@@ -741,7 +743,14 @@ func (s *Set) indexWide() error {
 			}
 		}
 	}
-	x, err := index.New(index.Options{K: max(s.queryK, 1), ExpectedN: max(len(ids), 1<<16)})
+	// The index is planned for the documents it holds, and at least for
+	// 2^20 without verification, where every document is wide and the set
+	// grows into it (2^16 otherwise: a few documents).
+	expected := max(len(ids), 1<<16)
+	if !s.prefix {
+		expected = max(expected, 1<<20)
+	}
+	x, err := index.New(index.Options{K: max(s.queryK, 1), ExpectedN: expected})
 	if err != nil {
 		return fmt.Errorf("keptset: the index of fingerprints: %w", err)
 	}
