@@ -293,8 +293,14 @@ type commitObserver interface {
 	ObserveCommits(f func(ops int, err error))
 }
 
-// Len returns the number of stored documents.
-func (s *Server) Len(ctx context.Context) (int, error) { return s.set.Len(ctx) }
+// Len returns the number of stored documents (ErrNotReady before Load has
+// opened the kept set of an embedded store).
+func (s *Server) Len(ctx context.Context) (int, error) {
+	if s.shared == nil && !s.Ready() {
+		return 0, ErrNotReady
+	}
+	return s.set.Len(ctx)
+}
 
 // Close closes the kept set and the store. Call it after the HTTP server
 // has shut down.
