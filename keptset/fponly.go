@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/neardup/neardup/rule"
 )
@@ -77,8 +76,12 @@ func (o *fpOnly) has(pos uint32) bool {
 
 // find returns the position of the live document id.
 func (o *fpOnly) find(id string) (uint32, bool) {
-	i, found := slices.BinarySearchFunc(o.byID, id, func(pos uint32, id string) int {
-		return strings.Compare(string(o.idBytes(pos)), id)
+	if len(o.byID) == 0 {
+		return 0, false
+	}
+	key := []byte(id)
+	i, found := slices.BinarySearchFunc(o.byID, key, func(pos uint32, key []byte) int {
+		return bytes.Compare(o.idBytes(pos), key)
 	})
 	if !found || !o.has(o.byID[i]) {
 		return 0, false
