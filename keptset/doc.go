@@ -26,7 +26,7 @@
 // keys. Under MethodSimHash with Jaccard verification they are its
 // token-sequence hash and the hashes of its shingle set's prefix (the
 // first |A| - ⌈t·|A|⌉ + 1 of the sorted set: two sets with J >= t share
-// one, the prefix filter of Chaudhuri, Ganti and Kaushik, 2006), about 42
+// one, the prefix filter of Chaudhuri, Ganti and Kaushik, 2006), about 44
 // keys for a 1 KB text (5 bytes each, as band keys are); a match drops the
 // prefix keys' candidates whose fingerprints (in memory, 8 bytes a
 // document) are farther from its own than the rule's largest distance
