@@ -46,11 +46,26 @@ func TestOnlineEqualsBatch(t *testing.T) {
 	}
 }
 
+// TestOnlineEqualsBatchNoVerify is TestOnlineEqualsBatch over the embedded
+// path under --method simhash --verify none, where the kept set finds every
+// candidate by fingerprint distance (its index of fingerprints) rather than
+// by keys.
+func TestOnlineEqualsBatchNoVerify(t *testing.T) {
+	if raceEnabled {
+		t.Skip("race detector: the run without it asserts the verdicts")
+	}
+	testOnlineEqualsBatchOpt(t, testBackends[0], "", rule.Options{Method: rule.MethodSimHash, Verify: rule.VerifyNone})
+}
+
 func testOnlineEqualsBatch(t *testing.T, backend testBackend, addr string, method string) {
+	testOnlineEqualsBatchOpt(t, backend, addr, rule.Options{Method: method})
+}
+
+func testOnlineEqualsBatchOpt(t *testing.T, backend testBackend, addr string, ropt rule.Options) {
 	for _, name := range []string{"en_spdx", "zh_fortunes"} {
 		t.Run(name, func(t *testing.T) {
 			path := testcorpora.Path(t, name)
-			opt := dedup.Options{Options: rule.Options{Method: method}}
+			opt := dedup.Options{Options: ropt}
 			want, sum := batchVerdicts(t, path, opt)
 			if len(want) == 0 {
 				t.Fatalf("the batch run removed nothing from %s: the comparison would prove nothing", name)
@@ -140,7 +155,7 @@ func batchVerdicts(t *testing.T, path string, opt dedup.Options) (map[string]str
 	if batchRuns.m == nil {
 		batchRuns.m = map[string]*batchRun{}
 	}
-	key := path + "\x00" + opt.Method
+	key := path + "\x00" + opt.Method + "\x00" + opt.Verify
 	br := batchRuns.m[key]
 	if br == nil {
 		br = new(batchRun)
