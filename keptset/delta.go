@@ -30,6 +30,7 @@ type builder struct {
 	fps     []uint64 // by slot
 	pre     []uint64 // by slot, preWords each: the prefilters (zero: unknown)
 	present []uint64 // bitmap of the slots that hold a document
+	wide    []uint64 // bitmap of the slots found by fingerprint distance (Set.wideDoc)
 	docs    uint32
 	ids     []byte   // the documents' ids, end to end
 	idEnd   []uint64 // by slot: the end of its id in ids
@@ -41,8 +42,8 @@ func newBuilder(base uint64) *builder { return &builder{base: base} }
 func (b *builder) span() uint32 { return uint32(len(b.fps)) }
 
 // add adds the document seq (>= base + span) with its id, keys,
-// fingerprint and prefilter.
-func (b *builder) add(seq uint64, id string, keys []uint64, fp uint64, pre *rule.Prefilter) {
+// fingerprint and prefilter; wide says it is found by fingerprint distance.
+func (b *builder) add(seq uint64, id string, keys []uint64, fp uint64, pre *rule.Prefilter, wide bool) {
 	s := uint32(seq - b.base)
 	for uint32(len(b.fps)) <= s {
 		b.fps = append(b.fps, 0)
@@ -54,9 +55,13 @@ func (b *builder) add(seq uint64, id string, keys []uint64, fp uint64, pre *rule
 	b.idEnd[s] = uint64(len(b.ids))
 	for len(b.present) <= int(s/64) {
 		b.present = append(b.present, 0)
+		b.wide = append(b.wide, 0)
 	}
 	b.fps[s] = fp
 	b.present[s/64] |= 1 << (s % 64)
+	if wide {
+		b.wide[s/64] |= 1 << (s % 64)
+	}
 	b.docs++
 	for _, k := range keys {
 		b.keys = append(b.keys, k)
@@ -75,6 +80,12 @@ func (b *builder) id(s uint32) string {
 
 func (b *builder) has(s uint32) bool {
 	return int(s/64) < len(b.present) && b.present[s/64]&(1<<(s%64)) != 0
+}
+
+// isWide reports whether slot s holds a document found by fingerprint
+// distance.
+func (b *builder) isWide(s uint32) bool {
+	return int(s/64) < len(b.wide) && b.wide[s/64]&(1<<(s%64)) != 0
 }
 
 // build sorts the builder's entries into a part, leaving out the slots
@@ -102,6 +113,7 @@ func (b *builder) build(dead func(s uint32) bool) *part {
 	fps := make([]uint64, len(b.fps))
 	pre := make([]uint64, len(b.pre))
 	live := make([]uint64, (len(b.fps)+63)/64)
+	wide := make([]uint64, len(live))
 	idoff := make([]uint64, len(b.fps)+1)
 	var ids []byte
 	for s := range fps {
@@ -109,6 +121,9 @@ func (b *builder) build(dead func(s uint32) bool) *part {
 			fps[s] = b.fps[s]
 			copy(pre[preWords*s:preWords*(s+1)], b.pre[preWords*s:])
 			live[s/64] |= 1 << (s % 64)
+			if b.isWide(uint32(s)) {
+				wide[s/64] |= 1 << (s % 64)
+			}
 			ids = append(ids, b.id(uint32(s))...)
 		}
 		idoff[s+1] = uint64(len(ids))
@@ -121,6 +136,7 @@ func (b *builder) build(dead func(s uint32) bool) *part {
 		fps:   fps,
 		pre:   pre,
 		live:  live,
+		wide:  wide,
 		fpx:   buildFPIndex(fps, func(s int) bool { return has(uint32(s)) }, int(docs)),
 		idoff: idoff,
 		ids:   ids,
@@ -160,9 +176,9 @@ func (d *delta) indexFP(s uint32, fp uint64) {
 	}
 }
 
-func (d *delta) add(seq uint64, id string, keys []uint64, fp uint64, pre *rule.Prefilter) {
+func (d *delta) add(seq uint64, id string, keys []uint64, fp uint64, pre *rule.Prefilter, wide bool) {
 	n := len(d.builder.keys)
-	d.builder.add(seq, id, keys, fp, pre)
+	d.builder.add(seq, id, keys, fp, pre, wide)
 	d.indexFP(uint32(seq-d.base), fp)
 	if 2*len(d.builder.keys) > len(d.cells) {
 		d.rehash(2 * len(d.cells))
@@ -242,7 +258,7 @@ func (d *delta) fingerprint(fp uint64, k int, fn func(slot uint32, dist int)) {
 // bytes is the memory the delta holds.
 func (d *delta) bytes() int64 {
 	n := int64(cap(d.builder.keys)*8 + cap(d.builder.slots)*4 + cap(d.fps)*8 + cap(d.pre)*8 + cap(d.cells)*4 +
-		cap(d.present)*8 + cap(d.dead)*8 + cap(d.ids) + cap(d.idEnd)*8)
+		cap(d.present)*8 + cap(d.wide)*8 + cap(d.dead)*8 + cap(d.ids) + cap(d.idEnd)*8)
 	for t := range fpTables {
 		n += int64(cap(d.fpHead[t])*4 + cap(d.fpNext[t])*4)
 	}

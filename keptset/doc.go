@@ -14,12 +14,36 @@
 // the part's file and read from the page cache with a pread: see Ids below)
 // rules them out against the new document's, and reads the others' records
 // from the store (Records) one at a time until the rule
-// (rule.Rule.Duplicates) accepts one: the same keys, the same rule, the
-// same prefilter and the same order as the batch (dedup.Run) and the
-// in-memory keptmem.Set, so the same verdicts; the tests compare them. On
+// (rule.Rule.Duplicates) accepts one: the same rule, the same prefilter
+// and the same order as the batch (dedup.Run) and the in-memory
+// keptmem.Set, and candidates that include every document the rule
+// accepts, so the same verdicts; the tests compare them under each method. On
 // pages sharing a site's template, whose candidates grow with the number of
 // pages stored, the prefilter keeps the records read per match about one
 // (TestPrefilterBeforeRecords).
+//
+// Methods (keys.go). Under MethodMinHash a document's keys are its band
+// keys. Under MethodSimHash with Jaccard verification they are its
+// token-sequence hash and the hashes of its shingle set's prefix (the
+// first |A| - ⌈t·|A|⌉ + 1 of the sorted set: two sets with J >= t share
+// one, the prefix filter of Chaudhuri, Ganti and Kaushik, 2006), about 44
+// keys for a 1 KB text (5 bytes each, as band keys are); a match drops the
+// prefix keys' candidates whose fingerprints (in memory, 8 bytes a
+// document) are farther from its own than the rule's largest distance
+// (rule.Rule.QueryK: every pair the rule accepts but exact copies is within
+// it, so the check never drops one it would accept) before it reads a
+// prefilter or a record, then the rule decides on the record as under
+// MinHash. A document no key can find (no verification, a shingle set
+// sampled at a modulus, none at all; wideDoc) is "wide": it is kept in an
+// index of fingerprints (package index, in memory, planned for QueryK,
+// rebuilt at Open from the parts' wide bitmaps) and found by a query at
+// QueryK, as is every stored document when the new one has no prefix (a
+// scan of the fingerprints beyond k = 3). The same index holds the
+// fingerprint-only documents (Options.FingerprintOnly: an index
+// snapshot's ids and fingerprints, given at every Open, ahead of every
+// stored document in priority, never in the parts): the rule decides on
+// their fingerprints alone (within rule.Rule.PairK), in memory, and their
+// matches are unverified (rule.KeptMatch.Unverified, Seq their position).
 //
 // Layout. Documents are numbered by seq, their priority. The set is a list
 // of immutable parts, each covering a range of at most 1<<24 seqs, mapped
@@ -106,6 +130,14 @@
 // Open removes too. Matches go on reading the sources until the switch,
 // which happens under the set's lock; removals made during the merge are
 // applied to the merged part then (the deletes file has them already).
+//
+// What a part holds is in its file: its format (part.go: format 4 adds
+// the wide bitmap; parts of formats 1 to 3, which MethodMinHash wrote, are
+// read as they are, with no wide documents) and the settings its keys were
+// made with (Options.Settings, and under MethodSimHash the key scheme and
+// the threshold the prefixes were cut at: recordedSettings). A part made
+// with other settings, as every part of another method is, is rebuilt from
+// the store with a log line, as a damaged one is.
 //
 // Ownership of formats: this package owns the part files, MANIFEST and
 // deletes of its directory (by default DATA/keptset beside the store); the

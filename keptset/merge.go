@@ -377,6 +377,7 @@ func writeMerged(pw *partWriter, srcs []mergeSrc, base uint64, span uint32, sett
 	// The fingerprint column, the live bitmap and the block tables' counts.
 	docs := uint32(0)
 	live := make([]uint64, (int(span)+63)/64)
+	wide := make([]uint64, len(live))
 	var fpoff [fpTables][]uint32
 	for t := range fpTables {
 		fpoff[t] = make([]uint32, fpBuckets+1)
@@ -386,6 +387,9 @@ func writeMerged(pw *partWriter, srcs []mergeSrc, base uint64, span uint32, sett
 			if src.has(sl) {
 				m := src.off + sl
 				live[m/64] |= 1 << (m % 64)
+				if src.p.isWide(sl) {
+					wide[m/64] |= 1 << (m % 64)
+				}
 				docs++
 				for t := range fpTables {
 					fpoff[t][fpBlockOf(src.p.fps[sl], t)+1]++
@@ -471,6 +475,8 @@ func writeMerged(pw *partWriter, srcs []mergeSrc, base uint64, span uint32, sett
 	flush()
 	pw.align()
 	pw.put(bytesOf(live))
+	pw.align()
+	pw.put(bytesOf(wide))
 	for t := range fpTables {
 		pw.align()
 		pw.put(bytesOf(fpoff[t]))

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/neardup/neardup/internal/testcorpora"
 	"github.com/neardup/neardup/keptset"
 	"github.com/neardup/neardup/rule"
 )
@@ -279,10 +280,38 @@ func TestMergeCrash(t *testing.T) {
 	}
 }
 
-// toFormat2 rewrites the format 3 part file at path as format 2, as sets
-// before the prefilter wrote it: no pre section.
+// toFormat3 rewrites the format 4 part file at path as format 3, as sets
+// before fingerprint-distance documents (MethodSimHash) wrote it: no wide
+// section.
+func toFormat3(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b[:8]) != "NDKPART4" {
+		t.Fatalf("%s: magic %q", path, b[:8])
+	}
+	body := b[:len(b)-8]
+	pad := func(n int) int { return n + (8-n%8)%8 }
+	span := int(binary.LittleEndian.Uint32(body[16:]))
+	entries := int(binary.LittleEndian.Uint64(body[24:]))
+	// The wide section follows live.
+	start := 40 + pad(int(binary.LittleEndian.Uint32(body[36:]))) + pad(4*(1<<body[32]+1)) + pad(2*entries) +
+		pad(3*entries) + 8*span + 8*((span+63)/64)
+	body = append(slices.Clone(body[:start]), body[start+8*((span+63)/64):]...)
+	copy(body, "NDKPART3")
+	out := binary.LittleEndian.AppendUint32(body, crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
+	if err := os.WriteFile(path, append(out, "PEND"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// toFormat2 rewrites the format 4 part file at path as format 2, as sets
+// before the prefilter wrote it: no pre section (and no wide section).
 func toFormat2(t *testing.T, path string) {
 	t.Helper()
+	toFormat3(t, path)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -306,7 +335,7 @@ func toFormat2(t *testing.T, path string) {
 	}
 }
 
-// toFormat1 rewrites the format 3 part file at path as format 1, as sets
+// toFormat1 rewrites the format 4 part file at path as format 1, as sets
 // before merges wrote it: no ext section, no ext bits (and no pre section).
 func toFormat1(t *testing.T, path string) {
 	t.Helper()
@@ -373,6 +402,51 @@ func TestFormat1(t *testing.T) {
 		}
 	}
 	checkSelfMatches(t, s, ex, docs, nil, half)
+}
+
+// TestFormat3: the parts of format 3 (before the wide section) are mapped,
+// not rebuilt, answer as before under MethodMinHash (which has no
+// fingerprint-distance documents), and merge with the parts written since.
+func TestFormat3(t *testing.T) {
+	rl, ex := setup(t)
+	docs := distinct(t, 400)
+	recs := newMemRecords()
+	dir := t.TempDir()
+	opt := keptset.Options{Dir: dir, Settings: "test", PartSpan: 64, DeltaSpan: 16}
+	half := len(docs) / 2
+	importDocs(t, rl, ex, recs, opt, docs[:half])
+	old, _ := filepath.Glob(filepath.Join(dir, "*.part"))
+	for _, p := range old {
+		toFormat3(t, p)
+	}
+	var logBuf bytes.Buffer
+	opt.Logger = slog.New(slog.NewTextHandler(&logBuf, nil))
+	opt.PartSpan = 1 << 12
+	s, err := keptset.Open(context.Background(), rl, recs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if logBuf.Len() > 0 {
+		t.Fatalf("format 3 parts not mapped as they are: %s", logBuf.String())
+	}
+	addDocs(t, s, ex, recs, docs, half, len(docs))
+	if err := s.WaitParts(); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.Merges == 0 {
+		t.Fatalf("%+v: no merge", st)
+	}
+	gone := 0
+	for _, p := range old {
+		if _, err := os.Stat(p); err != nil {
+			gone++
+		}
+	}
+	if gone == 0 {
+		t.Fatalf("none of the %d format 3 parts was merged", len(old))
+	}
+	checkSelfMatches(t, s, ex, docs, nil, 0)
 }
 
 // TestFormat2: the parts of format 2 (before the prefilter column) are
@@ -468,4 +542,38 @@ func TestFillMerge(t *testing.T) {
 	}
 	defer s.Close()
 	checkSelfMatches(t, s, ex, docs, nil, 0)
+}
+
+// TestMethodChangeRebuilds: parts whose keys were made under another method
+// (here MethodMinHash's, under the same Options.Settings) are not used
+// under MethodSimHash, whose parts record its key scheme: they are rebuilt
+// from the records, with a log line, and every document finds itself.
+func TestMethodChangeRebuilds(t *testing.T) {
+	mrl, _ := setup(t)
+	srl, sex := setupFor(t, rule.Options{Method: rule.MethodSimHash})
+	var docs []string
+	var fs []*rule.Features
+	for _, text := range testcorpora.Texts(t, "en_gitdocs_dev", 600, 30) {
+		f := sex.Extract(text)
+		if srl.Match(&f, fs) < 0 {
+			docs, fs = append(docs, text), append(fs, &f)
+		}
+	}
+	recs := newMemRecords()
+	opt := keptset.Options{Dir: t.TempDir(), Settings: "test", PartSpan: 64, DeltaSpan: 16}
+	importDocs(t, mrl, sex, recs, opt, docs)
+	var logBuf bytes.Buffer
+	opt.Logger = slog.New(slog.NewTextHandler(&logBuf, nil))
+	s, err := keptset.Open(context.Background(), srl, recs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !strings.Contains(logBuf.String(), "other settings") || !strings.Contains(logBuf.String(), "keys=simhash") {
+		t.Fatalf("parts of another method used without a rebuild: log %q", logBuf.String())
+	}
+	if s.Len() != len(docs) {
+		t.Fatalf("Len %d, want %d", s.Len(), len(docs))
+	}
+	checkSelfMatches(t, s, sex, docs, nil, 0)
 }

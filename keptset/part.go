@@ -36,8 +36,12 @@ type part struct {
 	pre    []uint64
 	prePos int64    // the file offset of pre
 	live   []uint64 // bitmap of the slots that hold a document
-	fpx    fpIndex
-	dead   []uint64 // bitmap of the slots removed since (in memory; Set.mu)
+	// wide is the bitmap of the slots whose documents are found by
+	// fingerprint distance, not by keys (Set.wideDoc; format 4; nil before,
+	// when the set made none: parts of MethodMinHash).
+	wide []uint64
+	fpx  fpIndex
+	dead []uint64 // bitmap of the slots removed since (in memory; Set.mu)
 	// The documents' ids: the id of slot s is ids[idoff[s]:idoff[s+1]].
 	// A mapped part reads them from file (its pages are released, as
 	// ext's); nil in format 1.
@@ -55,8 +59,9 @@ type part struct {
 // multiple of 8 bytes, zero-padded):
 //
 //	header (40 bytes):
-//	  magic    [8]byte "NDKPART3" ("NDKPART2": no pre section; "NDKPART1":
-//	                    no pre, ext, idoff or ids section)
+//	  magic    [8]byte "NDKPART4" ("NDKPART3": no wide section;
+//	                    "NDKPART2": no wide or pre section; "NDKPART1":
+//	                    no wide, pre, ext, idoff or ids section)
 //	  base     uint64   seq of slot 0
 //	  span     uint32   seqs covered
 //	  docs     uint32   documents in the part
@@ -65,12 +70,17 @@ type part struct {
 //	  extbits  uint8    key bits each ext byte holds (top bits; 0 in format 1)
 //	  zero     2 bytes
 //	  settings uint32   length of the settings string that follows
-//	settings  the decision settings the keys were made with
+//	settings  the decision settings the keys were made with (Options.Settings,
+//	          and under MethodSimHash the key scheme: recordedSettings)
 //	off       (1<<bits + 1) × uint32    key table bucket offsets
 //	tag       entries × uint16          key table tags
 //	slot      entries × 3 bytes         key table slots
 //	fps       span × uint64             fingerprint column
 //	live      ⌈span/64⌉ × uint64        bitmap of the slots holding a document
+//	wide      ⌈span/64⌉ × uint64        bitmap of the slots whose documents
+//	                                    are found by fingerprint distance
+//	                                    (format 4 only; all zero under
+//	                                    MethodMinHash)
 //	fpoff     4 × (65536 + 1) × uint32  fingerprint block tables' offsets
 //	fpslot    4 × docs × 3 bytes        fingerprint block tables' slots
 //	ext       entries × 1 byte          the key bits after each tag, for
@@ -88,7 +98,8 @@ type part struct {
 //	                                    from the file)
 //	trailer   crc32c (Castagnoli) of everything before it, uint32; "PEND"
 const (
-	partMagic   = "NDKPART3"
+	partMagic   = "NDKPART4"
+	partMagic3  = "NDKPART3"
 	partMagic2  = "NDKPART2"
 	partMagic1  = "NDKPART1"
 	partHeader  = 40
@@ -205,6 +216,12 @@ func (p *part) writeSections(pw *partWriter, settings string) {
 	pw.put(bytesOf(p.fps))
 	pw.align()
 	pw.put(bytesOf(p.live))
+	pw.align()
+	if p.wide != nil {
+		pw.put(bytesOf(p.wide))
+	} else {
+		pw.put(make([]byte, 8*len(p.live))) // a part read from format 3 or older
+	}
 	for t := range fpTables {
 		pw.align()
 		pw.put(bytesOf(p.fpx.off[t]))
@@ -346,9 +363,11 @@ func parsePart(data []byte, path, settings string) (p *part, err error) {
 	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(tr[:4]) {
 		return nil, bad("checksum mismatch")
 	}
-	version := 3
+	version := 4
 	switch string(body[:8]) {
 	case partMagic:
+	case partMagic3:
+		version = 3
 	case partMagic2:
 		version = 2
 	case partMagic1:
@@ -394,6 +413,9 @@ func parsePart(data []byte, path, settings string) (p *part, err error) {
 	p.keys.slot = take(slotBytes * int(entries))
 	p.fps = sliceOf[uint64](take(8 * int(p.span)))
 	p.live = sliceOf[uint64](take(8 * ((int(p.span) + 63) / 64)))
+	if version >= 4 {
+		p.wide = sliceOf[uint64](take(8 * ((int(p.span) + 63) / 64)))
+	}
 	for t := range fpTables {
 		p.fpx.off[t] = sliceOf[uint32](take(4 * (fpBuckets + 1)))
 	}
@@ -529,7 +551,8 @@ func (p *part) close() error {
 
 // bytes is the memory the part's sections take.
 func (p *part) bytes() int64 {
-	n := int64(len(p.keys.off)*4 + len(p.keys.tag)*2 + len(p.keys.slot) + len(p.fps)*8 + len(p.live)*8 + len(p.dead)*8)
+	n := int64(len(p.keys.off)*4 + len(p.keys.tag)*2 + len(p.keys.slot) + len(p.fps)*8 + len(p.live)*8 + len(p.wide)*8 +
+		len(p.dead)*8)
 	if p.file == nil {
 		n += int64(len(p.pre) * 8) // in memory, not read from the file
 	}
@@ -565,6 +588,12 @@ func (p *part) fingerprint(fp uint64, k int, fn func(slot uint32, d int)) {
 			}
 		}
 	}
+}
+
+// isWide reports whether slot s holds a document found by fingerprint
+// distance (removed or not).
+func (p *part) isWide(s uint32) bool {
+	return int(s/64) < len(p.wide) && p.wide[s/64]&(1<<(s%64)) != 0
 }
 
 // has reports whether slot s holds a document not removed.

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/simhash"
 )
@@ -33,8 +34,16 @@ type Options struct {
 	// memory (rebuilt from Records at every Open).
 	Dir string
 	// Settings names the decision settings the keys are made with; parts
-	// made with others are rebuilt.
+	// made with others are rebuilt. Under MethodSimHash the parts record
+	// the key scheme and threshold beside it (recordedSettings).
 	Settings string
+	// FingerprintOnly are documents known by their fingerprints alone,
+	// ahead of every stored document in priority, in the order given (an
+	// index snapshot's): found by fingerprint distance and decided by the
+	// rule on their fingerprints (rule.Features.FingerprintOnly), their
+	// matches unverified. They are held in memory, not in the parts: the
+	// caller gives them at every Open. MethodSimHash only.
+	FingerprintOnly FingerprintDocs
 	// DeltaSpan is the number of seqs the mutable delta covers before it is
 	// written as a part (default DefaultDeltaSpan).
 	DeltaSpan int
@@ -65,11 +74,14 @@ func (o *Options) ensureDefaults() {
 	}
 }
 
-// A Set is the online kept set at scale (MethodMinHash): the candidate keys
-// of every kept document (its LSH band keys, or its token-sequence hash when
-// it has none) and its fingerprint, in pointer-free tables, and nothing
-// else. A match looks the new document's keys up, and reads the few
-// candidates' records (Records) to apply the rule: see the package notes.
+// A Set is the online kept set at scale, under either method: the
+// candidate keys of every kept document (MethodMinHash: its LSH band keys,
+// or its token-sequence hash when it has none; MethodSimHash: its
+// token-sequence hash and its shingle set's prefix) and its fingerprint,
+// in pointer-free tables, and nothing else; the few documents no key can
+// find, and the fingerprint-only ones, in an index of fingerprints. A match
+// looks the new document's keys up, and reads the few candidates' records
+// (Records) to apply the rule: see the package notes.
 //
 // Documents are identified by seq, their priority; Add takes them in
 // ascending seq order. It is safe for concurrent use; the caller orders
@@ -79,6 +91,15 @@ type Set struct {
 	nb   int
 	rec  Records
 	opt  Options
+	// MethodSimHash (keys.go): simhash is set, prefix too under Jaccard
+	// verification, and queryK is the rule's largest fingerprint distance.
+	simhash, prefix bool
+	queryK          int
+	// wide finds by fingerprint distance (at queryK) the stored documents
+	// no key finds (wideDoc) and the fingerprint-only ones (fpo), by ids
+	// of keys.go (storedWideID, fpOnlyWideID); nil under MethodMinHash.
+	wide *index.Index
+	fpo  fpOnly // the fingerprint-only documents (mu)
 
 	mu      sync.RWMutex
 	parts   []*part  // ascending base
@@ -102,8 +123,16 @@ type Set struct {
 	stopMerge atomic.Bool // Close asks the running merge to stop
 
 	// Matches since Open, the candidates they read (Stats), and those the
-	// prefilter dropped before a read.
-	matches, examined, prefiltered atomic.Uint64
+	// prefilter or the fingerprint check dropped before a read.
+	matches, examined, prefiltered, fpFiltered atomic.Uint64
+}
+
+// newSet returns a set's fields that the rule and the options make.
+func newSet(rl *rule.Rule, rec Records, opt Options) *Set {
+	opt.Settings = recordedSettings(rl, opt.Settings)
+	return &Set{rule: rl, nb: rl.Bands(), rec: rec, opt: opt, simhash: rl.Method() == rule.MethodSimHash,
+		prefix: rl.Method() == rule.MethodSimHash && rl.Verification() == rule.VerifyJaccard, queryK: rl.QueryK(),
+		pending: map[uint64]pendingDoc{}, pendIDs: map[string]int{}}
 }
 
 // pendingDoc is a document added whose store write may not have landed:
@@ -138,18 +167,24 @@ func Keys(dst []uint64, f *rule.Features, bands int) []uint64 {
 // rec, with a log line saying so.
 func Open(ctx context.Context, rl *rule.Rule, rec Records, opt Options) (*Set, error) {
 	opt.ensureDefaults()
-	bands := rl.Bands()
-	s := &Set{rule: rl, nb: bands, rec: rec, opt: opt, pending: map[uint64]pendingDoc{}, pendIDs: map[string]int{}}
+	if len(opt.FingerprintOnly.IDs) > 0 && rl.Method() != rule.MethodSimHash {
+		return nil, errFingerprintOnly
+	}
+	s := newSet(rl, rec, opt)
+	var err error
+	if s.fpo, err = newFPOnly(opt.FingerprintOnly); err != nil {
+		return nil, err
+	}
+	s.opt.FingerprintOnly = FingerprintDocs{} // the set keeps its own columns
 	from := uint64(0)
 	if opt.Dir != "" {
-		var err error
 		if from, err = s.loadParts(); err != nil {
 			return nil, err
 		}
 	}
 	b := newBuilder(from)
 	var keys []uint64
-	err := rec.LoadFrom(ctx, from, func(seq uint64, id string, f *rule.Features) error {
+	err = rec.LoadFrom(ctx, from, func(seq uint64, id string, f *rule.Features) error {
 		if seq < from {
 			return fmt.Errorf("keptset: records out of order (seq %d after %d)", seq, from)
 		}
@@ -163,9 +198,9 @@ func Open(ctx context.Context, rl *rule.Rule, rec Records, opt Options) (*Set, e
 			}
 			b = newBuilder(end)
 		}
-		keys = Keys(keys[:0], f, bands)
+		keys = s.keysOf(keys[:0], f)
 		pre := prefilterOf(f)
-		b.add(seq, id, keys, f.FP, &pre)
+		b.add(seq, id, keys, f.FP, &pre, s.wideDoc(f))
 		s.next = seq + 1
 		return nil
 	})
@@ -187,7 +222,7 @@ func Open(ctx context.Context, rl *rule.Rule, rec Records, opt Options) (*Set, e
 		d.builder.keys = append(d.builder.keys, b.keys[i])
 		d.builder.slots = append(d.builder.slots, b.slots[i])
 	}
-	d.builder.fps, d.builder.pre, d.builder.present, d.builder.docs = b.fps, b.pre, b.present, b.docs
+	d.builder.fps, d.builder.pre, d.builder.present, d.builder.wide, d.builder.docs = b.fps, b.pre, b.present, b.wide, b.docs
 	d.builder.ids, d.builder.idEnd = b.ids, b.idEnd
 	for sl, fp := range b.fps {
 		if b.has(uint32(sl)) {
@@ -196,7 +231,11 @@ func Open(ctx context.Context, rl *rule.Rule, rec Records, opt Options) (*Set, e
 	}
 	d.rehash(max(1<<12, 1<<bits.Len(uint(2*len(b.keys)))))
 	s.delta = d
-	s.live += int(d.docs)
+	s.live += int(d.docs) + s.fpo.live
+	if err := s.indexWide(); err != nil {
+		s.Close()
+		return nil, err
+	}
 	if opt.Dir != "" {
 		if err := s.writeManifest(); err != nil {
 			s.Close()
@@ -241,8 +280,12 @@ func (s *Set) Next() uint64 {
 // Add adds the document seq (>= Next) with id and features f. Until
 // Written(seq), its record is read from the set, not from Records.
 func (s *Set) Add(seq uint64, id string, f rule.Features) error {
+	if f.FingerprintOnly {
+		return fmt.Errorf("keptset: document %q: a stored document must have its features (fingerprint-only documents are given to Open)", id)
+	}
 	var buf [64]uint64
-	keys := Keys(buf[:0], &f, s.nb)
+	keys := s.keysOf(buf[:0], &f)
+	wide := s.wideDoc(&f)
 	f.Sig = nil
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -257,8 +300,13 @@ func (s *Set) Add(seq uint64, id string, f rule.Features) error {
 			return err
 		}
 	}
+	if wide {
+		if err := s.wide.Add(storedWideID(seq), f.FP); err != nil {
+			return err
+		}
+	}
 	pre := prefilterOf(&f)
-	s.delta.add(seq, id, keys, f.FP, &pre)
+	s.delta.add(seq, id, keys, f.FP, &pre, wide)
 	s.pending[seq] = pendingDoc{id: id, f: f}
 	s.pendIDs[id]++
 	s.next = seq + 1
@@ -304,6 +352,9 @@ func (s *Set) Remove(seq uint64) (bool, error) {
 		}
 		d.kill(sl)
 		s.live--
+		if d.isWide(sl) {
+			return true, s.wide.Remove(storedWideID(seq))
+		}
 		return true, nil
 	}
 	p := s.partOf(seq)
@@ -316,10 +367,14 @@ func (s *Set) Remove(seq uint64) (bool, error) {
 	}
 	p.kill(sl)
 	s.live--
-	if s.dels != nil {
-		return true, s.dels.append(seq)
+	var err error
+	if p.isWide(sl) {
+		err = s.wide.Remove(storedWideID(seq))
 	}
-	return true, nil
+	if s.dels != nil {
+		err = errors.Join(err, s.dels.append(seq))
+	}
+	return true, err
 }
 
 func (p *part) kill(s uint32) {
@@ -426,6 +481,8 @@ func (s *Set) Match(ctx context.Context, f *rule.Features) (rule.KeptMatch, bool
 // lock gives (the keep-first priority is the seq order, so a match below
 // next is the first one there is), and the lock is held for the documents
 // added meanwhile only, not for the candidates' record reads.
+// The fingerprint-only documents, which come before every stored one and
+// are never added after Open, are considered when from is 0 only.
 func (s *Set) MatchFrom(ctx context.Context, f *rule.Features, from uint64) (m rule.KeptMatch, dup bool, next uint64, err error) {
 	ms, next, err := s.matchAll(ctx, f, 1, from)
 	if err != nil || len(ms) == 0 {
@@ -443,11 +500,11 @@ func (s *Set) MatchAll(ctx context.Context, f *rule.Features, limit int) ([]rule
 	return ms, err
 }
 
-// matchAll is MatchAll over the documents of seq from and above; next is
-// MatchFrom's.
+// matchAll is MatchAll over the documents of seq from and above (and the
+// fingerprint-only documents when from is 0); next is MatchFrom's.
 func (s *Set) matchAll(ctx context.Context, f *rule.Features, limit int, from uint64) (_ []rule.KeptMatch, next uint64, _ error) {
 	var kb [64]uint64
-	keys := Keys(kb[:0], f, s.nb)
+	keys := s.keysOf(kb[:0], f)
 	var cb [64]uint64
 	s.mu.RLock()
 	if s.closed {
@@ -455,7 +512,19 @@ func (s *Set) matchAll(ctx context.Context, f *rule.Features, limit int, from ui
 		return nil, 0, ErrClosed
 	}
 	next = s.next
-	cands := s.candidates(cb[:0], keys, from)
+	var (
+		cands []uint64
+		fpc   []fpoCand
+	)
+	if s.simhash {
+		var err error
+		if cands, fpc, err = s.simCandidatesLocked(cb[:0], keys, f, from); err != nil {
+			s.mu.RUnlock()
+			return nil, next, err
+		}
+	} else {
+		cands = s.candidates(cb[:0], keys, from)
+	}
 	// The prefilter, before any record is read: candidates whose sets are
 	// far below the threshold are dropped here (rule/prefilter.go).
 	if f.Pre.Known() {
@@ -488,6 +557,18 @@ func (s *Set) matchAll(ctx context.Context, f *rule.Features, limit int, from ui
 	s.mu.RUnlock()
 	s.matches.Add(1)
 	var ms []rule.KeptMatch
+	// The fingerprint-only documents come first in priority, and the rule
+	// needs nothing of them but their fingerprints.
+	for _, c := range fpc {
+		g := rule.Features{FP: c.fp, FingerprintOnly: true}
+		if !s.rule.Duplicates(&g, f) {
+			continue
+		}
+		ms = append(ms, s.keptMatch(c.id, uint64(c.pos), &g, f))
+		if limit > 0 && len(ms) >= limit {
+			return ms, next, nil
+		}
+	}
 	examined := 0
 	defer func() { s.examined.Add(uint64(examined)) }()
 	for _, seq := range cands {
@@ -512,9 +593,7 @@ func (s *Set) matchAll(ctx context.Context, f *rule.Features, limit int, from ui
 		if !s.rule.Duplicates(&g, f) {
 			continue
 		}
-		verified := s.rule.Verified(&g, f)
-		ms = append(ms, rule.KeptMatch{ID: id, Seq: seq, Distance: bits.OnesCount64(g.FP ^ f.FP),
-			Score: s.rule.Score(&g, f), Exact: verified && g.Exact == f.Exact, Unverified: !verified})
+		ms = append(ms, s.keptMatch(id, seq, &g, f))
 		if limit > 0 && len(ms) >= limit {
 			break
 		}
@@ -522,17 +601,183 @@ func (s *Set) matchAll(ctx context.Context, f *rule.Features, limit int, from ui
 	return ms, next, nil
 }
 
+// keptMatch describes the match of f with the kept document g.
+func (s *Set) keptMatch(id string, seq uint64, g, f *rule.Features) rule.KeptMatch {
+	verified := s.rule.Verified(g, f)
+	return rule.KeptMatch{ID: id, Seq: seq, Distance: bits.OnesCount64(g.FP ^ f.FP), Score: s.rule.Score(g, f),
+		Exact: verified && g.Exact == f.Exact, Unverified: !verified}
+}
+
+// simCandidatesLocked returns the candidates of f under MethodSimHash (mu
+// held): the live seqs of from and above, ascending and each once, and the
+// fingerprint-only documents (when from is 0), in priority order. keys are
+// f's (keysOf): its exact key, then its prefix's.
+//
+//   - The documents that share f's exact key: its exact copies, which the
+//     rule accepts whatever their fingerprints.
+//   - Those that share a prefix key, less those whose fingerprint is
+//     farther from f's than the rule's largest distance (QueryK): every
+//     pair the rule accepts but exact copies is within PairK <= QueryK
+//     (rule.Rule.Near), so this check, on the fingerprints in memory,
+//     never drops one the rule would accept. It is made before the
+//     prefilter's read and the record's: the keys of a paragraph that
+//     many documents share find many.
+//   - The wide documents (wideDoc) within QueryK of f's fingerprint,
+//     through the wide index; and when f itself has no prefix (nor is
+//     exact-only), every stored document within QueryK, by a scan of the
+//     fingerprints (what keys cannot find: a sampled or empty shingle set
+//     under Jaccard; under no verification every document is wide).
+func (s *Set) simCandidatesLocked(dst []uint64, keys []uint64, f *rule.Features, from uint64) ([]uint64, []fpoCand, error) {
+	if len(keys) == 0 {
+		return dst, nil, nil
+	}
+	cands := s.candidates(dst, keys[:1], from)
+	n := len(cands)
+	if len(keys) > 1 {
+		var buf [64]uint64
+		dropped := 0
+		for _, seq := range s.candidates(buf[:0], keys[1:], from) {
+			if _, exact := slices.BinarySearch(cands[:n], seq); exact {
+				continue
+			}
+			if bits.OnesCount64(s.fpLocked(seq)^f.FP) > s.queryK {
+				dropped++
+				continue
+			}
+			cands = append(cands, seq)
+		}
+		s.fpFiltered.Add(uint64(dropped))
+	}
+	exactOnly := s.rule.ExactOnly(f)
+	all := !s.byPrefix(f) && !exactOnly // every stored document by distance
+	if all {
+		s.fingerprintLocked(f.FP, s.queryK, func(seq, _ uint64, _ int) {
+			if seq >= from {
+				cands = append(cands, seq)
+			}
+		})
+	}
+	var fpc []fpoCand
+	if !exactOnly && s.wide.Len() > 0 {
+		hits, err := s.wide.Query(f.FP, s.queryK, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, h := range hits {
+			switch kind, x := parseWideID(h.ID); kind {
+			case wideStored:
+				if !all && x >= from {
+					cands = append(cands, x)
+				}
+			case wideFPOnly:
+				if from == 0 && s.fpo.has(uint32(x)) {
+					fpc = append(fpc, fpoCand{pos: uint32(x), fp: h.Fingerprint, id: s.fpo.id(uint32(x))})
+				}
+			}
+		}
+		slices.SortFunc(fpc, func(a, b fpoCand) int { return cmp.Compare(a.pos, b.pos) })
+	}
+	if len(cands) > n {
+		slices.Sort(cands)
+		cands = slices.Compact(cands)
+	}
+	return cands, fpc, nil
+}
+
+// fpLocked returns the fingerprint of the document seq (mu held).
+func (s *Set) fpLocked(seq uint64) uint64 {
+	if d := s.deltaOf(seq); d != nil {
+		if sl := seq - d.base; sl < uint64(len(d.fps)) {
+			return d.fps[sl]
+		}
+		return 0
+	}
+	if p := s.partOf(seq); p != nil {
+		return p.fps[seq-p.base]
+	}
+	return 0
+}
+
+// fingerprintLocked calls fn with the live stored documents whose
+// fingerprints are within k bits of fp (mu held): through the block tables
+// for k <= 3, by a scan beyond.
+func (s *Set) fingerprintLocked(fp uint64, k int, fn func(seq, fp uint64, d int)) {
+	for _, p := range s.parts {
+		p.fingerprint(fp, k, func(sl uint32, d int) { fn(p.base+uint64(sl), p.fps[sl], d) })
+	}
+	for _, d := range append(s.frozen[:len(s.frozen):len(s.frozen)], s.delta) {
+		d.fingerprint(fp, k, func(sl uint32, dist int) { fn(d.base+uint64(sl), d.fps[sl], dist) })
+	}
+}
+
+// indexWide puts the wide documents of the parts and the delta, and the
+// fingerprint-only documents, in the wide index (Open; under MethodSimHash
+// only).
+func (s *Set) indexWide() error {
+	if !s.simhash {
+		return nil
+	}
+	var (
+		ids []string
+		fps []uint64
+	)
+	for pos, fp := range s.fpo.fps {
+		if s.fpo.has(uint32(pos)) {
+			ids, fps = append(ids, fpOnlyWideID(uint32(pos))), append(fps, fp)
+		}
+	}
+	for _, p := range s.parts {
+		for w, bm := range p.wide {
+			for ; bm != 0; bm &= bm - 1 {
+				if sl := uint32(w*64 + bits.TrailingZeros64(bm)); p.has(sl) {
+					ids, fps = append(ids, storedWideID(p.base+uint64(sl))), append(fps, p.fps[sl])
+				}
+			}
+		}
+	}
+	d := s.delta
+	for w, bm := range d.wide {
+		for ; bm != 0; bm &= bm - 1 {
+			if sl := uint32(w*64 + bits.TrailingZeros64(bm)); d.has(sl) && !d.isDead(sl) {
+				ids, fps = append(ids, storedWideID(d.base+uint64(sl))), append(fps, d.fps[sl])
+			}
+		}
+	}
+	// The index is planned for the documents it holds, and at least for
+	// 2^20 without verification, where every document is wide and the set
+	// grows into it (2^16 otherwise: a few documents).
+	expected := max(len(ids), 1<<16)
+	if !s.prefix {
+		expected = max(expected, 1<<20)
+	}
+	x, err := index.New(index.Options{K: max(s.queryK, 1), ExpectedN: expected})
+	if err != nil {
+		return fmt.Errorf("keptset: the index of fingerprints: %w", err)
+	}
+	if err := x.AddBulk(ids, fps); err != nil {
+		return fmt.Errorf("keptset: the index of fingerprints: %w", err)
+	}
+	s.wide = x
+	return nil
+}
+
 // A Hit is a stored fingerprint within a query's distance.
 type Hit struct {
-	Seq      uint64
+	Seq      uint64 // the position in Options.FingerprintOnly for a fingerprint-only document
 	FP       uint64
 	Distance int
 	Pending  bool // added, not yet Written
+	// FingerprintOnly marks a document of Options.FingerprintOnly, whose
+	// id is ID (the set keeps no other).
+	FingerprintOnly bool
+	ID              string
 }
 
 // QueryFingerprint returns the live documents whose fingerprints are within
-// k bits of fp, nearest first (then in priority order), at most limit when
-// limit > 0: through the block tables for k <= 3, by a scan beyond.
+// k bits of fp, nearest first (then in priority order: the fingerprint-only
+// documents first), at most limit when limit > 0: through the block tables
+// for k <= 3, by a scan beyond (the fingerprint-only documents through the
+// wide index up to QueryK).
 func (s *Set) QueryFingerprint(fp uint64, k, limit int) ([]Hit, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -540,25 +785,43 @@ func (s *Set) QueryFingerprint(fp uint64, k, limit int) ([]Hit, error) {
 		return nil, ErrClosed
 	}
 	var hits []Hit
-	for _, p := range s.parts {
-		p.fingerprint(fp, k, func(sl uint32, d int) {
-			hits = append(hits, Hit{Seq: p.base + uint64(sl), FP: p.fps[sl], Distance: d})
-		})
+	if s.fpo.live > 0 {
+		if k <= s.wide.K() {
+			ms, err := s.wide.Query(fp, k, 0)
+			if err != nil {
+				return nil, err
+			}
+			for _, m := range ms {
+				if kind, x := parseWideID(m.ID); kind == wideFPOnly && s.fpo.has(uint32(x)) {
+					hits = append(hits, Hit{Seq: x, FP: m.Fingerprint, Distance: m.Distance, FingerprintOnly: true, ID: s.fpo.id(uint32(x))})
+				}
+			}
+		} else {
+			for pos, g := range s.fpo.fps {
+				if d := bits.OnesCount64(g ^ fp); d <= k && s.fpo.has(uint32(pos)) {
+					hits = append(hits, Hit{Seq: uint64(pos), FP: g, Distance: d, FingerprintOnly: true, ID: s.fpo.id(uint32(pos))})
+				}
+			}
+		}
 	}
-	for _, d := range append(s.frozen[:len(s.frozen):len(s.frozen)], s.delta) {
-		d.fingerprint(fp, k, func(sl uint32, dist int) {
-			hits = append(hits, Hit{Seq: d.base + uint64(sl), FP: d.fps[sl], Distance: dist})
-		})
+	s.fingerprintLocked(fp, k, func(seq, g uint64, d int) { hits = append(hits, Hit{Seq: seq, FP: g, Distance: d}) })
+	stored := func(h Hit) int { // the fingerprint-only documents come first in priority
+		if h.FingerprintOnly {
+			return 0
+		}
+		return 1
 	}
 	slices.SortFunc(hits, func(a, b Hit) int {
-		return cmp.Or(cmp.Compare(a.Distance, b.Distance), cmp.Compare(a.Seq, b.Seq))
+		return cmp.Or(cmp.Compare(a.Distance, b.Distance), cmp.Compare(stored(a), stored(b)), cmp.Compare(a.Seq, b.Seq))
 	})
 	if limit > 0 && len(hits) > limit {
 		hits = hits[:limit]
 	}
 	if len(s.pending) > 0 {
 		for i := range hits {
-			_, hits[i].Pending = s.pending[hits[i].Seq]
+			if !hits[i].FingerprintOnly {
+				_, hits[i].Pending = s.pending[hits[i].Seq]
+			}
 		}
 	}
 	return hits, nil
@@ -609,7 +872,13 @@ type Stats struct {
 	// buckets that many documents share, such as a boilerplate paragraph's,
 	// raise it). Prefiltered is the candidates the prefilter dropped
 	// without reading their records (not counted in Examined).
-	Matches, Examined, Prefiltered uint64
+	// FPFiltered is the candidates of prefix keys (MethodSimHash) whose
+	// fingerprints were too far for the rule, dropped before the prefilter.
+	Matches, Examined, Prefiltered, FPFiltered uint64
+	// FingerprintOnly is the fingerprint-only documents (in Docs too), and
+	// Wide the documents of the index of fingerprints (the stored ones no
+	// key finds, and the fingerprint-only ones; MethodSimHash).
+	FingerprintOnly, Wide int
 }
 
 // Stats returns the set's figures.
@@ -618,7 +887,10 @@ func (s *Set) Stats() Stats {
 	defer s.mu.RUnlock()
 	st := Stats{Docs: s.live, Parts: len(s.parts), Pending: len(s.pending), DeltaDocs: int(s.delta.docs),
 		DeltaBytes: s.delta.bytes(), Merges: s.merges, Matches: s.matches.Load(), Examined: s.examined.Load(),
-		Prefiltered: s.prefiltered.Load()}
+		Prefiltered: s.prefiltered.Load(), FPFiltered: s.fpFiltered.Load(), FingerprintOnly: s.fpo.live}
+	if s.wide != nil {
+		st.Wide = s.wide.Len()
+	}
 	for _, p := range s.parts {
 		st.PartBytes += p.bytes()
 	}
@@ -654,6 +926,9 @@ func (s *Set) Close() error {
 	}
 	if s.dels != nil {
 		err = errors.Join(err, s.dels.close())
+	}
+	if s.wide != nil {
+		err = errors.Join(err, s.wide.Close())
 	}
 	return err
 }

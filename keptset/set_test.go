@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"log/slog"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"os"
@@ -155,34 +156,68 @@ func distinct(t *testing.T, n int) []string {
 
 // setup returns the default rule and an extractor, made once: the race
 // pass would otherwise spend most of its time loading the profile.
-func setup(t testing.TB) (*rule.Rule, *rule.Extractor) {
-	setupOnce.Do(func() {
-		opt := rule.Options{}
-		opt.EnsureDefaults()
-		setupRule, setupErr = rule.NewRule(opt)
-		if setupErr == nil {
-			setupEx, setupErr = rule.NewExtractor(opt)
+func setup(t testing.TB) (*rule.Rule, *rule.Extractor) { return setupFor(t, rule.Options{}) }
+
+// setupFor returns the rule of opt and an extractor, made once for each.
+func setupFor(t testing.TB, opt rule.Options) (*rule.Rule, *rule.Extractor) {
+	opt.EnsureDefaults()
+	key := fmt.Sprintf("%+v", opt)
+	setupMu.Lock()
+	r := setups[key]
+	if r == nil {
+		r = new(ruleSetup)
+		setups[key] = r
+	}
+	setupMu.Unlock()
+	r.once.Do(func() {
+		r.rule, r.err = rule.NewRule(opt)
+		if r.err == nil {
+			r.ex, r.err = rule.NewExtractor(opt)
 		}
 	})
-	if setupErr != nil {
-		t.Fatal(setupErr)
+	if r.err != nil {
+		t.Fatal(r.err)
 	}
-	return setupRule, setupEx
+	return r.rule, r.ex
+}
+
+type ruleSetup struct {
+	once sync.Once
+	rule *rule.Rule
+	ex   *rule.Extractor
+	err  error
 }
 
 var (
-	setupOnce sync.Once
-	setupRule *rule.Rule
-	setupEx   *rule.Extractor
-	setupErr  error
+	setupMu sync.Mutex
+	setups  = map[string]*ruleSetup{}
 )
+
+// methods are the decision settings the comparisons with keptmem run
+// under: the default (MethodMinHash), MethodSimHash with Jaccard
+// verification (keys of the shingle sets' prefixes), and MethodSimHash
+// without verification (every document found by fingerprint distance).
+var methods = []struct {
+	name string
+	opt  rule.Options
+}{
+	{"minhash", rule.Options{}},
+	{"simhash", rule.Options{Method: rule.MethodSimHash}},
+	{"simhash-none", rule.Options{Method: rule.MethodSimHash, Verify: rule.VerifyNone}},
+}
 
 // TestMatchesKept: the set's verdicts, adding each document unless it
 // duplicates one before it, are keptmem.Set's (which the equality tests tie
 // to the batch), through deltas written as parts, through merges of parts
-// running beside the matches, and after a reopen.
+// running beside the matches, and after a reopen; under each method.
 func TestMatchesKept(t *testing.T) {
-	rl, ex := setup(t)
+	for _, m := range methods {
+		t.Run(m.name, func(t *testing.T) { testMatchesKept(t, m.opt) })
+	}
+}
+
+func testMatchesKept(t *testing.T, ropt rule.Options) {
+	rl, ex := setupFor(t, ropt)
 	n := 1500
 	if testing.Short() {
 		n = 300 // the race pass
@@ -229,7 +264,8 @@ func TestMatchesKept(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if dup != wantDup || got.ID != want.ID || got.Exact != want.Exact || got.Score != want.Score {
+				sameScore := got.Score == want.Score || math.IsNaN(got.Score) && math.IsNaN(want.Score) // NaN without verification
+				if dup != wantDup || got.ID != want.ID || got.Exact != want.Exact || !sameScore || got.Unverified != want.Unverified {
 					t.Fatalf("doc %d: got %+v %v, Kept says %+v %v", i, got, dup, want, wantDup)
 				}
 				if dup {
@@ -684,4 +720,132 @@ func TestPrefilterBeforeRecords(t *testing.T) {
 		t.Fatalf("%+v: want every document in mapped parts", st)
 	}
 	check(s)
+}
+
+// TestFingerprintOnly: a set with fingerprint-only documents (an index
+// snapshot's ids and fingerprints) ahead of the stored ones gives
+// keptmem.Set's matches (AddFingerprints, then the same adds): the same
+// documents in the same order, the snapshot's unverified; after removals of
+// snapshot documents, and after a reopen given the snapshot less them.
+// Fingerprint queries name them, and MethodMinHash refuses them.
+func TestFingerprintOnly(t *testing.T) {
+	rl, ex := setupFor(t, rule.Options{Method: rule.MethodSimHash})
+	n := 600
+	if testing.Short() {
+		n = 200
+	}
+	docs := texts(t, n)
+	nsnap := len(docs) / 3
+	snap := keptset.FingerprintDocs{}
+	for i, text := range docs[:nsnap] {
+		snap.IDs = append(snap.IDs, fmt.Sprint("snap-", i))
+		snap.FPs = append(snap.FPs, ex.Extract(text).FP)
+	}
+	kept, err := keptmem.New(rl, len(docs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kept.AddFingerprints(snap.IDs, snap.FPs); err != nil {
+		t.Fatal(err)
+	}
+	recs := newMemRecords()
+	opt := keptset.Options{Dir: t.TempDir(), Settings: "test", DeltaSpan: 64, PartSpan: 256, FingerprintOnly: snap}
+	s, err := keptset.Open(context.Background(), rl, recs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compare := func(when string, i int, f *rule.Features) (dup bool) {
+		t.Helper()
+		want, err := kept.MatchAll(f, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.MatchAll(context.Background(), f, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s, doc %d: %d matches %+v, keptmem %d %+v", when, i, len(got), got, len(want), want)
+		}
+		for j := range got {
+			if got[j].ID != want[j].ID || got[j].Unverified != want[j].Unverified || got[j].Distance != want[j].Distance {
+				t.Fatalf("%s, doc %d: match %d is %+v, keptmem's %+v", when, i, j, got[j], want[j])
+			}
+		}
+		return len(got) > 0
+	}
+	unverified, seq := 0, uint64(0)
+	for i, text := range docs[nsnap:] {
+		f := ex.Extract(text)
+		if compare("adding", i, &f) {
+			m, _, _ := s.Match(context.Background(), &f)
+			if m.Unverified {
+				unverified++
+			}
+			continue
+		}
+		id := fmt.Sprint("d", i)
+		if err := kept.Add(id, f); err != nil {
+			t.Fatal(err)
+		}
+		recs.put(seq, id, f)
+		if err := s.Add(seq, id, f); err != nil {
+			t.Fatal(err)
+		}
+		s.Written(seq)
+		seq++
+	}
+	if unverified == 0 {
+		t.Fatal("no document matched a fingerprint-only one: the test tests little")
+	}
+	if s.Len() != kept.Len() || s.FingerprintOnlyLen() != kept.FingerprintOnlyLen() {
+		t.Fatalf("Len %d, fingerprint-only %d; keptmem %d, %d", s.Len(), s.FingerprintOnlyLen(), kept.Len(), kept.FingerprintOnlyLen())
+	}
+	// A fingerprint query names a snapshot document, first at its distance.
+	hits, err := s.QueryFingerprint(snap.FPs[5], 0, 0)
+	if err != nil || len(hits) == 0 || !hits[0].FingerprintOnly || hits[0].ID == "" {
+		t.Fatalf("QueryFingerprint of snapshot document 5: %+v, %v", hits, err)
+	}
+	// Removals, then a reopen without them.
+	left := keptset.FingerprintDocs{}
+	for i, id := range snap.IDs {
+		if i%3 != 0 {
+			left.IDs, left.FPs = append(left.IDs, id), append(left.FPs, snap.FPs[i])
+			continue
+		}
+		if ok, err := s.RemoveFingerprintOnly(id); !ok || err != nil {
+			t.Fatalf("RemoveFingerprintOnly(%s) = %v, %v", id, ok, err)
+		}
+		kept.Remove(id)
+		if _, ok := s.FingerprintOnly(id); ok {
+			t.Fatalf("%s still there after its removal", id)
+		}
+	}
+	if ok, _ := s.RemoveFingerprintOnly(snap.IDs[0]); ok {
+		t.Fatal("a second removal found the document")
+	}
+	for i, text := range docs {
+		f := ex.Extract(text)
+		compare("after removals", i, &f)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	opt.FingerprintOnly = left
+	if s, err = keptset.Open(context.Background(), rl, recs, opt); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Len() != kept.Len() {
+		t.Fatalf("reopened: Len %d, keptmem %d", s.Len(), kept.Len())
+	}
+	for i, text := range docs {
+		f := ex.Extract(text)
+		compare("after reopen", i, &f)
+	}
+
+	mrl, _ := setup(t)
+	if _, err := keptset.Open(context.Background(), mrl, newMemRecords(), keptset.Options{FingerprintOnly: snap}); !errors.Is(err, rule.ErrOptions) {
+		t.Fatalf("fingerprint-only documents under minhash: %v, want ErrOptions", err)
+	}
 }

@@ -18,7 +18,6 @@ type Writer struct {
 
 // NewWriter returns a Writer of a set in opt.Dir, which must hold no set.
 func NewWriter(rl *rule.Rule, opt Options) (*Writer, error) {
-	bands := rl.Bands()
 	opt.ensureDefaults()
 	if opt.Dir == "" {
 		return nil, fmt.Errorf("keptset: a Writer needs a directory")
@@ -29,7 +28,10 @@ func NewWriter(rl *rule.Rule, opt Options) (*Writer, error) {
 	if parts, _, _, err := readManifest(opt.Dir); err != nil || len(parts) > 0 {
 		return nil, fmt.Errorf("keptset: %s already holds a kept set", opt.Dir)
 	}
-	return &Writer{s: &Set{nb: bands, opt: opt}, b: newBuilder(0)}, nil
+	if len(opt.FingerprintOnly.IDs) > 0 {
+		return nil, fmt.Errorf("keptset: a Writer writes stored documents only (fingerprint-only documents are given to Open)")
+	}
+	return &Writer{s: newSet(rl, nil, opt), b: newBuilder(0)}, nil
 }
 
 // Add adds document seq with id and features f.
@@ -42,9 +44,12 @@ func (w *Writer) Add(seq uint64, id string, f *rule.Features) error {
 			return err
 		}
 	}
-	w.keys = Keys(w.keys[:0], f, w.s.nb)
+	if f.FingerprintOnly {
+		return fmt.Errorf("keptset: document %q: a stored document must have its features", id)
+	}
+	w.keys = w.s.keysOf(w.keys[:0], f)
 	pre := prefilterOf(f)
-	w.b.add(seq, id, w.keys, f.FP, &pre)
+	w.b.add(seq, id, w.keys, f.FP, &pre, w.s.wideDoc(f))
 	return nil
 }
 

@@ -24,21 +24,22 @@
 //
 // # The kept set at scale
 //
-// Over an embedded store under MethodMinHash (the default) the kept set is a
-// keptset.Set (scaled.go): in memory only each document's candidate keys
-// (its 24 LSH band keys) and fingerprint, in pointer-free tables mapped from
-// Options.KeptDir (serve: DATA/keptset), about 145 bytes a document whatever
-// its length; a match reads its few candidates' records from the store by
-// seq (store.Store.GetSeq) and applies the rule to them. Start-up maps the
+// Over an embedded store the kept set is a keptset.Set (scaled.go), under
+// every method and with a snapshot: in memory only each document's
+// candidate keys and fingerprint, in pointer-free tables mapped from
+// Options.KeptDir (serve: DATA/keptset), whatever its length (under
+// MethodMinHash, the default, its 24 LSH band keys: about 145 bytes a
+// document; under MethodSimHash its token-sequence hash and the prefix of
+// its shingle set, package keptset's notes); a match reads its few
+// candidates' records from the store by seq (store.Store.GetSeq) and
+// applies the rule to them. Start-up maps the
 // parts and replays only the documents stored after the last one
 // (LoadFrom), so it takes seconds at any size; Close writes the rest as a
 // part, and parts are merged in the background so that a match probes few
 // of them. A fingerprint search names its hits with the ids the parts keep
 // in their files (keptset.Set.ID), not with a read of the store (parts
 // written before ids were kept fall back to the store's GetID). A document
-// is pending in the set until its store write lands. Under
-// MethodSimHash, or with a snapshot, the kept set is a keptmem.Set holding
-// every document's features in memory, loaded from the whole store.
+// is pending in the set until its store write lands.
 //
 // # Durability and order
 //
@@ -49,7 +50,7 @@
 // again and the request fails with 503 (a document declined in favour of it
 // in the meantime stays declined: the window is one commit). A delete is made
 // durable first, then removed from the set. Sequence numbers are the
-// priorities, and survive restarts. On the scaled set an add_if_new matches
+// priorities, and survive restarts. An add_if_new matches
 // before it takes the lock, and under it only against the documents added
 // meanwhile (keptset.Set.MatchFrom): the verdict a match under the lock would
 // give, without holding it while candidates' records are read.
@@ -62,19 +63,20 @@
 // shared Redis store (below). The Server queues each write to an embedded
 // engine under its lock (store.Op; queuer), so the store receives writes in
 // sequence order, and waits for it outside the lock. Its puts skip the
-// engine's id check: the Server has found the id absent from its keptmem.Set
-// under the lock. /readyz fails while a store reports it cannot take writes
+// engine's id check: the Server has found the id absent from the store
+// (and from the kept set's pending documents) under the lock. /readyz fails while a store reports it cannot take writes
 // (storeHealth: a PebbleStore after a failed WAL sync).
 //
 // # Starting from an index snapshot
 //
 // Options.Snapshot (serve --snapshot) names an index snapshot ('neardup index
-// build --out'); Load adds its ids and fingerprints to the keptmem.Set first,
-// as fingerprint-only documents (keptmem.Set.AddFingerprints), then the
-// store's documents behind them in priority. They have no verification data:
-// a document matches one when the fingerprints are within the rule's k (K, or
-// KShort when the new document is short), found through the set's Hamming
-// index, and every such match is reported with "verified": false. New
+// build --out'); Load gives its ids and fingerprints to the kept set as
+// fingerprint-only documents (keptset.Options.FingerprintOnly), ahead of the
+// store's documents in priority; they are held in memory, not in its parts.
+// They have no verification data: a document matches one when the
+// fingerprints are within the rule's k (K, or KShort when the new document
+// is short), found through the set's index of fingerprints, and every such
+// match is reported with "verified": false. New
 // documents go to the store as usual; the snapshot is read, never written,
 // and loaded again at every start. A delete of a snapshot document is
 // recorded durably in the store (bbolt's "snapshot-deleted" bucket, pebble's
@@ -82,13 +84,14 @@
 // snapshot gives it the same fingerprint, so it stays deleted. An id found
 // both in the snapshot and in the store stops start-up with an error naming
 // it (the service never lets that happen: the id is taken while the snapshot
-// document lives; only another snapshot file can bring it about).
+// document lives; only another snapshot file can bring it about): Load asks
+// the store for each snapshot id.
 //
 // # Shared store: Redis
 //
 // A SharedStore is both the store and the Set matched against, shared by
 // every server on it: Redis or a Redis Cluster. The Server keeps no
-// keptmem.Set in front of it. This package imports nothing Redis; two
+// kept set in front of it. This package imports nothing Redis; two
 // packages beside the embedded engines satisfy SharedStore, and
 // cmd/neardup/command chooses between them:
 //
@@ -97,10 +100,10 @@
 //     the server. Its layout and atomicity argument are in
 //     store/redisstore/REDIS.md.
 //   - store/redisreplica (format "neardup-redis 3"), for --method simhash,
-//     --redis-replica and --redis-direct: the store keeps its own keptmem.Set, a
-//     replica that follows a change log in Redis and is brought to the log's
-//     head before every request that reads it (or, in direct mode, reads
-//     Redis for every match). The layout, the write lock that makes
+//     --redis-replica and --redis-direct: the store keeps a replica of the
+//     kept set in memory that follows a change log in Redis and is brought
+//     to the log's head before every request that reads it (or, in direct
+//     mode, reads Redis for every match). The layout, the write lock that makes
 //     add_if_new atomic across servers, the replica, and why they are safe
 //     are in store/redisreplica/REDIS.md.
 //
@@ -115,6 +118,6 @@
 // snapshot package index's (index/FORMAT.md), the Redis keys
 // store/redisstore's and store/redisreplica's (REDIS.md); each record's
 // features are the rule's encoding (rule.Features.MarshalBinary). The kept-set
-// file of incremental batch runs (package keptmem) is not read here: the
-// service's keptmem.Set is filled from the store.
+// file of incremental batch runs is not read here: the service's kept set is
+// made from the store (and its parts, which are rebuilt from it).
 package server

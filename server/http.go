@@ -684,7 +684,11 @@ func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) {
 		ks := s.big.Stats()
 		st["kept_set"] = map[string]any{"parts": ks.Parts, "part_bytes": ks.PartBytes, "delta_documents": ks.DeltaDocs,
 			"merges": ks.Merges, "matches": ks.Matches, "candidates_examined": ks.Examined,
-			"candidates_prefiltered": ks.Prefiltered}
+			"candidates_prefiltered": ks.Prefiltered,
+			// --method simhash: candidates of prefix keys dropped on their
+			// fingerprints before any read, and the documents found by
+			// fingerprint distance (keptset's notes).
+			"candidates_fingerprint_filtered": ks.FPFiltered, "fingerprint_index_documents": ks.Wide}
 	}
 	if mc, ok := s.shared.(matchCounter); ok { // the stateless Redis index
 		m, e, p := mc.MatchCounts()

@@ -55,13 +55,13 @@ func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
 				Name: "neardup_index_sketch_bytes", Help: "Bytes of shingle sets held for verification.",
 			}, func() float64 { return float64(s.sketchBytes()) }),
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-				Name: "neardup_index_key_bytes", Help: "Bytes of the kept set's candidate-key tables and fingerprint index (mapped parts and the delta; embedded store under method minhash).",
+				Name: "neardup_index_key_bytes", Help: "Bytes of the kept set's candidate-key tables and fingerprint index (mapped parts and the delta; embedded store).",
 			}, func() float64 {
 				st := s.keptStats()
 				return float64(st.PartBytes + st.DeltaBytes)
 			}),
 			prometheus.NewCounterFunc(prometheus.CounterOpts{
-				Name: "neardup_keptset_matches_total", Help: "Matches of the kept set since start-up (embedded store under method minhash).",
+				Name: "neardup_keptset_matches_total", Help: "Matches of the kept set since start-up (embedded store).",
 			}, func() float64 { return float64(s.keptStats().Matches) }),
 			prometheus.NewCounterFunc(prometheus.CounterOpts{
 				Name: "neardup_keptset_candidates_examined_total", Help: "Candidates the kept set's matches read and tested since start-up: over neardup_keptset_matches_total, the record reads a match costs.",
@@ -131,12 +131,10 @@ func (m *metrics) route(route string, status int) *routeMetrics {
 	return v.(*routeMetrics)
 }
 
-// sketchBytes returns the bytes of shingle sets held in memory: the
-// keptmem.Set's, or a shared store's replica's.
+// sketchBytes returns the bytes of shingle sets held in memory: a shared
+// store's replica's (the embedded store's kept set holds none: they are
+// read from the store).
 func (s *Server) sketchBytes() int64 {
-	if s.kept != nil {
-		return s.kept.SketchBytes()
-	}
 	if r, ok := s.shared.(interface{ SketchBytes() int64 }); ok {
 		return r.SketchBytes()
 	}

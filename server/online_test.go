@@ -24,7 +24,8 @@ import (
 // document named for each are exactly what 'neardup dedup' (dedup.Run, keep
 // first) removes and names on the same file with the same options.
 //
-// It runs over the embedded path (a MemStore behind a keptmem.Set) and over the
+// It runs over the embedded path (a MemStore behind a keptset.Set, under each
+// method: the kept set's candidates of MethodSimHash are its prefix keys) and over the
 // shared stores, one Redis and a Redis Cluster, where every decision is taken
 // against the replica that follows the change log, or against Redis itself
 // in direct mode.
@@ -45,17 +46,35 @@ func TestOnlineEqualsBatch(t *testing.T) {
 	}
 }
 
+// TestOnlineEqualsBatchNoVerify is TestOnlineEqualsBatch over the embedded
+// path under --method simhash --verify none, where the kept set finds every
+// candidate by fingerprint distance (its index of fingerprints) rather than
+// by keys.
+func TestOnlineEqualsBatchNoVerify(t *testing.T) {
+	if raceEnabled {
+		t.Skip("race detector: the run without it asserts the verdicts")
+	}
+	testOnlineEqualsBatchOpt(t, testBackends[0], "", rule.Options{Method: rule.MethodSimHash, Verify: rule.VerifyNone})
+}
+
 func testOnlineEqualsBatch(t *testing.T, backend testBackend, addr string, method string) {
+	testOnlineEqualsBatchOpt(t, backend, addr, rule.Options{Method: method})
+}
+
+func testOnlineEqualsBatchOpt(t *testing.T, backend testBackend, addr string, ropt rule.Options) {
 	for _, name := range []string{"en_spdx", "zh_fortunes"} {
 		t.Run(name, func(t *testing.T) {
 			path := testcorpora.Path(t, name)
-			opt := dedup.Options{Options: rule.Options{Method: method}}
+			opt := dedup.Options{Options: ropt}
 			want, sum := batchVerdicts(t, path, opt)
 			if len(want) == 0 {
 				t.Fatalf("the batch run removed nothing from %s: the comparison would prove nothing", name)
 			}
 
 			s := newTestServer(t, openBackend(t, backend, addr, opt.Options), Options{Dedup: opt.Options})
+			if s.shared == nil && s.big == nil {
+				t.Fatal("the service over an embedded store does not use a keptset.Set")
+			}
 			h := s.Handler()
 			r, err := corpus.Open([]string{path}, corpus.Options{})
 			if err != nil {
@@ -136,7 +155,7 @@ func batchVerdicts(t *testing.T, path string, opt dedup.Options) (map[string]str
 	if batchRuns.m == nil {
 		batchRuns.m = map[string]*batchRun{}
 	}
-	key := path + "\x00" + opt.Method
+	key := path + "\x00" + opt.Method + "\x00" + opt.Verify
 	br := batchRuns.m[key]
 	if br == nil {
 		br = new(batchRun)

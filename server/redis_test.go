@@ -29,7 +29,7 @@ var (
 )
 
 // testBackends are the stores the service tests run over: the embedded path
-// (MemStore behind a keptmem.Set) and the shared Redis stores, in replica
+// (MemStore behind a keptset.Set) and the shared Redis stores, in replica
 // mode (the default) and in direct mode. start returns the address for
 // openBackend of the server or cluster the package's tests share (each store
 // under its own key prefix), started by the first test that needs it.

@@ -12,13 +12,15 @@ import (
 	"github.com/neardup/neardup/store"
 )
 
-// The kept set of an embedded store under MethodMinHash is a keptset.Set:
-// the candidate keys in memory (parts mapped from Options.KeptDir), the
-// verification data read from the store for the few candidates. The
-// decision is the same as keptmem.Set's (keptset's tests compare them, and
-// the service's tests compare the service with the batch); what changes is
-// the memory: ~145 bytes a document whatever its length, and a start-up
-// that maps the parts instead of reading every record.
+// The kept set of an embedded store, under every method and with a
+// snapshot, is a keptset.Set: the candidate keys in memory (parts mapped
+// from Options.KeptDir), the verification data read from the store for the
+// few candidates, and the snapshot's fingerprint-only documents beside them.
+// The decision is the batch's (the service's tests compare the service with
+// the batch under each method); the memory is the keys' (~145 bytes a
+// document under MethodMinHash, BENCHMARKS.md for MethodSimHash) whatever
+// the texts' lengths, and start-up maps the parts instead of reading every
+// record.
 
 // storeRecords reads a store's records for a keptset.Set.
 type storeRecords struct{ st store.Store }
@@ -65,17 +67,12 @@ func (s scaledSet) Get(context.Context, string) (store.Record, error) {
 	return store.Record{}, errors.ErrUnsupported
 }
 
-// scaled reports whether the service keeps its set in a keptset.Set: an
-// embedded store, MethodMinHash, no snapshot.
-func (s *Server) scaled() bool {
-	return s.shared == nil && s.rule.Bands() > 0 && s.opt.Snapshot == ""
-}
-
-// loadScaled opens the kept set over the store (wmu held).
-func (s *Server) loadScaled(ctx context.Context) error {
+// loadScaled opens the kept set over the store, with the snapshot's
+// documents snap ahead of the store's (wmu held).
+func (s *Server) loadScaled(ctx context.Context, snap keptset.FingerprintDocs) error {
 	t0 := time.Now()
 	ks, err := keptset.Open(ctx, s.rule, storeRecords{s.store}, keptset.Options{
-		Dir: s.opt.KeptDir, Settings: Settings(s.opt.Dedup), Logger: s.log,
+		Dir: s.opt.KeptDir, Settings: Settings(s.opt.Dedup), Logger: s.log, FingerprintOnly: snap,
 	})
 	if err != nil {
 		return fmt.Errorf("server: loading the kept set: %w", err)
@@ -84,16 +81,25 @@ func (s *Server) loadScaled(ctx context.Context) error {
 	s.seq = ks.Next()
 	s.ready.Store(true)
 	st := ks.Stats()
-	s.log.Info("index loaded", "documents", st.Docs, "parts", st.Parts, "replayed", st.DeltaDocs,
-		"part_bytes", st.PartBytes, "seconds", time.Since(t0).Seconds())
+	s.log.Info("index loaded", "documents", st.Docs, "snapshot_documents", st.FingerprintOnly, "parts", st.Parts,
+		"replayed", st.DeltaDocs, "part_bytes", st.PartBytes, "seconds", time.Since(t0).Seconds())
 	return nil
 }
 
-// idStored reports whether id is stored, or being stored (wmu held).
+// idStored reports whether id is stored, or being stored, or a live
+// snapshot document's (wmu held).
 func (s *Server) idStored(ctx context.Context, id string) (bool, error) {
 	if s.big.PendingID(id) {
 		return true, nil
 	}
+	if _, ok := s.big.FingerprintOnly(id); ok {
+		return true, nil
+	}
+	return s.storeHas(ctx, id)
+}
+
+// storeHas reports whether the store holds id.
+func (s *Server) storeHas(ctx context.Context, id string) (bool, error) {
 	if h, ok := s.store.(interface {
 		Has(context.Context, string) (bool, error)
 	}); ok {
@@ -209,6 +215,13 @@ func (s *Server) searchFingerprintScaled(ctx context.Context, fp uint64, k, limi
 	for _, h := range hits {
 		if h.Pending {
 			continue // not yet in the store
+		}
+		if h.FingerprintOnly {
+			out = append(out, index.Match{ID: h.ID, Fingerprint: h.FP, Distance: h.Distance})
+			if limit > 0 && len(out) == limit {
+				break
+			}
+			continue
 		}
 		id, known, err := s.big.ID(h.Seq)
 		if err == nil && !known {

@@ -21,18 +21,24 @@ import (
 // TestScaledRestart: the service over pebble with its kept set's parts in a
 // directory gives the same verdicts after a restart (parts mapped, nothing
 // replayed), after losing its parts (rebuilt from the store), and after a
-// damaged part (rebuilt, with a log line naming it).
+// damaged part (rebuilt, with a log line naming it), under each method.
 func TestScaledRestart(t *testing.T) {
+	for _, method := range []string{rule.MethodMinHash, rule.MethodSimHash} {
+		t.Run(method, func(t *testing.T) { testScaledRestart(t, rule.Options{Method: method}) })
+	}
+}
+
+func testScaledRestart(t *testing.T, ropt rule.Options) {
 	dir := t.TempDir()
 	keptDir := filepath.Join(dir, "keptset")
 	var logBuf bytes.Buffer
 	open := func() *Server {
-		st, err := store.OpenPebble(filepath.Join(dir, "data"), store.PebbleOptions{Settings: Settings(rule.Options{})})
+		st, err := store.OpenPebble(filepath.Join(dir, "data"), store.PebbleOptions{Settings: Settings(ropt)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		logBuf.Reset()
-		s, err := New(st, Options{KeptDir: keptDir, Logger: slog.New(slog.NewTextHandler(&logBuf, nil))})
+		s, err := New(st, Options{Dedup: ropt, KeptDir: keptDir, Logger: slog.New(slog.NewTextHandler(&logBuf, nil))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +46,7 @@ func TestScaledRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		if s.big == nil {
-			t.Fatal("the service does not use a keptset.Set under the default method")
+			t.Fatalf("the service does not use a keptset.Set under method %s", ropt.Method)
 		}
 		return s
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/neardup/neardup/features"
 	"github.com/neardup/neardup/index"
-	"github.com/neardup/neardup/keptmem"
 	"github.com/neardup/neardup/keptset"
 	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
@@ -47,12 +46,10 @@ type Options struct {
 	// (and reads too with TokenReads).
 	Token      string
 	TokenReads bool
-	// ExpectedDocs sizes the index (default 1<<20; it grows beyond).
-	ExpectedDocs int
 	// Snapshot, when set, is the path of an index snapshot ('neardup index
-	// build --out') whose ids and fingerprints Load adds first, before the
-	// store's documents, as fingerprint-only documents (keptmem.Set
-	// AddFingerprints): they have no verification data, so a document
+	// build --out') whose ids and fingerprints Load gives the kept set, ahead
+	// of the store's documents in priority, as fingerprint-only documents
+	// (keptset.Options.FingerprintOnly): they have no verification data, so a document
 	// matches one when the fingerprints are within the rule's k and the
 	// match is reported unverified. The snapshot is only read: it is loaded
 	// again at every start. A delete of one of its documents is recorded in
@@ -62,9 +59,8 @@ type Options struct {
 	// Not with MethodMinHash (no fingerprints) nor over a SharedStore.
 	Snapshot string
 	// KeptDir holds the kept set's parts (package keptset) for an embedded
-	// store under MethodMinHash, beside the store ('neardup serve' uses
-	// DATA/keptset); "" keeps them in memory, rebuilt from the store at
-	// every start.
+	// store, beside the store ('neardup serve' uses DATA/keptset); "" keeps
+	// them in memory, rebuilt from the store at every start.
 	KeptDir string
 	// Logger receives request and start-up logs; nil means none.
 	Logger *slog.Logger
@@ -90,9 +86,6 @@ func (o *Options) EnsureDefaults() {
 	if o.MaxDuplicates == 0 {
 		o.MaxDuplicates = DefaultMaxDuplicates
 	}
-	if o.ExpectedDocs == 0 {
-		o.ExpectedDocs = 1 << 20
-	}
 }
 
 // Validate reports the first invalid option.
@@ -106,8 +99,8 @@ func (o *Options) Validate() error {
 	if o.Snapshot != "" && o.Dedup.Method == rule.MethodMinHash {
 		return fmt.Errorf("%w: a snapshot holds SimHash fingerprints, which method %s does not use", rule.ErrOptions, rule.MethodMinHash)
 	}
-	if o.MaxBodyBytes < 1 || o.MaxBatch < 1 || o.MaxDuplicates < 1 || o.ExpectedDocs < 1 {
-		return fmt.Errorf("%w: body, batch, duplicate and size limits must be positive", rule.ErrOptions)
+	if o.MaxBodyBytes < 1 || o.MaxBatch < 1 || o.MaxDuplicates < 1 {
+		return fmt.Errorf("%w: body, batch and duplicate limits must be positive", rule.ErrOptions)
 	}
 	return nil
 }
@@ -122,21 +115,20 @@ func Settings(o rule.Options) string {
 	return fmt.Sprintf("profile=%s verify=%s shingle=%d sketch=%d", o.Profile, o.Verify, o.Shingle, rule.SketchVersion)
 }
 
-// Server is the online near-duplicate service: a keptmem.Set in memory in
-// front of a Store. Every decision is the batch dedup's (keptmem.Set under the
-// same rule.Rule), taking documents in the order the service accepts them. It is
-// safe for concurrent use.
+// Server is the online near-duplicate service: a kept set (keptset.Set) in
+// front of an embedded Store, or a SharedStore. Every decision is the batch
+// dedup's (the same rule.Rule), taking documents in the order the service
+// accepts them. It is safe for concurrent use.
 //
-// Order: the write lock wmu is held while a document is matched, added to
-// Kept and given its sequence number, and while its store write is queued, so
-// the store receives writes in sequence order; the wait for the commit
+// Order: the write lock wmu is held while a document is added to the kept
+// set and given its sequence number, and while its store write is queued,
+// so the store receives writes in sequence order; the wait for the commit
 // happens outside the lock, letting concurrent writes share a commit.
 type Server struct {
 	opt     Options
 	rule    *rule.Rule
-	kept    *keptmem.Set // the local set under MethodSimHash; nil otherwise
-	big     *keptset.Set // the local set under MethodMinHash (scaled); nil otherwise
-	set     Set          // keptSet{kept}, or the SharedStore
+	big     *keptset.Set // the kept set over an embedded store (scaled.go); nil over a SharedStore
+	set     Set          // scaledSet{big}, or the SharedStore
 	shared  SharedStore  // nil over an unshared Store
 	profile *features.Profile
 	store   store.Store
@@ -146,7 +138,7 @@ type Server struct {
 	start   time.Time
 	ready   atomic.Bool
 
-	wmu sync.Mutex // serialises writes: keptmem.Set changes, seq, store queueing
+	wmu sync.Mutex // serialises writes: kept set changes, seq, store queueing
 	seq uint64     // the next document's sequence number; guarded by wmu
 }
 
@@ -161,8 +153,7 @@ func New(st store.Store, opt Options) (*Server, error) {
 		return nil, err
 	}
 	var (
-		kept   *keptmem.Set
-		set    Set
+		set    Set // the kept set's, once Load has opened it
 		shared SharedStore
 	)
 	if sh, ok := st.(SharedStore); ok {
@@ -170,11 +161,6 @@ func New(st store.Store, opt Options) (*Server, error) {
 			return nil, fmt.Errorf("%w: a snapshot is loaded into the server's own index, which a shared store replaces", rule.ErrOptions)
 		}
 		shared, set = sh, sh
-	} else if rl.Bands() == 0 || opt.Snapshot != "" {
-		if kept, err = keptmem.New(rl, opt.ExpectedDocs); err != nil {
-			return nil, err
-		}
-		set = keptSet{kept}
 	}
 	prof, err := features.Lookup(opt.Dedup.Profile)
 	if err != nil {
@@ -187,7 +173,7 @@ func New(st store.Store, opt Options) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opt: opt, rule: rl, kept: kept, set: set, shared: shared, profile: prof, store: st, log: log,
+	s := &Server{opt: opt, rule: rl, set: set, shared: shared, profile: prof, store: st, log: log,
 		start: time.Now()}
 	s.pool.New = func() any {
 		e, _ := rule.NewExtractor(opt.Dedup) // checked above
@@ -200,10 +186,11 @@ func New(st store.Store, opt Options) (*Server, error) {
 	return s, nil
 }
 
-// Load fills the index from the snapshot (Options.Snapshot), then from the
-// store in sequence order, and makes the service ready. It logs how long it
-// took. Over a SharedStore it calls Sync (a redisreplica.Store loads its
-// replica from the change log).
+// Load opens the kept set over the store (its parts, then the documents
+// stored after them), with the snapshot's documents (Options.Snapshot) ahead
+// of the store's, and makes the service ready. It logs how long it took.
+// Over a SharedStore it calls Sync (a redisreplica.Store loads its replica
+// from the change log).
 func (s *Server) Load(ctx context.Context) error {
 	t0 := time.Now()
 	if s.shared != nil {
@@ -217,53 +204,25 @@ func (s *Server) Load(ctx context.Context) error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if s.scaled() {
-		return s.loadScaled(ctx)
-	}
-	nsnap, err := s.loadSnapshotLocked(ctx)
+	snap, err := s.readSnapshot(ctx)
 	if err != nil {
 		return err
 	}
-	// Records arrive in sequence order (decoded on every core) and go into
-	// a keptmem.Loader as they come; Finish then sorts the index and builds
-	// each table at once.
-	l := s.kept.NewLoader()
-	n := 0
-	err = s.store.Load(ctx, func(r store.Record) error {
-		if nsnap > 0 && s.kept.Contains(r.ID) {
-			// Store ids are unique, so this one is a snapshot document's.
-			return fmt.Errorf("%w: id %q is both in the snapshot %s and in the store: rebuild the snapshot without it, or start without --snapshot and delete it from the store",
-				store.ErrExists, r.ID, s.opt.Snapshot)
-		}
-		n++
-		s.seq = max(s.seq, r.Seq+1)
-		return l.Add(r.ID, r.Features)
-	})
-	if err != nil {
-		return err
-	}
-	tRead := time.Since(t0)
-	if err := l.Finish(); err != nil {
-		return fmt.Errorf("server: loading: %w", err)
-	}
-	s.ready.Store(true)
-	s.log.Info("index loaded", "documents", n+nsnap, "snapshot_documents", nsnap, "seconds", time.Since(t0).Seconds(),
-		"read_seconds", tRead.Seconds())
-	return nil
+	return s.loadScaled(ctx, snap)
 }
 
-// loadSnapshotLocked adds the snapshot's documents, but those deleted while
-// it was loaded (SnapshotDeletes), to the keptmem.Set as fingerprint-only
-// documents, in the snapshot's order (ascending fingerprints). It returns how
-// many.
-func (s *Server) loadSnapshotLocked(ctx context.Context) (int, error) {
+// readSnapshot returns the snapshot's documents (Options.Snapshot; none
+// without one) but those deleted while it was loaded (SnapshotDeletes), in
+// the snapshot's order (ascending fingerprints). An id the store holds too
+// is an error naming it.
+func (s *Server) readSnapshot(ctx context.Context) (keptset.FingerprintDocs, error) {
 	if s.opt.Snapshot == "" {
-		return 0, nil
+		return keptset.FingerprintDocs{}, nil
 	}
 	t0 := time.Now()
 	ids, fps, err := index.ReadItemsFile(s.opt.Snapshot)
 	if err != nil {
-		return 0, fmt.Errorf("server: snapshot: %w", err)
+		return keptset.FingerprintDocs{}, fmt.Errorf("server: snapshot: %w", err)
 	}
 	skipped := 0
 	if sd, ok := s.store.(store.SnapshotDeletes); ok {
@@ -273,7 +232,7 @@ func (s *Server) loadSnapshotLocked(ctx context.Context) (int, error) {
 			return nil
 		})
 		if err != nil {
-			return 0, fmt.Errorf("server: loading the snapshot's deletes: %w", err)
+			return keptset.FingerprintDocs{}, fmt.Errorf("server: loading the snapshot's deletes: %w", err)
 		}
 		if len(deleted) > 0 {
 			j := 0
@@ -288,12 +247,19 @@ func (s *Server) loadSnapshotLocked(ctx context.Context) (int, error) {
 			ids, fps = ids[:j], fps[:j]
 		}
 	}
-	if err := s.kept.AddFingerprints(ids, fps); err != nil {
-		return 0, fmt.Errorf("server: snapshot %s: %w", s.opt.Snapshot, err)
+	for _, id := range ids {
+		held, err := s.storeHas(ctx, id)
+		if err != nil {
+			return keptset.FingerprintDocs{}, fmt.Errorf("server: snapshot: %w", err)
+		}
+		if held {
+			return keptset.FingerprintDocs{}, fmt.Errorf("%w: id %q is both in the snapshot %s and in the store: rebuild the snapshot without it, or start without --snapshot and delete it from the store",
+				store.ErrExists, id, s.opt.Snapshot)
+		}
 	}
-	s.log.Info("snapshot loaded", "path", s.opt.Snapshot, "documents", len(ids), "deleted", skipped,
+	s.log.Info("snapshot read", "path", s.opt.Snapshot, "documents", len(ids), "deleted", skipped,
 		"seconds", time.Since(t0).Seconds())
-	return len(ids), nil
+	return keptset.FingerprintDocs{IDs: ids, FPs: fps}, nil
 }
 
 // Ready reports whether Load has completed.
@@ -327,10 +293,17 @@ type commitObserver interface {
 	ObserveCommits(f func(ops int, err error))
 }
 
-// Len returns the number of stored documents.
-func (s *Server) Len(ctx context.Context) (int, error) { return s.set.Len(ctx) }
+// Len returns the number of stored documents (ErrNotReady before Load has
+// opened the kept set of an embedded store).
+func (s *Server) Len(ctx context.Context) (int, error) {
+	if s.shared == nil && !s.Ready() {
+		return 0, ErrNotReady
+	}
+	return s.set.Len(ctx)
+}
 
-// Close closes the store. Call it after the HTTP server has shut down.
+// Close closes the kept set and the store. Call it after the HTTP server
+// has shut down.
 func (s *Server) Close() error {
 	s.ready.Store(false)
 	var err error
@@ -429,7 +402,7 @@ func (s *Server) AddBatch(ctx context.Context, docs []Doc) ([]Result, []error) {
 }
 
 // begin makes the decision on d and, when d is to be stored, adds it to the
-// keptmem.Set and queues its write; wait (nil when nothing is written)
+// kept set and queues its write; wait (nil when nothing is written)
 // returns the write's outcome.
 func (s *Server) begin(ctx context.Context, d Doc) (res Result, wait func() error, err error) {
 	if !s.Ready() {
@@ -445,47 +418,7 @@ func (s *Server) begin(ctx context.Context, d Doc) (res Result, wait func() erro
 		res, err = s.addShared(ctx, d, f, res)
 		return res, nil, err
 	}
-	if s.big != nil {
-		return s.beginScaled(ctx, d, f, res)
-	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	switch d.Mode {
-	case ModeAddIfNew:
-		m, dup, err := s.kept.AddIfNew(d.ID, f)
-		if err != nil {
-			return res, nil, s.addError(d.ID, err)
-		}
-		if dup {
-			res.Duplicates = []rule.KeptMatch{m}
-			return res, nil, nil
-		}
-	default:
-		if s.kept.Contains(d.ID) {
-			return res, nil, fmt.Errorf("%w: %q", store.ErrExists, d.ID)
-		}
-		ms, err := s.kept.MatchAll(&f, s.opt.MaxDuplicates)
-		if err == nil {
-			err = s.kept.Add(d.ID, f)
-		}
-		if err != nil {
-			return res, nil, s.addError(d.ID, err)
-		}
-		res.Duplicates = ms
-	}
-	rec := store.Record{Seq: s.seq, ID: d.ID, Features: f, Meta: d.Meta}
-	s.seq++
-	// Decided is written: a client that goes away now must not leave a
-	// document in the set that later documents were judged against but
-	// that the store never got.
-	put := s.queuePut(context.WithoutCancel(ctx), rec)
-	return res, func() error {
-		err := put()
-		if err != nil {
-			s.kept.Remove(d.ID)
-		}
-		return err
-	}, nil
+	return s.beginScaled(ctx, d, f, res)
 }
 
 // addShared decides on d and stores it in the shared store, which
@@ -571,13 +504,6 @@ func (s *Server) finish(id string, res Result, wait func() error) (Result, error
 	return res, nil
 }
 
-func (s *Server) addError(id string, err error) error {
-	if errors.Is(err, index.ErrDuplicateID) {
-		return fmt.Errorf("%w: %q", store.ErrExists, id)
-	}
-	return err
-}
-
 // queuePut hands rec to the store in sequence order (called with wmu held)
 // and returns the wait for its result. A store without a queue of its own is
 // called synchronously, under the lock.
@@ -611,16 +537,9 @@ func (s *Server) Get(ctx context.Context, id string) (store.Record, error) {
 	if s.shared != nil {
 		return s.shared.Get(ctx, id)
 	}
-	if s.big != nil {
-		return s.store.Get(ctx, id)
-	}
-	f, ok := s.kept.Get(id)
-	if !ok {
-		return store.Record{}, fmt.Errorf("%w: %q", store.ErrNotFound, id)
-	}
-	if f.FingerprintOnly {
+	if fp, ok := s.big.FingerprintOnly(id); ok {
 		// A snapshot document: the store knows nothing of it.
-		return store.Record{ID: id, Features: f}, nil
+		return store.Record{ID: id, Features: rule.Features{FP: fp, FingerprintOnly: true}}, nil
 	}
 	return s.store.Get(ctx, id)
 }
@@ -628,10 +547,10 @@ func (s *Server) Get(ctx context.Context, id string) (store.Record, error) {
 // FingerprintOnly returns the number of fingerprint-only documents (those of
 // the snapshot) in the index.
 func (s *Server) FingerprintOnly() int {
-	if s.kept == nil {
+	if !s.Ready() || s.big == nil { // s.big is set before ready
 		return 0
 	}
-	return s.kept.FingerprintOnlyLen()
+	return s.big.FingerprintOnlyLen()
 }
 
 // Delete removes id from the store, then from the index.
@@ -646,32 +565,15 @@ func (s *Server) Delete(ctx context.Context, id string) error {
 		}
 		return s.sharedError(id, err)
 	}
-	if s.big != nil {
-		return s.deleteScaled(ctx, id)
+	if fp, ok := s.big.FingerprintOnly(id); ok {
+		return s.deleteSnapshotDoc(ctx, id, fp)
 	}
-	f, ok := s.kept.Get(id)
-	if !ok {
-		return fmt.Errorf("%w: %q", store.ErrNotFound, id)
-	}
-	if f.FingerprintOnly {
-		return s.deleteSnapshotDoc(ctx, id, f.FP)
-	}
-	s.wmu.Lock()
-	wait := s.queueDelete(ctx, id)
-	s.wmu.Unlock()
-	if err := wait(); err != nil {
-		if !errors.Is(err, store.ErrNotFound) {
-			s.met.storeErrors.Inc()
-		}
-		return err
-	}
-	s.kept.Remove(id)
-	return nil
+	return s.deleteScaled(ctx, id)
 }
 
 // deleteSnapshotDoc records in the store that the snapshot document id is
-// deleted, so that the next start skips it, then removes it from the
-// keptmem.Set. A store that cannot record it (not a SnapshotDeletes) only
+// deleted, so that the next start skips it, then removes it from the kept
+// set. A store that cannot record it (not a SnapshotDeletes) only
 // loses it until the next start, which the log says.
 func (s *Server) deleteSnapshotDoc(ctx context.Context, id string, fp uint64) error {
 	sd, ok := s.store.(store.SnapshotDeletes)
@@ -692,10 +594,11 @@ func (s *Server) deleteSnapshotDoc(ctx context.Context, id string, fp uint64) er
 			return err
 		}
 	}
-	if !s.kept.Remove(id) {
-		return fmt.Errorf("%w: %q", store.ErrNotFound, id) // deleted meanwhile
+	ok, err := s.big.RemoveFingerprintOnly(id)
+	if err == nil && !ok {
+		err = fmt.Errorf("%w: %q", store.ErrNotFound, id) // deleted meanwhile
 	}
-	return nil
+	return err
 }
 
 // Search returns the stored documents that text duplicates under the rule,
@@ -730,8 +633,5 @@ func (s *Server) SearchFingerprint(ctx context.Context, fp uint64, k, limit int)
 	if s.shared != nil {
 		return s.shared.QueryFingerprint(ctx, fp, k, limit)
 	}
-	if s.big != nil {
-		return s.searchFingerprintScaled(ctx, fp, k, limit)
-	}
-	return s.kept.Index().Query(fp, k, limit)
+	return s.searchFingerprintScaled(ctx, fp, k, limit)
 }

@@ -2,24 +2,21 @@ package server
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/neardup/neardup/index"
-	"github.com/neardup/neardup/keptmem"
 	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 )
 
 // Set is the set of stored documents that new documents are matched against
 // under the rule, in priority (sequence) order. Every implementation decides
-// with the batch dedup's code: candidates (fingerprints within
-// Rule.QueryK, or the same token-sequence hash) in sequence order, kept by
-// rule.Rule.Match. Implementations:
+// with the batch dedup's code (package rule): the method's candidates in
+// sequence order, kept by rule.Rule.Duplicates. Implementations:
 //
-//   - keptSet: a keptmem.Set in memory, in front of a Store (BoltStore,
-//     MemStore). The Server serialises its writes and makes them durable in
-//     the Store.
+//   - scaledSet: a keptset.Set in front of an embedded Store (PebbleStore,
+//     BoltStore, MemStore), for its reads; the Server makes the writes
+//     (beginScaled, deleteScaled), serialised with the Store's, and
+//     durable in it.
 //   - redisstore.Store and redisreplica.Store (SharedStores): Redis (or a
 //     Redis Cluster) is both the set and the store, shared by several
 //     servers; every call reads Redis (redisstore; redisreplica in direct
@@ -44,8 +41,7 @@ type Set interface {
 	Add(ctx context.Context, r store.Record) error
 	// Remove removes id and reports whether it was there.
 	Remove(ctx context.Context, id string) (bool, error)
-	// Get returns the record of id (its Features at least: keptSet knows
-	// no Seq or Meta), or an error wrapping ErrNotFound.
+	// Get returns the record of id, or an error wrapping ErrNotFound.
 	Get(ctx context.Context, id string) (store.Record, error)
 	// Len returns the number of stored documents.
 	Len(ctx context.Context) (int, error)
@@ -53,7 +49,7 @@ type Set interface {
 
 // SharedStore is a Store that is also the Set the service matches against,
 // shared by several services (redisstore.Store, redisreplica.Store): the
-// Server keeps no keptmem.Set of its own in front of it, and every write goes
+// Server keeps no kept set of its own in front of it, and every write goes
 // through the Set.
 type SharedStore interface {
 	store.Store
@@ -68,47 +64,3 @@ type SharedStore interface {
 	// Load, before it is ready.
 	Sync(ctx context.Context) error
 }
-
-// keptSet is the Set of a Server over an unshared Store: a keptmem.Set.
-// Records' Seq and Meta are the Server's business (the Store keeps them).
-type keptSet struct{ k *keptmem.Set }
-
-var _ Set = keptSet{}
-
-func (s keptSet) Match(_ context.Context, f *rule.Features) (rule.KeptMatch, bool, error) {
-	return s.k.Match(f)
-}
-
-func (s keptSet) MatchAll(_ context.Context, f *rule.Features, limit int) ([]rule.KeptMatch, error) {
-	return s.k.MatchAll(f, limit)
-}
-
-func (s keptSet) AddIfNew(_ context.Context, r store.Record) (rule.KeptMatch, bool, error) {
-	m, dup, err := s.k.AddIfNew(r.ID, r.Features)
-	return m, dup, existsError(err)
-}
-
-func (s keptSet) Add(_ context.Context, r store.Record) error {
-	return existsError(s.k.Add(r.ID, r.Features))
-}
-
-// existsError adds ErrExists to the keptmem.Set's error for an id already
-// present.
-func existsError(err error) error {
-	if errors.Is(err, index.ErrDuplicateID) {
-		return fmt.Errorf("%w: %w", store.ErrExists, err)
-	}
-	return err
-}
-
-func (s keptSet) Remove(_ context.Context, id string) (bool, error) { return s.k.Remove(id), nil }
-
-func (s keptSet) Get(_ context.Context, id string) (store.Record, error) {
-	f, ok := s.k.Get(id)
-	if !ok {
-		return store.Record{}, fmt.Errorf("%w: %q", store.ErrNotFound, id)
-	}
-	return store.Record{ID: id, Features: f}, nil
-}
-
-func (s keptSet) Len(context.Context) (int, error) { return s.k.Len(), nil }

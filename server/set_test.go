@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/neardup/neardup/keptmem"
 	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 )
@@ -117,16 +116,64 @@ func testSet(t *testing.T, open func(t *testing.T, opt rule.Options) Set) {
 	})
 }
 
+// TestKeptSet runs the Set suite against the service over an embedded
+// store (a MemStore): its kept set (keptset.Set, through scaledSet) for the
+// reads, the Server for the writes, under each method.
 func TestKeptSet(t *testing.T) {
-	testSet(t, func(t *testing.T, opt rule.Options) Set {
-		rl, err := rule.NewRule(opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		k, err := keptmem.New(rl, 100)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return keptSet{k}
-	})
+	for _, method := range []string{rule.MethodMinHash, rule.MethodSimHash} {
+		t.Run(method, func(t *testing.T) {
+			testSet(t, func(t *testing.T, opt rule.Options) Set {
+				opt.Method = method
+				return serverSet{newTestServer(t, nil, Options{Dedup: opt})}
+			})
+		})
+	}
 }
+
+// serverSet is the Set of a Server over an embedded store: the writes go
+// through the Server's decision (beginScaled, with the record's features),
+// the reads to its kept set.
+type serverSet struct{ s *Server }
+
+func (x serverSet) Match(ctx context.Context, f *rule.Features) (rule.KeptMatch, bool, error) {
+	return x.s.set.Match(ctx, f)
+}
+
+func (x serverSet) MatchAll(ctx context.Context, f *rule.Features, limit int) ([]rule.KeptMatch, error) {
+	return x.s.set.MatchAll(ctx, f, limit)
+}
+
+// add decides on r under mode and stores it when the mode says so.
+func (x serverSet) add(ctx context.Context, r store.Record, mode string) (Result, error) {
+	d := Doc{ID: r.ID, Meta: r.Meta, Mode: mode}
+	res, wait, err := x.s.beginScaled(ctx, d, r.Features, Result{ID: r.ID, FP: r.Features.FP})
+	if err != nil {
+		return res, err
+	}
+	return x.s.finish(r.ID, res, wait)
+}
+
+func (x serverSet) AddIfNew(ctx context.Context, r store.Record) (rule.KeptMatch, bool, error) {
+	res, err := x.add(ctx, r, ModeAddIfNew)
+	if err != nil || len(res.Duplicates) == 0 {
+		return rule.KeptMatch{}, false, err
+	}
+	return res.Duplicates[0], true, nil
+}
+
+func (x serverSet) Add(ctx context.Context, r store.Record) error {
+	_, err := x.add(ctx, r, ModeAdd)
+	return err
+}
+
+func (x serverSet) Remove(ctx context.Context, id string) (bool, error) {
+	err := x.s.Delete(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (x serverSet) Get(ctx context.Context, id string) (store.Record, error) { return x.s.Get(ctx, id) }
+
+func (x serverSet) Len(ctx context.Context) (int, error) { return x.s.Len(ctx) }

@@ -241,12 +241,10 @@ func (f *importCmd) openData(settings string, rl *rule.Rule) (st store.Store, w 
 		f.clearData()
 		return nil, nil, fmt.Errorf("--data %s: %w", f.data, err)
 	}
-	if rl.Bands() > 0 {
-		if w, err = keptset.NewWriter(rl, keptset.Options{Dir: filepath.Join(f.data, "keptset"), Settings: settings}); err != nil {
-			err = errors.Join(err, st.Close())
-			f.clearData()
-			return nil, nil, err
-		}
+	if w, err = keptset.NewWriter(rl, keptset.Options{Dir: filepath.Join(f.data, "keptset"), Settings: settings}); err != nil {
+		err = errors.Join(err, st.Close())
+		f.clearData()
+		return nil, nil, err
 	}
 	return st, w, nil
 }
