@@ -37,20 +37,12 @@ func TestExactOnly(t *testing.T) {
 	} {
 		t.Run(opt.Method+"-"+opt.Verify, func(t *testing.T) {
 			rl, ex := dedup.RuleAndExtractor(t, opt)
-			// issue 33a: see keptSimHash.
-			online := opt.Method != rule.MethodSimHash || keptSimHash
-			var kept rule.KeptSet
-			if online {
-				kept = onlineSet(t, rl, "exact only")
-			}
+			kept := onlineSet(t, rl, "exact only")
 			onlineDups := map[string]string{}
 			for _, d := range docs {
 				f := ex.Extract(d.Text)
 				if exactOnly := rl.ExactOnly(&f); exactOnly != (d.ID[:4] != "word") {
 					t.Errorf("%s: ExactOnly = %v", d.ID, exactOnly)
-				}
-				if !online {
-					continue
 				}
 				m, dup, err := addIfNew(kept, d.ID, f)
 				if err != nil {
@@ -64,9 +56,6 @@ func TestExactOnly(t *testing.T) {
 			writeDocs(t, in, docs)
 			batch, _ := verdicts(t, []string{in}, opt)
 			sets := map[string]map[string]string{"online": onlineDups, "batch": batch}
-			if !online {
-				delete(sets, "online")
-			}
 			for name, got := range sets {
 				if len(got) != len(want) {
 					t.Errorf("%s: removed %v, want %v", name, got, want)

@@ -24,13 +24,6 @@ var (
 	_ dedup.KeptFiles = keptfiles.Files{}
 )
 
-// keptSimHash says that the kept set of incremental runs (package
-// keptfiles, over package keptset) serves --method simhash. Until it does
-// (issue 33a adds SimHash candidates to keptset), keptfiles refuses simhash
-// and the simhash cases of TestIncrementalEqualsOneRun and the online check
-// of TestExactOnly are skipped: set it to true, or remove it, then.
-const keptSimHash = false
-
 // onlineSet returns an empty kept set of incremental runs, which a test
 // fills one document at a time (addIfNew), as the online service does.
 func onlineSet(tb testing.TB, rl *rule.Rule, settings string) rule.KeptSet {

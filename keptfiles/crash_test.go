@@ -259,13 +259,4 @@ func TestOpenErrors(t *testing.T) {
 	}
 	ro.Close()
 
-	simhash, err := rule.NewRule(rule.Options{Method: rule.MethodSimHash})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !keptSimHash {
-		if _, err := (Files{}).New(filepath.Join(dir, "sim.idx"), simhash, testSettings); !errors.Is(err, rule.ErrOptions) {
-			t.Errorf("simhash: %v, want rule.ErrOptions", err)
-		}
-	}
 }

@@ -28,11 +28,6 @@ func LegacyPath(indexPath string) string { return indexPath + ".kept" }
 // path. The zero value is ready to use; it holds nothing.
 type Files struct{}
 
-// errSimHash refuses --method simhash, whose candidates keptset does not
-// find yet.
-var errSimHash = fmt.Errorf("%w: incremental runs (--index) take --method %s only for now: their kept set (package keptset) finds no SimHash candidates yet",
-	rule.ErrOptions, rule.MethodMinHash)
-
 // Load opens the kept set saved beside the snapshot at path by a run made
 // with settings. With update it works on a copy of the saved generation
 // (doc.go), which Save makes the current one. A kept-set file of an older
@@ -41,9 +36,6 @@ var errSimHash = fmt.Errorf("%w: incremental runs (--index) take --method %s onl
 // error wrapping rule.ErrOptions; when there is neither the error wraps
 // fs.ErrNotExist.
 func (Files) Load(path string, rl *rule.Rule, settings string, update bool) (rule.KeptSet, error) {
-	if rl.Method() != rule.MethodMinHash {
-		return nil, errSimHash
-	}
 	dir := Dir(path)
 	if _, err := os.Stat(filepath.Join(dir, currentName)); errors.Is(err, fs.ErrNotExist) {
 		switch err := convertLegacy(path, rl, settings); {
@@ -101,9 +93,6 @@ func open(path, dir string, lock *os.File, rl *rule.Rule, settings string, updat
 // New returns an empty set to be saved beside the snapshot at path: in a
 // new directory Dir(path), which must hold no saved set.
 func (Files) New(path string, rl *rule.Rule, settings string) (rule.KeptSet, error) {
-	if rl.Method() != rule.MethodMinHash {
-		return nil, errSimHash
-	}
 	k, err := newSet(path, rl, settings)
 	if err != nil {
 		return nil, err

@@ -20,11 +20,6 @@ import (
 	"github.com/neardup/neardup/store"
 )
 
-// keptSimHash says that package keptset finds SimHash candidates, so that
-// this package serves --method simhash. Issue 33a adds them: then set it
-// to true (or remove it) and the simhash cases below run.
-const keptSimHash = false
-
 type goldenDoc struct {
 	ID   string `json:"id"`
 	Text string `json:"text"`
@@ -185,21 +180,7 @@ func TestLegacyGolden(t *testing.T) {
 			if err := os.WriteFile(LegacyPath(idx), old, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			want1, settings := readLegacyDocs(t, golden1)
-			if method == rule.MethodSimHash && !keptSimHash {
-				// Refused, and the old file left for a build that reads it.
-				rl, err := rule.NewRule(rule.Options{Method: method})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := (Files{}).Load(idx, rl, settings, true); !errors.Is(err, rule.ErrOptions) {
-					t.Errorf("simhash: Load = %v, want an error wrapping rule.ErrOptions", err)
-				}
-				if _, err := os.Stat(LegacyPath(idx)); err != nil {
-					t.Errorf("the refused file is gone: %v", err)
-				}
-				return
-			}
+			want1, _ := readLegacyDocs(t, golden1)
 			converted := runDay(t, idx, method, day2)
 			if _, err := os.Stat(LegacyPath(idx)); !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("the converted file is still there (%v)", err)

@@ -22,24 +22,6 @@ import (
 // the texts' lengths, and start-up maps the parts instead of reading every
 // record.
 
-// storeRecords reads a store's records for a keptset.Set.
-type storeRecords struct{ st store.Store }
-
-func (r storeRecords) Record(ctx context.Context, seq uint64) (string, rule.Features, bool, error) {
-	rec, err := r.st.GetSeq(ctx, seq)
-	if errors.Is(err, store.ErrNotFound) {
-		return "", rule.Features{}, false, nil
-	}
-	if err != nil {
-		return "", rule.Features{}, false, err
-	}
-	return rec.ID, rec.Features, true, nil
-}
-
-func (r storeRecords) LoadFrom(ctx context.Context, from uint64, fn func(uint64, string, *rule.Features) error) error {
-	return r.st.LoadFrom(ctx, from, func(rec store.Record) error { return fn(rec.Seq, rec.ID, &rec.Features) })
-}
-
 // scaledSet is the Set interface over a keptset.Set (the server's reads:
 // matches and Len).
 type scaledSet struct{ ks *keptset.Set }
@@ -71,7 +53,7 @@ func (s scaledSet) Get(context.Context, string) (store.Record, error) {
 // documents snap ahead of the store's (wmu held).
 func (s *Server) loadScaled(ctx context.Context, snap keptset.FingerprintDocs) error {
 	t0 := time.Now()
-	ks, err := keptset.Open(ctx, s.rule, storeRecords{s.store}, keptset.Options{
+	ks, err := keptset.Open(ctx, s.rule, store.SeqRecords{Store: s.store}, keptset.Options{
 		Dir: s.opt.KeptDir, Settings: Settings(s.opt.Dedup), Logger: s.log, FingerprintOnly: snap,
 	})
 	if err != nil {

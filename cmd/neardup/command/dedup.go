@@ -117,8 +117,7 @@ candidate keys, so every match is verified, and a corpus split into two runs
 gets the verdicts of one run over both. --update-index adds the kept
 documents and saves both in place, atomically (a missing FILE starts empty).
 A FILE.kept file of an older neardup is converted on first use. A snapshot
-from 'neardup index build' has no shingle sets and is refused. --method
-simhash has no incremental mode for now.`,
+from 'neardup index build' has no shingle sets and is refused.`,
 		Example: `  neardup dedup --output kept.jsonl --duplicates dups.jsonl crawl.jsonl.zst
   neardup dedup --keep longest --clusters clusters.jsonl docs/
   neardup dedup --text-field content --output-dir deduped/ dataset/      # Parquet shards in, Parquet shards out
