@@ -20,7 +20,6 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/internal/testcorpora"
-	"github.com/neardup/neardup/keptmem"
 	"github.com/neardup/neardup/keptset"
 	"github.com/neardup/neardup/rule"
 )
@@ -193,7 +192,7 @@ var (
 	setups  = map[string]*ruleSetup{}
 )
 
-// methods are the decision settings the comparisons with keptmem run
+// methods are the decision settings the comparisons with refSet run
 // under: the default (MethodMinHash), MethodSimHash with Jaccard
 // verification (keys of the shingle sets' prefixes), and MethodSimHash
 // without verification (every document found by fingerprint distance).
@@ -207,8 +206,8 @@ var methods = []struct {
 }
 
 // TestMatchesKept: the set's verdicts, adding each document unless it
-// duplicates one before it, are keptmem.Set's (which the equality tests tie
-// to the batch), through deltas written as parts, through merges of parts
+// duplicates one before it, are refSet's (the rule tested against every
+// kept document), through deltas written as parts, through merges of parts
 // running beside the matches, and after a reopen; under each method.
 func TestMatchesKept(t *testing.T) {
 	for _, m := range methods {
@@ -239,10 +238,7 @@ func testMatchesKept(t *testing.T, ropt rule.Options) {
 			if tc.dir {
 				dir = t.TempDir()
 			}
-			kept, err := keptmem.New(rl, len(docs))
-			if err != nil {
-				t.Fatal(err)
-			}
+			kept := newRefSet(rl)
 			recs := newMemRecords()
 			opt := tc.opt
 			opt.Dir, opt.Settings = dir, "test"
@@ -256,7 +252,7 @@ func testMatchesKept(t *testing.T, ropt rule.Options) {
 			for i, text := range docs {
 				f := ex.Extract(text)
 				id := fmt.Sprint("d", i)
-				want, wantDup, err := kept.AddIfNew(id, f)
+				want, wantDup, err := kept.addIfNew(id, f)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -266,7 +262,7 @@ func testMatchesKept(t *testing.T, ropt rule.Options) {
 				}
 				sameScore := got.Score == want.Score || math.IsNaN(got.Score) && math.IsNaN(want.Score) // NaN without verification
 				if dup != wantDup || got.ID != want.ID || got.Exact != want.Exact || !sameScore || got.Unverified != want.Unverified {
-					t.Fatalf("doc %d: got %+v %v, Kept says %+v %v", i, got, dup, want, wantDup)
+					t.Fatalf("doc %d: got %+v %v, refSet says %+v %v", i, got, dup, want, wantDup)
 				}
 				if dup {
 					dups++
@@ -287,8 +283,8 @@ func testMatchesKept(t *testing.T, ropt rule.Options) {
 			if dups < len(docs)/8 {
 				t.Fatalf("only %d duplicates among %d documents: the test tests little", dups, len(docs))
 			}
-			if s.Len() != kept.Len() {
-				t.Fatalf("Len %d, Kept %d", s.Len(), kept.Len())
+			if n, _ := kept.len(); s.Len() != n {
+				t.Fatalf("Len %d, refSet %d", s.Len(), n)
 			}
 			if err := s.WaitParts(); err != nil {
 				t.Fatal(err)
@@ -303,8 +299,8 @@ func testMatchesKept(t *testing.T, ropt rule.Options) {
 					t.Fatalf("%d deltas left %d parts after %d merges: want merges, and at most %d parts",
 						deltas, st.Parts, st.Merges, bound)
 				}
-				if st.Docs != kept.Len() {
-					t.Fatalf("after merges Docs %d, Kept %d", st.Docs, kept.Len())
+				if n, _ := kept.len(); st.Docs != n {
+					t.Fatalf("after merges Docs %d, refSet %d", st.Docs, n)
 				}
 			}
 			for _, seq := range late {
@@ -327,13 +323,13 @@ func testMatchesKept(t *testing.T, ropt rule.Options) {
 			}
 			for i, text := range docs {
 				f := ex.Extract(text)
-				want, wantDup, _ := kept.Match(&f)
+				want, wantDup := kept.match(&f)
 				got, dup, err := s.Match(context.Background(), &f)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if dup != wantDup || got.ID != want.ID {
-					t.Fatalf("after reopen, doc %d: got %+v %v, Kept says %+v %v", i, got, dup, want, wantDup)
+					t.Fatalf("after reopen, doc %d: got %+v %v, refSet says %+v %v", i, got, dup, want, wantDup)
 				}
 			}
 		})
@@ -724,7 +720,7 @@ func TestPrefilterBeforeRecords(t *testing.T) {
 
 // TestFingerprintOnly: a set with fingerprint-only documents (an index
 // snapshot's ids and fingerprints) ahead of the stored ones gives
-// keptmem.Set's matches (AddFingerprints, then the same adds): the same
+// refSet's matches (addFingerprints, then the same adds): the same
 // documents in the same order, the snapshot's unverified; after removals of
 // snapshot documents, and after a reopen given the snapshot less them.
 // Fingerprint queries name them, and MethodMinHash refuses them.
@@ -741,11 +737,8 @@ func TestFingerprintOnly(t *testing.T) {
 		snap.IDs = append(snap.IDs, fmt.Sprint("snap-", i))
 		snap.FPs = append(snap.FPs, ex.Extract(text).FP)
 	}
-	kept, err := keptmem.New(rl, len(docs))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kept.AddFingerprints(snap.IDs, snap.FPs); err != nil {
+	kept := newRefSet(rl)
+	if err := kept.addFingerprints(snap.IDs, snap.FPs); err != nil {
 		t.Fatal(err)
 	}
 	recs := newMemRecords()
@@ -756,20 +749,17 @@ func TestFingerprintOnly(t *testing.T) {
 	}
 	compare := func(when string, i int, f *rule.Features) (dup bool) {
 		t.Helper()
-		want, err := kept.MatchAll(f, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		want := kept.matchAll(f, 0)
 		got, err := s.MatchAll(context.Background(), f, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(got) != len(want) {
-			t.Fatalf("%s, doc %d: %d matches %+v, keptmem %d %+v", when, i, len(got), got, len(want), want)
+			t.Fatalf("%s, doc %d: %d matches %+v, refSet %d %+v", when, i, len(got), got, len(want), want)
 		}
 		for j := range got {
 			if got[j].ID != want[j].ID || got[j].Unverified != want[j].Unverified || got[j].Distance != want[j].Distance {
-				t.Fatalf("%s, doc %d: match %d is %+v, keptmem's %+v", when, i, j, got[j], want[j])
+				t.Fatalf("%s, doc %d: match %d is %+v, refSet's %+v", when, i, j, got[j], want[j])
 			}
 		}
 		return len(got) > 0
@@ -785,7 +775,7 @@ func TestFingerprintOnly(t *testing.T) {
 			continue
 		}
 		id := fmt.Sprint("d", i)
-		if err := kept.Add(id, f); err != nil {
+		if err := kept.add(id, f); err != nil {
 			t.Fatal(err)
 		}
 		recs.put(seq, id, f)
@@ -798,8 +788,8 @@ func TestFingerprintOnly(t *testing.T) {
 	if unverified == 0 {
 		t.Fatal("no document matched a fingerprint-only one: the test tests little")
 	}
-	if s.Len() != kept.Len() || s.FingerprintOnlyLen() != kept.FingerprintOnlyLen() {
-		t.Fatalf("Len %d, fingerprint-only %d; keptmem %d, %d", s.Len(), s.FingerprintOnlyLen(), kept.Len(), kept.FingerprintOnlyLen())
+	if n, fpOnly := kept.len(); s.Len() != n || s.FingerprintOnlyLen() != fpOnly {
+		t.Fatalf("Len %d, fingerprint-only %d; refSet %d, %d", s.Len(), s.FingerprintOnlyLen(), n, fpOnly)
 	}
 	// A fingerprint query names a snapshot document, first at its distance.
 	hits, err := s.QueryFingerprint(snap.FPs[5], 0, 0)
@@ -816,7 +806,7 @@ func TestFingerprintOnly(t *testing.T) {
 		if ok, err := s.RemoveFingerprintOnly(id); !ok || err != nil {
 			t.Fatalf("RemoveFingerprintOnly(%s) = %v, %v", id, ok, err)
 		}
-		kept.Remove(id)
+		kept.remove(id)
 		if _, ok := s.FingerprintOnly(id); ok {
 			t.Fatalf("%s still there after its removal", id)
 		}
@@ -836,8 +826,8 @@ func TestFingerprintOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if s.Len() != kept.Len() {
-		t.Fatalf("reopened: Len %d, keptmem %d", s.Len(), kept.Len())
+	if n, _ := kept.len(); s.Len() != n {
+		t.Fatalf("reopened: Len %d, refSet %d", s.Len(), n)
 	}
 	for i, text := range docs {
 		f := ex.Extract(text)
