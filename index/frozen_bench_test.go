@@ -66,7 +66,7 @@ func (g genSource) Scan(fn func(fps, ids []uint64) error) error {
 }
 
 // BenchmarkFrozen builds a Frozen of n generated fingerprints (k = 3,
-// seeds-4x16) in bounded memory, saves it, maps it back and queries the
+// flip-2x32, or NEARDUP_BENCH_LAYOUT such as seeds-4x16) in bounded memory, saves it, maps it back and queries the
 // mapping: build time, bytes per fingerprint (tables and ids; heap growth;
 // file), open time, p50/p99 per query (stored fingerprints with 0 to 3 bits
 // flipped). A sample of the queries is checked against a scan of the
@@ -92,6 +92,7 @@ func BenchmarkFrozen(b *testing.B) {
 		}
 		sortMem = m << 20
 	}
+	layout := os.Getenv("NEARDUP_BENCH_LAYOUT")
 	var plan *Plan
 	if s := os.Getenv("NEARDUP_BENCH_BLOCKS"); s != "" {
 		p := Plan{K: 3}
@@ -129,7 +130,7 @@ func BenchmarkFrozen(b *testing.B) {
 				var m0, m1 runtime.MemStats
 				runtime.ReadMemStats(&m0)
 				t0, c0 := time.Now(), cpuTime()
-				f, err := BuildFrozen(context.Background(), src, FrozenOptions{K: k, Plan: plan, SortMemory: sortMem})
+				f, err := BuildFrozen(context.Background(), src, FrozenOptions{K: k, Layout: layout, Plan: plan, SortMemory: sortMem})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -103,12 +103,19 @@ func (p fileSource) Scan(fn func(fps, ids []uint64) error) error {
 type FrozenOptions struct {
 	// K is the largest distance a query may ask; default 3.
 	K int
-	// Layout names the plan (see ParseLayout); default "seeds-4x16" for
-	// k = 3, else blocks:K:K+1 (K+1 tables).
+	// Layout names the plan: "flip-2x32" (the default for k = 3: two
+	// tables of 32-bit keys, each probed with the keys within 1 bit of the
+	// query's), "flip:K:T" (T tables probed within K/T bits), or a plan of
+	// exact tables that ParseLayout reads ("seeds-4x16", ...; the default
+	// for k other than 3 is blocks:K:K+1).
 	Layout string
 	// Plan, when not nil, is the plan itself, overriding Layout and K. It
 	// must have a table whose permutation is the identity.
 	Plan *Plan
+	// Radius, with Plan, is the bits a probe's key may differ from the
+	// query's in each table (0: the plan's tables are exact, as an Index's;
+	// see checkProbed for what a radius above 0 asks of the plan).
+	Radius int
 	// SortMemory bounds the bytes of the sort buffers; default 1 GiB. Each
 	// table is sorted in partitions of its values' top 16 bits that fit it,
 	// one pass over the Source per partition (an external sort whose runs
@@ -134,24 +141,29 @@ func (o *FrozenOptions) EnsureDefaults() {
 	}
 }
 
-func (o FrozenOptions) plan() (Plan, error) {
+func (o FrozenOptions) plan() (Plan, int, error) {
 	if o.Plan != nil {
-		return *o.Plan, nil
+		return *o.Plan, o.Radius, nil
 	}
-	if o.Layout != "" {
-		p, err := ParseLayout(o.Layout)
-		if err != nil {
-			return Plan{}, err
-		}
-		if o.K != 0 && o.K > p.K {
-			return Plan{}, fmt.Errorf("%w: layout %s answers k <= %d, not %d", ErrOptions, o.Layout, p.K, o.K)
-		}
-		return p, nil
+	name := o.Layout
+	if name == "" && o.K == 3 {
+		name = FlipLayout
 	}
-	if o.K == 3 {
-		return Seeds4x16, nil
+	if name == "" {
+		p, err := BlockPlan(o.K, o.K+1)
+		return p, 0, err
 	}
-	return BlockPlan(o.K, o.K+1)
+	p, r, ok, err := parseFrozenLayout(name)
+	if !ok {
+		p, err = ParseLayout(name)
+	}
+	if err != nil {
+		return Plan{}, 0, err
+	}
+	if o.K != 0 && o.K > p.K {
+		return Plan{}, 0, fmt.Errorf("%w: layout %s answers k <= %d, not %d", ErrOptions, name, p.K, o.K)
+	}
+	return p, r, nil
 }
 
 // prefixBits is the width of the prefixes a table's sort partitions are
@@ -168,11 +180,11 @@ func BuildFrozen(ctx context.Context, src Source, opt FrozenOptions) (*Frozen, e
 	if opt.SortMemory < 0 || opt.K < 0 || opt.Workers < 0 {
 		return nil, fmt.Errorf("%w: sort memory %d, k %d", ErrOptions, opt.SortMemory, opt.K)
 	}
-	p, err := opt.plan()
+	p, radius, err := opt.plan()
 	if err != nil {
 		return nil, err
 	}
-	if err := p.Validate(); err != nil {
+	if err := checkProbed(p, radius); err != nil {
 		return nil, err
 	}
 	lay := newLayout(p)
@@ -204,7 +216,7 @@ func BuildFrozen(ctx context.Context, src Source, opt FrozenOptions) (*Frozen, e
 	if err != nil {
 		return nil, fmt.Errorf("index: reading the source: %w", err)
 	}
-	f := &Frozen{lay: lay, n: n, tables: make([]efSeq, len(lay.perms)), idBits: uint(bits.Len64(maxID))}
+	f := &Frozen{lay: lay, radius: radius, n: n, tables: make([]efSeq, len(lay.perms)), idBits: uint(bits.Len64(maxID))}
 	f.ids = make([]uint64, (n*uint64(f.idBits)+63)/64+1)
 	workers := max(1, min(opt.Workers, len(lay.perms)))
 	errs := make([]error, len(lay.perms))

@@ -20,7 +20,7 @@ import (
 // natural alignment and each section its own cache lines.
 const (
 	frozenMagic   = "NDUPFRZ\n"
-	frozenVersion = 1
+	frozenVersion = 2 // 2 adds the probe radius to the counts; 1 still opens
 	frozenAlign   = 64
 	maxSections   = 1 << 10
 )
@@ -48,6 +48,7 @@ func (f *Frozen) sections() []section {
 	plan := appendPlan(nil, f.lay.plan)
 	meta := binary.LittleEndian.AppendUint64(nil, f.n)
 	meta = binary.LittleEndian.AppendUint64(meta, uint64(f.idBits))
+	meta = binary.LittleEndian.AppendUint64(meta, uint64(f.radius))
 	secs := []section{
 		{tag('P', 0), "plan", plan},
 		{tag('M', 0), "counts", meta},
@@ -220,8 +221,9 @@ func parseFrozen(b []byte, opt FrozenOpenOptions) (*Frozen, error) {
 	if len(b) < int(headerSize(0)) || string(b[:8]) != frozenMagic {
 		return nil, formatErr("not a frozen index snapshot (bad magic)")
 	}
-	if v := binary.LittleEndian.Uint32(b[8:]); v != frozenVersion {
-		return nil, fmt.Errorf("%w: frozen snapshot version %d, want %d", ErrVersion, v, frozenVersion)
+	version := binary.LittleEndian.Uint32(b[8:])
+	if version < 1 || version > frozenVersion {
+		return nil, fmt.Errorf("%w: frozen snapshot version %d, this build reads 1 to %d", ErrVersion, version, frozenVersion)
 	}
 	nsec := binary.LittleEndian.Uint32(b[12:])
 	if nsec > maxSections || headerSize(int(nsec)) > int64(len(b)) {
@@ -289,28 +291,39 @@ func parseFrozen(b []byte, opt FrozenOpenOptions) (*Frozen, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := decodePlan(pb)
+	p, err := decodePlanBytes(pb)
 	if err != nil {
 		return nil, err
-	}
-	lay := newLayout(p)
-	if lay.ident < 0 {
-		return nil, formatErr("plan: %v", errNoIdentity)
 	}
 	mb, err := get(tag('M', 0), "counts", true)
 	if err != nil {
 		return nil, err
 	}
-	if len(mb) != 16 {
-		return nil, formatErr("counts: %d bytes, want 16", len(mb))
+	// Version 1: n and the id width; version 2 adds the probe radius.
+	if want := 8 * (1 + int(version)); len(mb) != want {
+		return nil, formatErr("counts: %d bytes, want %d", len(mb), want)
 	}
 	n, idBits := binary.LittleEndian.Uint64(mb), binary.LittleEndian.Uint64(mb[8:])
+	radius := uint64(0)
+	if version >= 2 {
+		radius = binary.LittleEndian.Uint64(mb[16:])
+	}
+	if radius > uint64(p.K) {
+		return nil, formatErr("counts: probe radius %d with k=%d", radius, p.K)
+	}
+	if err := checkProbed(p, int(radius)); err != nil {
+		return nil, formatErr("plan: %v", err)
+	}
+	lay := newLayout(p)
+	if lay.ident < 0 {
+		return nil, formatErr("plan: %v", errNoIdentity)
+	}
 	// Every table holds at least two bits an entry, so n is bounded by the
 	// file's length before any size is computed from it.
 	if idBits > 64 || n > uint64(len(b))*4 {
 		return nil, formatErr("counts: %d entries of %d-bit ids in a %d-byte file", n, idBits, len(b))
 	}
-	f := &Frozen{lay: lay, n: n, idBits: uint(idBits), tables: make([]efSeq, len(p.Tables))}
+	f := &Frozen{lay: lay, radius: int(radius), n: n, idBits: uint(idBits), tables: make([]efSeq, len(p.Tables))}
 	if f.ids, err = words(tag('I', 0), "ids", (n*idBits+63)/64+1); err != nil {
 		return nil, err
 	}
@@ -394,9 +407,10 @@ func (s *efSeq) check() error {
 	return nil
 }
 
-// decodePlan reads the plan section: the encoding of section P of the
-// version 1 snapshot.
-func decodePlan(b []byte) (Plan, error) {
+// decodePlanBytes reads the plan section: the encoding of section P of
+// the version 1 snapshot. It checks the plan's shape; its exactness
+// (which depends on the probe radius) is the caller's to check.
+func decodePlanBytes(b []byte) (Plan, error) {
 	r := b
 	next := func() (int, error) {
 		v, m := binary.Uvarint(r)
@@ -448,9 +462,6 @@ func decodePlan(b []byte) (Plan, error) {
 	// Validate enumerates the C(blocks, k) ways to differ.
 	if c, ok := binomial(len(p.Blocks), min(p.K, len(p.Blocks))); !ok || c > 1<<20 {
 		return p, formatErr("plan: k=%d over %d blocks is too large", p.K, len(p.Blocks))
-	}
-	if err := p.Validate(); err != nil {
-		return p, formatErr("plan: %v", err)
 	}
 	return p, nil
 }
