@@ -38,37 +38,67 @@ type FrozenOpenOptions struct {
 type section struct {
 	tag  [4]byte
 	name string
-	data []byte
+	data []byte // nil while BuildFrozenFile streams the section
+	size int64
+	crc  uint32
 }
 
 func tag(c byte, t int) [4]byte { return [4]byte{c, byte(t), byte(t >> 8), 0} }
 
-// sections lists the Frozen's sections in file order.
+// sections lists the Frozen's sections in file order, with their sizes
+// (which follow from n, the id width and the plan) and, for the columns
+// in memory, their data.
 func (f *Frozen) sections() []section {
 	plan := appendPlan(nil, f.lay.plan)
 	meta := binary.LittleEndian.AppendUint64(nil, f.n)
 	meta = binary.LittleEndian.AppendUint64(meta, uint64(f.idBits))
 	meta = binary.LittleEndian.AppendUint64(meta, uint64(f.radius))
+	hw, lw, sw := efWords(f.n)
+	col := func(t [4]byte, name string, w []uint64, words uint64) section {
+		return section{tag: t, name: name, data: wordBytes(w), size: 8 * int64(words)}
+	}
 	secs := []section{
-		{tag('P', 0), "plan", plan},
-		{tag('M', 0), "counts", meta},
-		{tag('I', 0), "ids", wordBytes(f.ids)},
+		{tag: tag('P', 0), name: "plan", data: plan, size: int64(len(plan))},
+		{tag: tag('M', 0), name: "counts", data: meta, size: int64(len(meta))},
+		col(tag('I', 0), "ids", f.ids, idWords(f.n, f.idBits)),
 	}
 	if f.nameOffs != nil {
 		secs = append(secs,
-			section{tag('N', 0), "name offsets", wordBytes(f.nameOffs)},
-			section{tag('B', 0), "name bytes", f.nameBytes},
+			col(tag('N', 0), "name offsets", f.nameOffs, uint64(len(f.nameOffs))),
+			section{tag: tag('B', 0), name: "name bytes", data: f.nameBytes, size: int64(len(f.nameBytes))},
 		)
 	}
-	for t := range f.tables {
-		s := &f.tables[t]
+	for t := range f.lay.perms {
+		var s efSeq
+		if t < len(f.tables) {
+			s = f.tables[t]
+		}
 		secs = append(secs,
-			section{tag('S', t), fmt.Sprintf("table %d samples", t), wordBytes(s.samples)},
-			section{tag('H', t), fmt.Sprintf("table %d high bits", t), wordBytes(s.hi)},
-			section{tag('L', t), fmt.Sprintf("table %d low bits", t), wordBytes(s.lo)},
+			col(tag('S', t), fmt.Sprintf("table %d samples", t), s.samples, sw),
+			col(tag('H', t), fmt.Sprintf("table %d high bits", t), s.hi, hw),
+			col(tag('L', t), fmt.Sprintf("table %d low bits", t), s.lo, lw),
 		)
 	}
 	return secs
+}
+
+// frozenHeader returns the header of a snapshot of secs (whose crc fields
+// are set), each section's offset and the file's length.
+func frozenHeader(secs []section) (hdr []byte, offs []int64, size int64) {
+	hdr = []byte(frozenMagic)
+	hdr = binary.LittleEndian.AppendUint32(hdr, frozenVersion)
+	hdr = binary.LittleEndian.AppendUint32(hdr, uint32(len(secs)))
+	off := alignUp(headerSize(len(secs)))
+	for _, s := range secs {
+		hdr = append(hdr, s.tag[:]...)
+		hdr = binary.LittleEndian.AppendUint32(hdr, s.crc)
+		hdr = binary.LittleEndian.AppendUint64(hdr, uint64(off))
+		hdr = binary.LittleEndian.AppendUint64(hdr, uint64(s.size))
+		offs = append(offs, off)
+		off = alignUp(off + s.size)
+	}
+	hdr = binary.LittleEndian.AppendUint32(hdr, crc32.Checksum(hdr, castagnoli))
+	return hdr, offs, off
 }
 
 // wordBytes views words as their little-endian bytes (littleEndian is
@@ -94,18 +124,13 @@ func (f *Frozen) WriteTo(w io.Writer) (int64, error) {
 		return 0, errBigEndian
 	}
 	secs := f.sections()
-	hdr := []byte(frozenMagic)
-	hdr = binary.LittleEndian.AppendUint32(hdr, frozenVersion)
-	hdr = binary.LittleEndian.AppendUint32(hdr, uint32(len(secs)))
-	off := alignUp(headerSize(len(secs)))
-	for _, s := range secs {
-		hdr = append(hdr, s.tag[:]...)
-		hdr = binary.LittleEndian.AppendUint32(hdr, crc32.Checksum(s.data, castagnoli))
-		hdr = binary.LittleEndian.AppendUint64(hdr, uint64(off))
-		hdr = binary.LittleEndian.AppendUint64(hdr, uint64(len(s.data)))
-		off = alignUp(off + int64(len(s.data)))
+	for i := range secs {
+		if int64(len(secs[i].data)) != secs[i].size {
+			return 0, fmt.Errorf("index: frozen section %s: %d bytes, want %d", secs[i].name, len(secs[i].data), secs[i].size)
+		}
+		secs[i].crc = crc32.Checksum(secs[i].data, castagnoli)
 	}
-	hdr = binary.LittleEndian.AppendUint32(hdr, crc32.Checksum(hdr, castagnoli))
+	hdr, _, _ := frozenHeader(secs)
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var written int64
 	pad := make([]byte, frozenAlign)

@@ -153,8 +153,8 @@ func TestFrozenMatchesIndexAndScan(t *testing.T) {
 	}
 }
 
-// TestFrozenSmallSortMemory forces many sort partitions per table (an
-// external sort of many runs) and position ids.
+// TestFrozenSmallSortMemory forces many sort runs per table (the external
+// sort merges 25 runs of 4,096) and position ids.
 func TestFrozenSmallSortMemory(t *testing.T) {
 	fps, _ := frozenData(100_000, 2)
 	f := buildFrozen(t, fps, nil, FrozenOptions{SortMemory: 64 << 10})
@@ -509,5 +509,40 @@ func TestFrozenLayoutErrors(t *testing.T) {
 	f := buildFrozen(t, []uint64{1, 2, 1 << 40}, nil, FrozenOptions{Plan: &p, Radius: 1})
 	if m, err := f.Query(7, 3, 0); err != nil || len(m) != 2 {
 		t.Fatalf("plan with radius 1: got %v, %v", m, err)
+	}
+}
+
+// TestBuildFrozenFile: the snapshot written while the merge runs is the
+// one BuildFrozen and WriteTo write, byte for byte, for the default and
+// an exact layout, with several sort runs.
+func TestBuildFrozenFile(t *testing.T) {
+	fps, ids := frozenData(50_000, 12)
+	dir := t.TempDir()
+	for _, layout := range []string{"", "seeds-4x16"} {
+		opt := FrozenOptions{Layout: layout, SortMemory: 256 << 10, TempDir: dir}
+		path := filepath.Join(dir, "stream.ndf")
+		g, err := BuildFrozenFile(context.Background(), SliceSource(fps, ids), path, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkFrozen(t, g, nil, fps, ids, 3, 200)
+		g.Close()
+		var want bytes.Buffer
+		if _, err := buildFrozen(t, fps, ids, opt).WriteTo(&want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("layout %q: streamed snapshot (%d bytes) differs from WriteTo's (%d)", layout, len(got), want.Len())
+		}
+		if _, err := OpenFrozen(path, FrozenOpenOptions{}); err != nil {
+			t.Fatalf("checksums: %v", err)
+		}
+		if left, _ := filepath.Glob(filepath.Join(dir, "neardup-frozen-*")); len(left) != 0 {
+			t.Fatalf("sort runs left behind: %v", left)
+		}
 	}
 }
