@@ -1,12 +1,8 @@
 package index
 
 import (
-	"bufio"
 	"context"
-	"encoding/binary"
 	"fmt"
-	"io"
-	"os"
 	"runtime"
 )
 
@@ -48,50 +44,6 @@ func positions(first uint64, n int) []uint64 {
 		p[i] = first + uint64(i)
 	}
 	return p
-}
-
-// FileSource returns a Source reading a file of little-endian 8-byte
-// fingerprints; the id of each is its position in the file.
-func FileSource(path string) Source { return fileSource(path) }
-
-type fileSource string
-
-func (p fileSource) Scan(fn func(fps, ids []uint64) error) error {
-	f, err := os.Open(string(p))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<20)
-	buf := make([]byte, 8<<13)
-	fps := make([]uint64, 0, 1<<13)
-	ids := make([]uint64, 1<<13)
-	pos := uint64(0)
-	for {
-		m, err := io.ReadFull(r, buf)
-		if m%8 != 0 {
-			return fmt.Errorf("index: %s: length is not a multiple of 8 bytes", string(p))
-		}
-		fps = fps[:0]
-		for i := 0; i < m; i += 8 {
-			fps = append(fps, binary.LittleEndian.Uint64(buf[i:]))
-		}
-		for i := range fps {
-			ids[i] = pos + uint64(i)
-		}
-		pos += uint64(len(fps))
-		if len(fps) > 0 {
-			if err := fn(fps, ids[:len(fps)]); err != nil {
-				return err
-			}
-		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
 }
 
 // FrozenOptions configure BuildFrozen. The zero value means the defaults.
