@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -176,3 +177,104 @@ func (f *Frozen) Layout() string {
 // Radius returns the bits a table's key may differ from the query's in a
 // probe: 0 for the exact plans, 1 for flip-2x32.
 func (f *Frozen) Radius() int { return f.radius }
+
+// A bucketProbe is one single-bucket probe of a batched query.
+type bucketProbe struct {
+	t   int    // table
+	b   uint64 // bucket
+	pos uint64 // its sample's position in hi, then its start
+}
+
+// A probeCand is an entry of a probed bucket whose high bits are within k
+// of the query's: its low bits decide.
+type probeCand struct {
+	t    int
+	i, h uint64
+}
+
+// singleBuckets reports whether every probe of every table is one bucket
+// (keys at least as long as the high bits: flip-2x32 up to 4B entries).
+func (f *Frozen) singleBuckets() bool {
+	for t := range f.tables {
+		if f.lay.kb[t] < f.tables[t].h {
+			return false
+		}
+	}
+	return true
+}
+
+// queryBuckets appends to buf the stored fingerprints within k of fp when
+// every probe is one bucket, in three passes over all the probes of all
+// tables, each of whose memory reads are independent of one another so
+// that their cache misses overlap: the probes' samples (and the first word
+// of high bits after each), then the buckets' entries by their high bits,
+// then the candidates' low bits. At 1B a probe is three or four misses
+// (sample, high bits, low bits, and their TLB misses) in a 13 GB mapping;
+// one probe after another, they would add up.
+func (f *Frozen) queryBuckets(fp uint64, k int, buf []uint64, sc *frozenScratch) []uint64 {
+	var ys, yhs [maxBatchTables]uint64
+	probes := sc.probes[:0]
+	for t := range f.tables {
+		s := &f.tables[t]
+		y := f.lay.perms[t].Apply(fp)
+		ys[t], yhs[t] = y, y>>s.l
+		sc.ranges = probeRanges(sc.ranges[:0], y, f.lay.kb[t], s.h, f.radius)
+		for _, r := range sc.ranges {
+			probes = append(probes, bucketProbe{t: t, b: r.b0})
+		}
+	}
+	// Pass 1: the samples, and the high-bit word each points to.
+	touch := uint64(0)
+	for j := range probes {
+		p := &probes[j]
+		s := &f.tables[p.t]
+		g := p.b >> sampleShift
+		if g >= uint64(len(s.samples)) {
+			p.pos = ^uint64(0)
+			continue
+		}
+		p.pos = s.samples[g]
+		if w := p.pos / 64; w < uint64(len(s.hi)) {
+			touch += s.hi[w]
+		}
+	}
+	sc.touch = touch
+	// Pass 2: each bucket's start, and its entries whose high bits alone
+	// are within k of the query's.
+	cands := sc.cands[:0]
+	for _, p := range probes {
+		s := &f.tables[p.t]
+		if p.pos == ^uint64(0) || bits.OnesCount64(p.b^yhs[p.t]) > k {
+			continue
+		}
+		pos, ok := s.skipZeros(p.pos, p.b-p.b>>sampleShift<<sampleShift)
+		if !ok || pos < p.b {
+			continue
+		}
+		for q := pos; ; q++ {
+			wi := q / 64
+			if wi >= uint64(len(s.hi)) || s.hi[wi]&(1<<(q%64)) == 0 {
+				break
+			}
+			if i := q - p.b; i < s.n {
+				cands = append(cands, probeCand{t: p.t, i: i, h: p.b})
+			}
+		}
+	}
+	// Pass 3: the candidates' low bits.
+	for _, c := range cands {
+		s := &f.tables[c.t]
+		v := c.h<<s.l | s.lowAt(c.i)
+		if bits.OnesCount64(v^ys[c.t]) <= k {
+			if c.t != f.lay.ident {
+				v = f.lay.perms[c.t].Invert(v)
+			}
+			buf = append(buf, v)
+		}
+	}
+	sc.probes, sc.cands = probes, cands
+	return buf
+}
+
+// maxBatchTables bounds the tables of a batched query.
+const maxBatchTables = 64

@@ -114,6 +114,7 @@ func TestFrozenMatchesIndexAndScan(t *testing.T) {
 		{50_000, 3, "manku-20"}, {50_000, 6, ""}, {50_000, 2, "blocks:2:5"}, {3000, 0, ""},
 		{200_000, 3, "seeds-4x16"}, {50_000, 3, "flip:3:3"}, {50_000, 2, "flip:2:2"},
 		{20_000, 4, "flip:4:2"}, {50_000, 5, "flip:5:3"}, {300, 1, "flip:1:1"},
+		{50_000, 9, "flip:9:5"}, // 13-bit keys probed within 1 bit: runs of buckets
 	} {
 		t.Run(fmt.Sprintf("n=%d/k=%d/%s", tc.n, tc.k, tc.layout), func(t *testing.T) {
 			fps, ids := frozenData(tc.n, 1)
