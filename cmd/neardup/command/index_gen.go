@@ -54,6 +54,7 @@ type indexBenchCmd struct {
 	queries  int
 	check    int
 	noVerify bool
+	cold     bool
 	k        int
 }
 
@@ -68,7 +69,8 @@ bits flipped, and report the start-up time, p50 and p99 per query, the
 resident memory after the queries (the pages they touched) and, for the
 first --check queries, whether the answers equal those of one scan of the
 file. It exits non-zero on a difference. The queries are spread over the
-whole file (every n/--queries-th fingerprint), read with one pass.`,
+whole file (every n/--queries-th fingerprint), read with one pass. --cold
+drops the snapshot's pages from the page cache first.`,
 		Example: `  neardup index bench --index big.ndf --raw fps.u64 --queries 100000 --check 100`,
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -81,6 +83,7 @@ whole file (every n/--queries-th fingerprint), read with one pass.`,
 	fs.IntVar(&f.queries, "queries", 100_000, "queries to time")
 	fs.IntVar(&f.check, "check", 100, "queries to compare with a scan of --raw")
 	fs.BoolVar(&f.noVerify, "no-verify", false, "skip the checksums at start-up")
+	fs.BoolVar(&f.cold, "cold", false, "drop the snapshot's pages from the page cache first (Linux), so that start-up reads the disk")
 	fs.IntVarP(&f.k, "k", "k", 3, "query distance")
 	return c
 }
@@ -91,6 +94,11 @@ func (f *indexBenchCmd) run(stdout io.Writer) error {
 	}
 	if f.queries <= 0 || f.check < 0 || f.check > f.queries {
 		return usagef("--queries %d, --check %d: want 0 <= check <= queries, queries > 0", f.queries, f.check)
+	}
+	if f.cold {
+		if err := dropPageCache(f.index); err != nil {
+			return fmt.Errorf("--cold: %w", err)
+		}
 	}
 	t0 := time.Now()
 	x, err := index.OpenFrozen(f.index, index.FrozenOpenOptions{NoVerify: f.noVerify})
