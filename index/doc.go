@@ -145,9 +145,9 @@
 // from the file only for a match, so they stay on disk.
 //
 // Building is an external sort with bounded memory: one pass over the
-// Source cuts it into chunks of FrozenOptions.SortMemory (about 40 bytes
-// an item with two tables sorted at once), radix-sorts each chunk once per
-// table and writes it as a run of flat 8-byte words to TempDir (8 bytes an
+// Source cuts it into chunks of FrozenOptions.SortMemory (64 bytes an
+// item with two tables sorted at once: 16M items a GiB), radix-sorts each
+// chunk once per table and writes it as a run of flat 8-byte words to TempDir (8 bytes an
 // item a table, 8 more for the ids: 24 GB at 1B), then a heap merge of each
 // table's runs feeds its Elias-Fano writer, which emits the high bits, the
 // low bits, the samples and the ids as columns in order. BuildFrozen

@@ -64,8 +64,8 @@ type FrozenOptions struct {
 	// see checkProbed for what a radius above 0 asks of the plan).
 	Radius int
 	// SortMemory bounds the bytes of the sort buffers; default 1 GiB.
-	// BuildFrozen reads the Source in chunks that fit it (about 40 bytes
-	// an item with two tables sorted at once), sorts each chunk once per
+	// BuildFrozen reads the Source in chunks that fit it (16 bytes an item
+	// and 24 per table sorted at once: 64 with two), sorts each chunk once per
 	// table and writes the sorted runs to TempDir, then merges each
 	// table's runs (an external sort).
 	SortMemory int64
