@@ -109,6 +109,9 @@ func TestIndexGenBuildBench(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "50 queries equal to a scan") {
 		t.Fatalf("bench: code %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
+	if code, stdout, stderr := run(t, "", "index", "bench", "--index", flip, "--gen", "20000", "--queries", "300", "--check", "30"); code != 0 || !strings.Contains(stdout, "30 queries equal to a scan of index gen --n 20000") {
+		t.Fatalf("bench --gen: code %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
 	// A snapshot of other fingerprints: bench finds the difference.
 	other := filepath.Join(dir, "other.u64")
 	if code, _, _ := run(t, "", "index", "gen", "--n", "20001", "--out", other); code != 0 {

@@ -51,6 +51,7 @@ input of 'neardup index build --frozen --raw' and 'neardup index bench'.
 type indexBenchCmd struct {
 	index    string
 	raw      string
+	gen      int
 	queries  int
 	check    int
 	noVerify bool
@@ -61,25 +62,29 @@ type indexBenchCmd struct {
 func newIndexBenchCommand() *cobra.Command {
 	var f indexBenchCmd
 	c := &cobra.Command{
-		Use:   "bench --index FILE --raw FPS [flags]",
+		Use:   "bench --index FILE (--raw FPS | --gen N) [flags]",
 		Short: "Time queries of a frozen index and check a sample against a scan",
 		Long: `Open a frozen snapshot (mapped in place), query it with fingerprints of the
-8-byte file it was built from (--raw, ids are positions), each with 0 to k
+8-byte file it was built from (--raw, ids are positions; or --gen N: the
+fingerprints of 'index gen --n N', made again), each with 0 to k
 bits flipped, and report the start-up time, p50 and p99 per query, the
 resident memory after the queries (the pages they touched) and, for the
 first --check queries, whether the answers equal those of one scan of the
 file. It exits non-zero on a difference. The queries are spread over the
 whole file (every n/--queries-th fingerprint), read with one pass. --cold
 drops the snapshot's pages from the page cache first.`,
-		Example: `  neardup index bench --index big.ndf --raw fps.u64 --queries 100000 --check 100`,
-		Args:    cobra.NoArgs,
+		Example: `  neardup index bench --index big.ndf --raw fps.u64 --queries 100000 --check 100
+  neardup index gen --n 1000000000 | neardup index build --frozen --raw --out big.ndf -
+  neardup index bench --index big.ndf --gen 1000000000 --check 50`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			return f.run(c.OutOrStdout())
 		},
 	}
 	fs := c.Flags()
 	fs.StringVar(&f.index, "index", "", "frozen snapshot (required)")
-	fs.StringVar(&f.raw, "raw", "", "the 8-byte fingerprints it was built from (required)")
+	fs.StringVar(&f.raw, "raw", "", "the 8-byte fingerprints it was built from")
+	fs.IntVar(&f.gen, "gen", 0, "instead of --raw: it was built from 'index gen --n N' (the fingerprints are made again, not read)")
 	fs.IntVar(&f.queries, "queries", 100_000, "queries to time")
 	fs.IntVar(&f.check, "check", 100, "queries to compare with a scan of --raw")
 	fs.BoolVar(&f.noVerify, "no-verify", false, "skip the checksums at start-up")
@@ -89,8 +94,12 @@ drops the snapshot's pages from the page cache first.`,
 }
 
 func (f *indexBenchCmd) run(stdout io.Writer) error {
-	if f.index == "" || f.raw == "" {
-		return usagef("--index and --raw are required")
+	if f.index == "" || (f.raw == "") == (f.gen <= 0) {
+		return usagef("--index and one of --raw and --gen are required")
+	}
+	src, srcName := index.SyntheticSource(f.gen), fmt.Sprintf("index gen --n %d", f.gen)
+	if f.raw != "" {
+		src, srcName = index.FileSource(f.raw), f.raw
 	}
 	if f.queries <= 0 || f.check < 0 || f.check > f.queries {
 		return usagef("--queries %d, --check %d: want 0 <= check <= queries, queries > 0", f.queries, f.check)
@@ -116,7 +125,7 @@ func (f *indexBenchCmd) run(stdout io.Writer) error {
 	}
 	stride := max(1, n/f.queries)
 	var sample []uint64
-	err = index.FileSource(f.raw).Scan(func(fps, ids []uint64) error {
+	err = src.Scan(func(fps, ids []uint64) error {
 		for i, id := range ids {
 			if id%uint64(stride) == 0 && len(sample) < f.queries {
 				sample = append(sample, fps[i])
@@ -161,7 +170,7 @@ func (f *indexBenchCmd) run(stdout io.Writer) error {
 		return nil
 	}
 	want := make([][]index.FrozenMatch, f.check)
-	err = index.FileSource(f.raw).Scan(func(fps, ids []uint64) error {
+	err = src.Scan(func(fps, ids []uint64) error {
 		for j, q := range queries[:f.check] {
 			for i, v := range fps {
 				if d := bits.OnesCount64(v ^ q); d <= f.k {
@@ -182,10 +191,10 @@ func (f *indexBenchCmd) run(stdout io.Writer) error {
 			return cmp.Compare(a.ID, b.ID)
 		})
 		if !slices.Equal(got[j], want[j]) {
-			return fmt.Errorf("query %#x: the index gives %d matches, a scan of %s %d", queries[j], len(got[j]), f.raw, len(want[j]))
+			return fmt.Errorf("query %#x: the index gives %d matches, a scan of %s %d", queries[j], len(got[j]), srcName, len(want[j]))
 		}
 	}
-	fmt.Fprintf(stdout, "%d queries equal to a scan of %s\n", f.check, f.raw)
+	fmt.Fprintf(stdout, "%d queries equal to a scan of %s\n", f.check, srcName)
 	return nil
 }
 
