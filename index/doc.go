@@ -94,8 +94,9 @@
 // # Frozen tables
 //
 // A Frozen (BuildFrozen, BuildFrozenFile, OpenFrozen) answers the same
-// queries for collections that do not change, at a sixth of the memory: a
-// billion fingerprints on one machine, as the crawler of section 3.1.2 of
+// queries for collections that do not change, in under a third of the
+// memory (13.3 against 46.7 bytes a fingerprint at 100M): a billion
+// fingerprints on one machine, as the crawler of section 3.1.2 of
 // the paper (8 billion fingerprints, k = 3) keeps its tables compressed.
 // Each table is one Elias-Fano sequence of its permuted fingerprints
 // (ef.go): the high h = ceil(log2 n) bits in unary (n + 2^h bits, 2-3 bits
@@ -130,9 +131,10 @@
 // (1,526 at 100M, 15,259 at 1B), skipping by their high bits those more
 // than k bits away and reading the low bits of the rest (~440 a table at
 // 1B); from 2^14 buckets a key it visits only the buckets within k bits of
-// the query. A flip-2x32 query does ~60 small random reads instead of four
-// long runs: slower where everything is in cache (6 against 2 us at 1M),
-// and reads fewer cache lines as n grows (BENCHMARKS.md, issue 36).
+// the query. A flip-2x32 query makes ~60 small random reads instead of
+// four long runs, in three passes whose misses overlap (queryBuckets):
+// slower where everything is in cache (6.3 against 2.1 us at 1M), 3x
+// faster at 100M (p50 7.9 against 24.1 us; BENCHMARKS.md, issue 36).
 //
 // Ids are integers (a service's sequence numbers, a user's uint64; a
 // position in the input by default), stored once, bit-packed as wide as
