@@ -298,14 +298,28 @@ func FuzzFrozenSnapshot(f *testing.F) {
 	})
 }
 
+// TestFrozen1M compares the default Frozen (flip-2x32) with the Index and a
+// scan at a million random and a million clustered fingerprints.
+func TestFrozen1M(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	for _, data := range []func(int, uint64) ([]uint64, []uint64){frozenData, clusteredData} {
+		compareAtScale(t, data, 1_000_000, 300)
+	}
+}
+
 // TestFrozen10M compares the Frozen with the Index and a scan at 10
 // million fingerprints (NEARDUP_TEST_10M=1; about a minute and 3 GB).
 func TestFrozen10M(t *testing.T) {
 	if os.Getenv("NEARDUP_TEST_10M") == "" {
 		t.Skip("NEARDUP_TEST_10M not set")
 	}
-	const n = 10_000_000
-	fps, ids := frozenData(n, 10)
+	compareAtScale(t, frozenData, 10_000_000, 200)
+}
+
+func compareAtScale(t *testing.T, data func(int, uint64) ([]uint64, []uint64), n, queries int) {
+	fps, ids := data(n, 10)
 	f := buildFrozen(t, fps, ids, FrozenOptions{SortMemory: 256 << 20})
 	sids := make([]string, n)
 	for i, id := range ids {
@@ -316,7 +330,7 @@ func TestFrozen10M(t *testing.T) {
 		t.Fatal(err)
 	}
 	sids = nil
-	checkFrozen(t, f, x, fps, ids, 3, 200)
+	checkFrozen(t, f, x, fps, ids, 3, queries)
 }
 
 func TestSelect64(t *testing.T) {
