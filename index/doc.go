@@ -118,7 +118,8 @@
 // 62 at 1B, and reads the low bits of about one entry each. "flip:K:T"
 // (T tables of 64/T bits probed within floor(K/T) bits) generalizes it;
 // flip:3:3 (three 21-22 bit keys, 66 probes of ~500 entries at 1B) costs a
-// table more and reads more. The exact plans of an Index (seeds-4x16, four
+// table more and reads more (19.9 B/fp and p50 6.0 us at 1M, against 14.1
+// and 4.1). The exact plans of an Index (seeds-4x16, four
 // tables of 16-bit keys, k = 3) still work, at twice the tables:
 //
 //	n     h   bits/table  flip-2x32: 2 tables + ids (h bits)  seeds-4x16: 4 tables + ids
@@ -133,8 +134,9 @@
 // 1B); from 2^14 buckets a key it visits only the buckets within k bits of
 // the query. A flip-2x32 query makes ~60 small random reads instead of
 // four long runs, in three passes whose misses overlap (queryBuckets):
-// slower where everything is in cache (6.3 against 2.1 us at 1M), 3x
-// faster at 100M (p50 7.9 against 24.1 us; BENCHMARKS.md, issue 36).
+// slower where everything is in cache (p50 4.1 against 1.6 us at 1M),
+// 3x faster at 100M (7.9 against 24.1 us), 11.5 us at 1B (BENCHMARKS.md,
+// issue 36).
 //
 // Ids are integers (a service's sequence numbers, a user's uint64; a
 // position in the input by default), stored once, bit-packed as wide as
