@@ -11,10 +11,9 @@
 //	err = x.SaveFile("corpus.ndx")       // later: index.LoadFile("corpus.ndx", index.Options{})
 //
 // A collection that no longer changes can be frozen into compressed tables
-// (about 22 bytes a fingerprint at a billion) and mapped from its file:
+// (about 13 bytes a fingerprint at a billion) and mapped from its file:
 //
-//	f, err := index.BuildFrozen(ctx, index.FileSource("fps.u64"), index.FrozenOptions{K: 3})
-//	err = f.SaveFile("corpus.ndf")
+//	f, err := index.BuildFrozenFile(ctx, index.FileSource("fps.u64"), "corpus.ndf", index.FrozenOptions{K: 3})
 //	g, err := index.OpenFrozen("corpus.ndf", index.FrozenOpenOptions{})
 //	matches, err := g.Query(fp, 3, 0)   // FrozenMatch{ID, Fingerprint, Distance}
 //
@@ -94,76 +93,84 @@
 //
 // # Frozen tables
 //
-// A Frozen (BuildFrozen, OpenFrozen) answers the same queries for
-// collections that do not change, at a quarter of the memory: a billion
-// fingerprints on one machine, as the crawler of section 3.1.2 of the paper
-// (8 billion fingerprints, k = 3) keeps its tables compressed. It uses the
-// same plans (seeds-4x16 for k = 3), but each table is one Elias-Fano
-// sequence of its permuted fingerprints (ef.go): the high h = ceil(log2 n)
-// bits in unary (n + 2^h bits, 2-3 bits an entry) and the low 64-h bits
-// packed, plus one 8-byte sample of the bit position of every 256th bucket.
-// An entry costs 64 - h + 2.1 + 0.3 bits:
+// A Frozen (BuildFrozen, BuildFrozenFile, OpenFrozen) answers the same
+// queries for collections that do not change, in under a third of the
+// memory (13.3 against 46.7 bytes a fingerprint at 100M): a billion
+// fingerprints on one machine, as the crawler of section 3.1.2 of
+// the paper (8 billion fingerprints, k = 3) keeps its tables compressed.
+// Each table is one Elias-Fano sequence of its permuted fingerprints
+// (ef.go): the high h = ceil(log2 n) bits in unary (n + 2^h bits, 2-3 bits
+// an entry) and the low 64-h bits packed, plus one 8-byte sample of the bit
+// position of every 256th bucket, 64 - h + 2.1 + 0.3 bits an entry. A set
+// of n values from 2^64 holds log2 C(2^64, n) ~ n (64 - log2 n + 1.44)
+// bits, so no table of full fingerprints can cost less (35.4 bits an entry
+// at 1B, 38.8 at 100M): Elias-Fano is within 1 bit of that, and what is
+// left to choose is the number of tables.
 //
-//	n       h   low bits   bits/table   4 tables   ids (bits)   in all
-//	10M     24  40         43.1         21.6 B     24           24.6 B/fp
-//	100M    27  37         39.7         19.8 B     27           23.2 B/fp
-//	1B      30  34         36.3         18.2 B     30           21.9 B/fp
-//	8B      33  31         33.3         16.7 B     33           20.8 B/fp
+// Layouts. The default for k = 3, flip-2x32, has two tables, keyed by the
+// two 32-bit halves, and searches each for the query's key and every key
+// one bit from it: two fingerprints within 3 bits differ in at most one bit
+// in one of the halves (two halves of 2 or more would be 4 bits). A probe
+// is one bucket of the sequence (the key's top h bits, about one entry at
+// any n: 0.75 at 100M, 0.93 at 1B), found by its sample and a count of the
+// zeros after it; keys that differ only below the high bits share a
+// bucket, so a query probes 2 x (1 + min(32, h)) buckets, 56 at 100M and
+// 62 at 1B, and reads the low bits of about one entry each. "flip:K:T"
+// (T tables of 64/T bits probed within floor(K/T) bits) generalizes it;
+// flip:3:3 (three 21-22 bit keys, 66 probes of ~500 entries at 1B) costs a
+// table more and reads more (19.9 B/fp and p50 6.0 us at 1M, against 14.1
+// and 4.1). The exact plans of an Index (seeds-4x16, four
+// tables of 16-bit keys, k = 3) still work, at twice the tables:
 //
-// A set of n values from 2^64 holds log2 C(2^64, n) ~ n (64 - log2 n + 1.44)
-// bits, so no exact table of full fingerprints can cost less than 35.4 bits
-// an entry at 1B (38.8 at 100M); Elias-Fano is within 1 bit of that. Four
-// tables are the fewest that find every pair within 3 bits (with three, one
-// flipped bit in each key hides a pair from all of them), so 17.7 B/fp at 1B
-// (19.4 at 100M) is the floor for the tables, before ids. Keeping only a
-// key and a pointer to the identity table in the other three tables would
-// cost 18 + f bits an entry with f filter bits, but every entry of a key's
-// run that passes the filter costs a random read of the identity table: at
-// 1B with f = 13, 700 reads a table and a query, far past 200 us.
+//	n     h   bits/table  flip-2x32: 2 tables + ids (h bits)  seeds-4x16: 4 tables + ids
+//	10M   24  43.1        10.8 + 3.0  = 13.8 B/fp               21.6 + 3.0 = 24.6 B/fp
+//	100M  27  39.7         9.9 + 3.4  = 13.3 B/fp               19.8 + 3.4 = 23.2 B/fp
+//	1B    30  36.3         9.1 + 3.75 = 12.8 B/fp               18.2 + 3.75 = 21.9 B/fp
+//	8B    33  33.3         8.3 + 4.1  = 12.5 B/fp               16.7 + 4.1 = 20.8 B/fp
+//
+// With seeds-4x16 a query walks each table's run of ~n/2^16 entries
+// (1,526 at 100M, 15,259 at 1B), skipping by their high bits those more
+// than k bits away and reading the low bits of the rest (~440 a table at
+// 1B); from 2^14 buckets a key it visits only the buckets within k bits of
+// the query. A flip-2x32 query makes ~60 small random reads instead of
+// four long runs, in three passes whose misses overlap (queryBuckets):
+// slower where everything is in cache (p50 4.1 against 1.6 us at 1M),
+// 3x faster at 100M (7.9 against 24.1 us), 11.5 us at 1B (BENCHMARKS.md,
+// issue 36).
 //
 // Ids are integers (a service's sequence numbers, a user's uint64; a
 // position in the input by default), stored once, bit-packed as wide as
-// the largest needs, in the order of the identity table: a match found in
-// another table is looked up there by value (its bucket holds about one
-// entry) to get its rank and so its id. String ids cost only where a caller
-// has them: SetNames stores them beside the tables (an arena of bytes and
+// the largest needs, in the order of the identity table (every layout
+// has one: the first half's table of flip-2x32): a match found in another
+// table is looked up there by value (its bucket holds about one entry) to
+// get its rank and so its id. String ids cost only where a caller has
+// them: SetNames stores them beside the tables (an arena of bytes and
 // 8-byte offsets, indexed by integer id), and a mapped Frozen reads a name
 // from the file only for a match, so they stay on disk.
 //
-// A query permutes itself for each table and walks the high bits of its
-// key's buckets (2^(h-kb) buckets, ~n/2^kb entries at kb key bits), from
-// the sample before them; an entry whose high bits alone differ from the
-// query's in more than k places is passed over without reading its low
-// bits, and so is a whole sample group of 256 buckets. From 2^14 buckets a
-// key (1B) it visits instead only the buckets within k bits of the
-// query, in ascending order (470 of 16,384 at 1B, k = 3). Either way the
-// low bits of the entries whose high bits pass are read 64 at a time, so
-// that their cache misses overlap: those reads, a few hundred misses a
-// table at 1B, are most of a query's time. With seeds-4x16 a query reads
-// 4 x 1,526 entries' high bits at 100M and 4 x ~440 low fields at 1B. More
-// key bits would shorten the runs, but every exact layout with longer keys
-// has more tables (blocks:3:5 has 10 tables of 26 bits, manku-20 20 of
-// 31-33), and each table costs another ~4.5 B/fp.
-//
-// BuildFrozen sorts in bounded memory: it counts each table's 16-bit
-// prefixes in one pass over the Source, then sorts each table in runs of
-// prefixes that fit FrozenOptions.SortMemory, one pass over the Source per
-// run, appending each sorted run to the table's Elias-Fano writer. The
-// Source, which must yield the same items on every pass (a file, or a
-// generator), stands in for the temporary files of an external sort, so
-// the build needs no disk beyond the output. Its memory is the tables and
-// the ids plus SortMemory.
+// Building is an external sort with bounded memory: one pass over the
+// Source cuts it into chunks of FrozenOptions.SortMemory (64 bytes an
+// item with two tables sorted at once: 16M items a GiB), radix-sorts each
+// chunk once per table and writes it as a run of flat 8-byte words to TempDir (8 bytes an
+// item a table, 8 more for the ids: 24 GB at 1B), then a heap merge of each
+// table's runs feeds its Elias-Fano writer, which emits the high bits, the
+// low bits, the samples and the ids as columns in order. BuildFrozen
+// collects them in memory; BuildFrozenFile writes each to its section of
+// the snapshot at its offset as it comes, so the build holds no table at
+// all: its memory is SortMemory and the merge's buffers, whatever n.
 //
 // A Frozen's snapshot (FORMAT.md, "Frozen snapshot") is its word columns
 // as they lie in memory, each in a 64-byte aligned section with a CRC-32C.
 // OpenFrozen maps the file read-only and the queries read the mapping in
 // place: opening costs no decode, a restart maps the file instead of
-// building, and the resident memory is the pages the queries touch (the
-// id column only at the matches). Opening checks the header and every
-// section's checksum (FrozenOpenOptions.NoVerify skips the checksums of
-// the large sections and reads only the high bits and samples, which it
-// checks against each other, so that no damage can send a query outside
-// the file).
+// building, and the resident memory is the pages the queries touch (at
+// 1B with flip-2x32 a query touches ~200 random pages, so a serving
+// process's resident set grows toward the 12.8 GB file). Opening checks the
+// header and every section's checksum (FrozenOpenOptions.NoVerify skips
+// the checksums of the large sections and reads only the high bits and
+// samples, which it checks against each other, so that no damage can send
+// a query outside the file). Snapshots of version 1 (exact layouts only)
+// still open.
 //
 // # Snapshots
 //

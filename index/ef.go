@@ -60,68 +60,134 @@ func efBits(n uint64) float64 {
 	return float64(64*(hi+lo+s)) / float64(max(n, 1))
 }
 
-// An efWriter appends values in order to a sequence of n values.
-type efWriter struct {
-	s    efSeq
-	i    uint64 // values added
-	last uint64
+// A wordSink takes the words of a column in order: a slice in memory, or a
+// section of a snapshot being written.
+type wordSink interface{ put(w uint64) }
+
+// A sliceSink fills a slice of a known length.
+type sliceSink struct {
+	w []uint64
+	i int
 }
 
-func newEFWriter(n uint64) *efWriter {
+func (s *sliceSink) put(w uint64) { s.w[s.i] = w; s.i++ }
+
+// A bitPacker appends values of a fixed width to a sink, back to back from
+// the low bits of each word, and pads the column to words words.
+type bitPacker struct {
+	sink  wordSink
+	width uint
+	acc   uint64
+	used  uint // bits of acc filled
+	words uint64
+	out   uint64 // words put
+}
+
+func (b *bitPacker) add(v uint64) {
+	if b.width == 0 {
+		return
+	}
+	b.acc |= v << b.used
+	b.used += b.width
+	if b.used >= 64 {
+		b.sink.put(b.acc)
+		b.out++
+		b.used -= 64
+		b.acc = 0
+		if b.used > 0 {
+			b.acc = v >> (b.width - b.used)
+		}
+	}
+}
+
+// finish puts the last partial word and the padding.
+func (b *bitPacker) finish() {
+	if b.used > 0 {
+		b.sink.put(b.acc)
+		b.out++
+		b.acc, b.used = 0, 0
+	}
+	for ; b.out < b.words; b.out++ {
+		b.sink.put(0)
+	}
+}
+
+// An efWriter appends values in order to a sequence of n values, putting
+// the high bits, the low bits and the samples to their sinks as it goes
+// (each column in order), so that a table can be written to its file
+// without being held in memory.
+type efWriter struct {
+	n, i    uint64 // values in all, values added
+	h, l    uint
+	last    uint64
+	hi      wordSink
+	hiWord  uint64 // the word of hi being filled
+	hiIndex uint64 // its index
+	hiWords uint64
+	lo      bitPacker
+	samples wordSink
+	nextS   uint64 // the next sample to put
+	sWords  uint64
+}
+
+func newEFWriter(n uint64, hi, lo, samples wordSink) *efWriter {
 	hw, lw, sw := efWords(n)
 	h := efHighBits(n)
-	return &efWriter{s: efSeq{
-		n: n, h: h, l: 64 - h,
-		hi: make([]uint64, hw), lo: make([]uint64, lw), samples: make([]uint64, sw),
-	}}
+	return &efWriter{
+		n: n, h: h, l: 64 - h, hi: hi, hiWords: hw, samples: samples, sWords: sw,
+		lo: bitPacker{sink: lo, width: 64 - h, words: lw},
+	}
+}
+
+// newEFSeqWriter returns a writer into a new in-memory sequence, which
+// finishSeq returns.
+func newEFSeqWriter(n uint64) (*efWriter, func() efSeq) {
+	hw, lw, sw := efWords(n)
+	hi, lo, sm := &sliceSink{w: make([]uint64, hw)}, &sliceSink{w: make([]uint64, lw)}, &sliceSink{w: make([]uint64, sw)}
+	w := newEFWriter(n, hi, lo, sm)
+	return w, func() efSeq {
+		w.finish()
+		return efSeq{n: n, h: w.h, l: w.l, hi: hi.w, lo: lo.w, samples: sm.w}
+	}
 }
 
 // add appends v, which must not be less than the previous value.
 func (w *efWriter) add(v uint64) {
-	s := &w.s
-	if w.i >= s.n || v < w.last {
+	if w.i >= w.n || v < w.last {
 		panic("index: efWriter: too many values or out of order")
 	}
 	w.last = v
-	p := v>>s.l + w.i
-	s.hi[p/64] |= 1 << (p % 64)
-	if s.l > 0 {
-		off := w.i * uint64(s.l)
-		low := v & (^uint64(0) >> s.h)
-		s.lo[off/64] |= low << (off % 64)
-		if off%64+uint64(s.l) > 64 {
-			s.lo[off/64+1] |= low >> (64 - off%64)
-		}
+	high := v >> w.l
+	// Bucket b starts at bit b + (the values before it): every sampled
+	// bucket up to this value's starts before it.
+	for w.nextS < w.sWords && w.nextS<<sampleShift <= high {
+		w.samples.put(w.nextS<<sampleShift + w.i)
+		w.nextS++
 	}
+	p := high + w.i
+	for p/64 > w.hiIndex {
+		w.hi.put(w.hiWord)
+		w.hiWord = 0
+		w.hiIndex++
+	}
+	w.hiWord |= 1 << (p % 64)
+	w.lo.add(v & (^uint64(0) >> w.h))
 	w.i++
 }
 
-// finish computes the samples and returns the sequence; every value must
-// have been added.
-func (w *efWriter) finish() efSeq {
-	s := w.s
-	if w.i != s.n {
+// finish puts the rest of each column; every value must have been added.
+func (w *efWriter) finish() {
+	if w.i != w.n {
 		panic("index: efWriter: values missing")
 	}
-	// Walk the zeros: bucket b starts after the b-th zero.
-	zeros := uint64(0)
-	next := uint64(0) // next bucket to sample
-	s.samples[0] = 0
-	next = 1 << sampleShift
-	for wi, word := range s.hi {
-		z := ^word
-		for z != 0 && next>>sampleShift < uint64(len(s.samples)) {
-			t := uint64(bits.TrailingZeros64(z))
-			pos := uint64(wi)*64 + t
-			zeros++
-			if zeros == next {
-				s.samples[next>>sampleShift] = pos + 1
-				next += 1 << sampleShift
-			}
-			z &= z - 1
-		}
+	for ; w.nextS < w.sWords; w.nextS++ {
+		w.samples.put(w.nextS<<sampleShift + w.n)
 	}
-	return s
+	for ; w.hiIndex < w.hiWords; w.hiIndex++ {
+		w.hi.put(w.hiWord)
+		w.hiWord = 0
+	}
+	w.lo.finish()
 }
 
 // lowAt returns the low bits of value i.

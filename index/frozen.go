@@ -22,6 +22,7 @@ import (
 // then reads the file in place). A Frozen is safe for concurrent use.
 type Frozen struct {
 	lay    *layout
+	radius int // bits a probe's key may differ from the query's (probed layouts)
 	n      uint64
 	tables []efSeq // one per plan table; tables[lay.ident] is sorted fingerprints
 	idBits uint    // bits per id, 0 when every id is 0
@@ -128,7 +129,13 @@ func (f *Frozen) id(i uint64) uint64 {
 	return v & (^uint64(0) >> (64 - w))
 }
 
-type frozenScratch struct{ buf []uint64 }
+type frozenScratch struct {
+	buf    []uint64
+	ranges []bucketRange
+	probes []bucketProbe
+	cands  []probeCand
+	touch  uint64 // keeps pass 1's reads of queryBuckets
+}
 
 var frozenPool = sync.Pool{New: func() any { return new(frozenScratch) }}
 
@@ -141,32 +148,10 @@ func (f *Frozen) Query(fp uint64, k, limit int) ([]FrozenMatch, error) {
 	sc := frozenPool.Get().(*frozenScratch)
 	defer frozenPool.Put(sc)
 	buf := sc.buf[:0]
-	for t := range f.tables {
-		s := &f.tables[t]
-		perm := f.lay.perms[t]
-		y := perm.Apply(fp)
-		yh := y >> s.l
-		kb := f.lay.kb[t]
-		// The key's buckets: a run of 2^(h-kb) buckets when the key is
-		// shorter than the high part, else the one bucket holding it (the
-		// distance test drops the other keys in it).
-		b0, b1 := yh, yh+1
-		if kb <= s.h {
-			b0 = yh >> (s.h - kb) << (s.h - kb)
-			b1 = b0 + 1<<(s.h-kb)
-		}
-		start := len(buf)
-		s.scan(b0, b1, yh, k, func(_, v uint64) bool {
-			if bits.OnesCount64(v^y) <= k {
-				buf = append(buf, v)
-			}
-			return true
-		})
-		if t != f.lay.ident {
-			for i := start; i < len(buf); i++ {
-				buf[i] = perm.Invert(buf[i])
-			}
-		}
+	if f.radius > 0 && f.singleBuckets() {
+		buf = f.queryBuckets(fp, k, buf, sc)
+	} else {
+		buf = f.queryRanges(fp, k, buf, sc)
 	}
 	// A fingerprint is found once per table whose key it shares with fp.
 	if len(buf) > 1 {
@@ -212,3 +197,34 @@ func (f *Frozen) All(fn func(id, fp uint64) bool) {
 // whose permutation is the identity: a Frozen maps matches to ids through
 // that table.
 var errNoIdentity = errors.New("a frozen index needs a table keyed by the leading blocks (the identity permutation)")
+
+// queryRanges appends to buf the stored fingerprints within k of fp,
+// table by table, scanning each probe's run of buckets.
+func (f *Frozen) queryRanges(fp uint64, k int, buf []uint64, sc *frozenScratch) []uint64 {
+	var y uint64
+	keep := func(_, v uint64) bool {
+		if bits.OnesCount64(v^y) <= k {
+			buf = append(buf, v)
+		}
+		return true
+	}
+	for t := range f.tables {
+		s := &f.tables[t]
+		perm := f.lay.perms[t]
+		y = perm.Apply(fp)
+		yh := y >> s.l
+		start := len(buf)
+		// The buckets of the query's key and, in a probed layout, of the
+		// keys near it (the distance test drops the other keys in them).
+		sc.ranges = probeRanges(sc.ranges[:0], y, f.lay.kb[t], s.h, f.radius)
+		for _, r := range sc.ranges {
+			s.scan(r.b0, r.b1, yh, k, keep)
+		}
+		if t != f.lay.ident {
+			for i := start; i < len(buf); i++ {
+				buf[i] = perm.Invert(buf[i])
+			}
+		}
+	}
+	return buf
+}

@@ -15,10 +15,7 @@ import (
 	"time"
 )
 
-// genSource generates n fingerprints as benchData does (90% random, 10%
-// near-copies with 1 to 6 bits flipped), but in a stream: a near-copy copies
-// one of the last 4096 fingerprints, so that a billion need no memory. Each
-// Scan yields the same items; ids are positions. sample, when not nil,
+// genSource is a SyntheticSource of n fingerprints; sample, when not nil,
 // receives every stride-th fingerprint of the first Scan.
 type genSource struct {
 	n      int
@@ -27,46 +24,21 @@ type genSource struct {
 }
 
 func (g genSource) Scan(fn func(fps, ids []uint64) error) error {
-	r := rand.New(rand.NewPCG(uint64(g.n), 43))
-	var ring [4096]uint64
-	fps := make([]uint64, 0, 1<<14)
-	ids := make([]uint64, 1<<14)
 	sampling := g.sample != nil && len(*g.sample) == 0
-	for i := 0; i < g.n; i++ {
-		var x uint64
-		if i > 0 && r.IntN(10) == 0 {
-			x = ring[r.IntN(min(i, len(ring)))]
-			// 1 to 6 distinct bits flipped (flip's Perm costs more than
-			// the rest of the build here).
-			var m uint64
-			for want := 1 + r.IntN(6); bits.OnesCount64(m) < want; {
-				m |= 1 << (r.Uint64() & 63)
+	return SyntheticSource(g.n).Scan(func(fps, ids []uint64) error {
+		if sampling {
+			for i, x := range fps {
+				if ids[i]%uint64(g.stride) == 0 {
+					*g.sample = append(*g.sample, x)
+				}
 			}
-			x ^= m
-		} else {
-			x = r.Uint64()
 		}
-		ring[i%len(ring)] = x
-		if sampling && i%g.stride == 0 {
-			*g.sample = append(*g.sample, x)
-		}
-		fps = append(fps, x)
-		if len(fps) == cap(fps) || i == g.n-1 {
-			first := uint64(i + 1 - len(fps))
-			for j := range fps {
-				ids[j] = first + uint64(j)
-			}
-			if err := fn(fps, ids[:len(fps)]); err != nil {
-				return err
-			}
-			fps = fps[:0]
-		}
-	}
-	return nil
+		return fn(fps, ids)
+	})
 }
 
 // BenchmarkFrozen builds a Frozen of n generated fingerprints (k = 3,
-// seeds-4x16) in bounded memory, saves it, maps it back and queries the
+// flip-2x32, or NEARDUP_BENCH_LAYOUT such as seeds-4x16) in bounded memory, saves it, maps it back and queries the
 // mapping: build time, bytes per fingerprint (tables and ids; heap growth;
 // file), open time, p50/p99 per query (stored fingerprints with 0 to 3 bits
 // flipped). A sample of the queries is checked against a scan of the
@@ -92,6 +64,7 @@ func BenchmarkFrozen(b *testing.B) {
 		}
 		sortMem = m << 20
 	}
+	layout := os.Getenv("NEARDUP_BENCH_LAYOUT")
 	var plan *Plan
 	if s := os.Getenv("NEARDUP_BENCH_BLOCKS"); s != "" {
 		p := Plan{K: 3}
@@ -129,7 +102,7 @@ func BenchmarkFrozen(b *testing.B) {
 				var m0, m1 runtime.MemStats
 				runtime.ReadMemStats(&m0)
 				t0, c0 := time.Now(), cpuTime()
-				f, err := BuildFrozen(context.Background(), src, FrozenOptions{K: k, Plan: plan, SortMemory: sortMem})
+				f, err := BuildFrozen(context.Background(), src, FrozenOptions{K: k, Layout: layout, Plan: plan, SortMemory: sortMem})
 				if err != nil {
 					b.Fatal(err)
 				}

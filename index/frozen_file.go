@@ -20,7 +20,7 @@ import (
 // natural alignment and each section its own cache lines.
 const (
 	frozenMagic   = "NDUPFRZ\n"
-	frozenVersion = 1
+	frozenVersion = 2 // 2 adds the probe radius to the counts; 1 still opens
 	frozenAlign   = 64
 	maxSections   = 1 << 10
 )
@@ -38,36 +38,67 @@ type FrozenOpenOptions struct {
 type section struct {
 	tag  [4]byte
 	name string
-	data []byte
+	data []byte // nil while BuildFrozenFile streams the section
+	size int64
+	crc  uint32
 }
 
 func tag(c byte, t int) [4]byte { return [4]byte{c, byte(t), byte(t >> 8), 0} }
 
-// sections lists the Frozen's sections in file order.
+// sections lists the Frozen's sections in file order, with their sizes
+// (which follow from n, the id width and the plan) and, for the columns
+// in memory, their data.
 func (f *Frozen) sections() []section {
 	plan := appendPlan(nil, f.lay.plan)
 	meta := binary.LittleEndian.AppendUint64(nil, f.n)
 	meta = binary.LittleEndian.AppendUint64(meta, uint64(f.idBits))
+	meta = binary.LittleEndian.AppendUint64(meta, uint64(f.radius))
+	hw, lw, sw := efWords(f.n)
+	col := func(t [4]byte, name string, w []uint64, words uint64) section {
+		return section{tag: t, name: name, data: wordBytes(w), size: 8 * int64(words)}
+	}
 	secs := []section{
-		{tag('P', 0), "plan", plan},
-		{tag('M', 0), "counts", meta},
-		{tag('I', 0), "ids", wordBytes(f.ids)},
+		{tag: tag('P', 0), name: "plan", data: plan, size: int64(len(plan))},
+		{tag: tag('M', 0), name: "counts", data: meta, size: int64(len(meta))},
+		col(tag('I', 0), "ids", f.ids, idWords(f.n, f.idBits)),
 	}
 	if f.nameOffs != nil {
 		secs = append(secs,
-			section{tag('N', 0), "name offsets", wordBytes(f.nameOffs)},
-			section{tag('B', 0), "name bytes", f.nameBytes},
+			col(tag('N', 0), "name offsets", f.nameOffs, uint64(len(f.nameOffs))),
+			section{tag: tag('B', 0), name: "name bytes", data: f.nameBytes, size: int64(len(f.nameBytes))},
 		)
 	}
-	for t := range f.tables {
-		s := &f.tables[t]
+	for t := range f.lay.perms {
+		var s efSeq
+		if t < len(f.tables) {
+			s = f.tables[t]
+		}
 		secs = append(secs,
-			section{tag('S', t), fmt.Sprintf("table %d samples", t), wordBytes(s.samples)},
-			section{tag('H', t), fmt.Sprintf("table %d high bits", t), wordBytes(s.hi)},
-			section{tag('L', t), fmt.Sprintf("table %d low bits", t), wordBytes(s.lo)},
+			col(tag('S', t), fmt.Sprintf("table %d samples", t), s.samples, sw),
+			col(tag('H', t), fmt.Sprintf("table %d high bits", t), s.hi, hw),
+			col(tag('L', t), fmt.Sprintf("table %d low bits", t), s.lo, lw),
 		)
 	}
 	return secs
+}
+
+// frozenHeader returns the header of a snapshot of secs (whose crc fields
+// are set), each section's offset and the file's length.
+func frozenHeader(secs []section) (hdr []byte, offs []int64, size int64) {
+	hdr = []byte(frozenMagic)
+	hdr = binary.LittleEndian.AppendUint32(hdr, frozenVersion)
+	hdr = binary.LittleEndian.AppendUint32(hdr, uint32(len(secs)))
+	off := alignUp(headerSize(len(secs)))
+	for _, s := range secs {
+		hdr = append(hdr, s.tag[:]...)
+		hdr = binary.LittleEndian.AppendUint32(hdr, s.crc)
+		hdr = binary.LittleEndian.AppendUint64(hdr, uint64(off))
+		hdr = binary.LittleEndian.AppendUint64(hdr, uint64(s.size))
+		offs = append(offs, off)
+		off = alignUp(off + s.size)
+	}
+	hdr = binary.LittleEndian.AppendUint32(hdr, crc32.Checksum(hdr, castagnoli))
+	return hdr, offs, off
 }
 
 // wordBytes views words as their little-endian bytes (littleEndian is
@@ -93,18 +124,13 @@ func (f *Frozen) WriteTo(w io.Writer) (int64, error) {
 		return 0, errBigEndian
 	}
 	secs := f.sections()
-	hdr := []byte(frozenMagic)
-	hdr = binary.LittleEndian.AppendUint32(hdr, frozenVersion)
-	hdr = binary.LittleEndian.AppendUint32(hdr, uint32(len(secs)))
-	off := alignUp(headerSize(len(secs)))
-	for _, s := range secs {
-		hdr = append(hdr, s.tag[:]...)
-		hdr = binary.LittleEndian.AppendUint32(hdr, crc32.Checksum(s.data, castagnoli))
-		hdr = binary.LittleEndian.AppendUint64(hdr, uint64(off))
-		hdr = binary.LittleEndian.AppendUint64(hdr, uint64(len(s.data)))
-		off = alignUp(off + int64(len(s.data)))
+	for i := range secs {
+		if int64(len(secs[i].data)) != secs[i].size {
+			return 0, fmt.Errorf("index: frozen section %s: %d bytes, want %d", secs[i].name, len(secs[i].data), secs[i].size)
+		}
+		secs[i].crc = crc32.Checksum(secs[i].data, castagnoli)
 	}
-	hdr = binary.LittleEndian.AppendUint32(hdr, crc32.Checksum(hdr, castagnoli))
+	hdr, _, _ := frozenHeader(secs)
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var written int64
 	pad := make([]byte, frozenAlign)
@@ -220,8 +246,9 @@ func parseFrozen(b []byte, opt FrozenOpenOptions) (*Frozen, error) {
 	if len(b) < int(headerSize(0)) || string(b[:8]) != frozenMagic {
 		return nil, formatErr("not a frozen index snapshot (bad magic)")
 	}
-	if v := binary.LittleEndian.Uint32(b[8:]); v != frozenVersion {
-		return nil, fmt.Errorf("%w: frozen snapshot version %d, want %d", ErrVersion, v, frozenVersion)
+	version := binary.LittleEndian.Uint32(b[8:])
+	if version < 1 || version > frozenVersion {
+		return nil, fmt.Errorf("%w: frozen snapshot version %d, this build reads 1 to %d", ErrVersion, version, frozenVersion)
 	}
 	nsec := binary.LittleEndian.Uint32(b[12:])
 	if nsec > maxSections || headerSize(int(nsec)) > int64(len(b)) {
@@ -289,28 +316,39 @@ func parseFrozen(b []byte, opt FrozenOpenOptions) (*Frozen, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := decodePlan(pb)
+	p, err := decodePlanBytes(pb)
 	if err != nil {
 		return nil, err
-	}
-	lay := newLayout(p)
-	if lay.ident < 0 {
-		return nil, formatErr("plan: %v", errNoIdentity)
 	}
 	mb, err := get(tag('M', 0), "counts", true)
 	if err != nil {
 		return nil, err
 	}
-	if len(mb) != 16 {
-		return nil, formatErr("counts: %d bytes, want 16", len(mb))
+	// Version 1: n and the id width; version 2 adds the probe radius.
+	if want := 8 * (1 + int(version)); len(mb) != want {
+		return nil, formatErr("counts: %d bytes, want %d", len(mb), want)
 	}
 	n, idBits := binary.LittleEndian.Uint64(mb), binary.LittleEndian.Uint64(mb[8:])
+	radius := uint64(0)
+	if version >= 2 {
+		radius = binary.LittleEndian.Uint64(mb[16:])
+	}
+	if radius > uint64(p.K) {
+		return nil, formatErr("counts: probe radius %d with k=%d", radius, p.K)
+	}
+	if err := checkProbed(p, int(radius)); err != nil {
+		return nil, formatErr("plan: %v", err)
+	}
+	lay := newLayout(p)
+	if lay.ident < 0 {
+		return nil, formatErr("plan: %v", errNoIdentity)
+	}
 	// Every table holds at least two bits an entry, so n is bounded by the
 	// file's length before any size is computed from it.
 	if idBits > 64 || n > uint64(len(b))*4 {
 		return nil, formatErr("counts: %d entries of %d-bit ids in a %d-byte file", n, idBits, len(b))
 	}
-	f := &Frozen{lay: lay, n: n, idBits: uint(idBits), tables: make([]efSeq, len(p.Tables))}
+	f := &Frozen{lay: lay, radius: int(radius), n: n, idBits: uint(idBits), tables: make([]efSeq, len(p.Tables))}
 	if f.ids, err = words(tag('I', 0), "ids", (n*idBits+63)/64+1); err != nil {
 		return nil, err
 	}
@@ -394,9 +432,10 @@ func (s *efSeq) check() error {
 	return nil
 }
 
-// decodePlan reads the plan section: the encoding of section P of the
-// version 1 snapshot.
-func decodePlan(b []byte) (Plan, error) {
+// decodePlanBytes reads the plan section: the encoding of section P of
+// the version 1 snapshot. It checks the plan's shape; its exactness
+// (which depends on the probe radius) is the caller's to check.
+func decodePlanBytes(b []byte) (Plan, error) {
 	r := b
 	next := func() (int, error) {
 		v, m := binary.Uvarint(r)
@@ -448,9 +487,6 @@ func decodePlan(b []byte) (Plan, error) {
 	// Validate enumerates the C(blocks, k) ways to differ.
 	if c, ok := binomial(len(p.Blocks), min(p.K, len(p.Blocks))); !ok || c > 1<<20 {
 		return p, formatErr("plan: k=%d over %d blocks is too large", p.K, len(p.Blocks))
-	}
-	if err := p.Validate(); err != nil {
-		return p, formatErr("plan: %v", err)
 	}
 	return p, nil
 }

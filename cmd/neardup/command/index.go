@@ -22,7 +22,7 @@ bits of a query without a scan (Manku, Jain, Das Sarma 2007, section 3).
   neardup index stats --index corpus.ndx`,
 		Args: noArgsHelp,
 	}
-	c.AddCommand(newIndexBuildCommand(), newIndexQueryCommand(), newIndexStatsCommand())
+	c.AddCommand(newIndexBuildCommand(), newIndexQueryCommand(), newIndexStatsCommand(), newIndexGenCommand(), newIndexBenchCommand())
 	return c
 }
 

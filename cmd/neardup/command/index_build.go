@@ -29,6 +29,7 @@ type indexBuildCmd struct {
 	kSet     bool // --k given explicitly
 	frozen   bool
 	raw      bool
+	tempDir  string
 }
 
 func newIndexBuildCommand() *cobra.Command {
@@ -61,17 +62,23 @@ The plan (tables) is chosen for the number of fingerprints, --k and --budget
 and printed; --plan overrides it: seeds-4x16, manku-20, blocks:K:B or auto.
 
 --frozen writes a compressed, read-only index instead (package index,
-Frozen: Elias-Fano tables, about 22-25 bytes a fingerprint from 10M to 1B,
-mapped in place by 'neardup index query'). Its ids are integers: the
-input's ids when every one is a decimal integer, else the fingerprints'
-positions in the input (0, 1, ...), with the input's ids stored as their
-names (printed by 'index query'; read from the file only for a match). With --raw the one input is a file of
-little-endian 8-byte fingerprints (ids: positions), read once per sort run
-instead of held in memory; --budget is then the sort memory (default 1GiB).`,
+Frozen: two Elias-Fano tables probed within 1 bit, flip-2x32, about 13-14
+bytes a fingerprint from 10M to 1B with integer ids; --plan seeds-4x16 for
+four exact tables, 22-25 bytes; mapped in place by 'neardup index query').
+Its ids are integers: the input's ids when every one is a decimal integer,
+else the fingerprints' positions in the input (0, 1, ...), with the input's
+ids stored as their names (printed by 'index query'; read from the file
+only for a match). It is built by an external sort: sorted runs go to
+--temp-dir (8 bytes a fingerprint a table, 8 more for the ids) and are
+merged. With --raw the one input is a file (or -, stdin) of little-endian
+8-byte fingerprints (ids: positions), as 'neardup index gen' writes, read
+once and never held in memory, and the tables go to --out as they are
+merged: the build's memory is --budget, the sort memory (default 1GiB).`,
 		Example: `  neardup fingerprint --json docs.jsonl | neardup index build --out docs.ndx
   neardup index build --out big.ndx --k 3 --budget 8GiB fps.txt
   neardup index build --out docs.ndx --from-text --profile en-words docs.jsonl
-  neardup index build --frozen --raw --out big.ndf fps.u64`,
+  neardup index build --frozen --raw --out big.ndf fps.u64
+  neardup index gen --n 1000000000 | neardup index build --frozen --raw --out big.ndf -`,
 		RunE: func(c *cobra.Command, args []string) error {
 			f.kSet = c.Flags().Changed("k")
 			return f.run(c.Context(), args, c.InOrStdin(), c.OutOrStdout(), c.ErrOrStderr())
@@ -80,13 +87,14 @@ instead of held in memory; --budget is then the sort memory (default 1GiB).`,
 	fs := c.Flags()
 	fs.StringVarP(&f.out, "out", "o", "", "snapshot file to write (required; - for stdout)")
 	fs.IntVarP(&f.k, "k", "k", 3, "largest distance queries will ask for (0..63)")
-	fs.StringVar(&f.plan, "plan", "auto", "table layout: auto, seeds-4x16, manku-20 or blocks:K:B")
+	fs.StringVar(&f.plan, "plan", "auto", "table layout: auto, seeds-4x16, manku-20 or blocks:K:B (--frozen: also flip-2x32, flip:K:T)")
 	fs.StringVar(&f.budget, "budget", "", "memory budget for the planner, e.g. 4GiB (default: 64 bytes per fingerprint, at least 256MiB)")
 	fs.BoolVar(&f.json, "json", false, "print the summary as JSON")
 	fs.BoolVar(&f.fromText, "from-text", false, "inputs are documents to fingerprint, not fingerprints")
 	fs.IntVarP(&f.workers, "workers", "j", 0, "goroutines (0: one per core)")
 	fs.BoolVar(&f.frozen, "frozen", false, "write a compressed read-only index with integer ids (see above)")
 	fs.BoolVar(&f.raw, "raw", false, "with --frozen: the input is a file of little-endian 8-byte fingerprints")
+	fs.StringVar(&f.tempDir, "temp-dir", "", "with --frozen: directory of the sort runs (default $TMPDIR or /tmp)")
 	registerFPFormat(fs, &f.fpFormat)
 	f.in.register(fs)
 	f.prof.register(fs)

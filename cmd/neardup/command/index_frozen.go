@@ -13,14 +13,17 @@ import (
 )
 
 // buildFrozen is index build --frozen: a compressed read-only index
-// (index.Frozen) with integer ids, built in bounded memory. With --raw the
-// one input is a file of little-endian 8-byte fingerprints, read once per
-// sort run and never held in memory; otherwise the fingerprints read as for
+// (index.Frozen) with integer ids, built by an external sort (runs in
+// --temp-dir). With --raw the one input is a file (or stdin) of
+// little-endian 8-byte fingerprints, read once and never held in memory,
+// and the tables go to the snapshot as the merge yields them
+// (index.BuildFrozenFile), so the build's memory is the sort memory;
+// otherwise the fingerprints read as for
 // an Index keep their ids when every id is a decimal integer, else take
 // their positions in the input, and the string ids are stored as the
 // positions' names (Frozen.SetNames), which index query prints.
 func (f *indexBuildCmd) buildFrozen(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	opt := index.FrozenOptions{K: f.k, Workers: f.workers}
+	opt := index.FrozenOptions{K: f.k, Workers: f.workers, TempDir: f.tempDir}
 	if f.plan != "" && f.plan != "auto" {
 		opt.Layout = f.plan
 		if !f.kSet {
@@ -38,13 +41,17 @@ func (f *indexBuildCmd) buildFrozen(ctx context.Context, args []string, stdin io
 	var names []string
 	idsFrom := "positions in the input"
 	if f.raw {
-		if len(args) != 1 || args[0] == "-" {
-			return usagef("--raw reads exactly one file (read several times, so not stdin)")
+		if len(args) > 1 {
+			return usagef("--raw reads one file of 8-byte fingerprints (or - for stdin)")
 		}
-		if _, err := os.Stat(args[0]); err != nil {
-			return err
+		if len(args) == 0 || args[0] == "-" {
+			src = index.ReaderSource(stdin, "stdin")
+		} else {
+			if _, err := os.Stat(args[0]); err != nil {
+				return err
+			}
+			src = index.FileSource(args[0])
 		}
-		src = index.FileSource(args[0])
 	} else {
 		sids, fps, err := f.readInput(ctx, args, stdin, stderr)
 		if err != nil {
@@ -67,18 +74,32 @@ func (f *indexBuildCmd) buildFrozen(ctx context.Context, args []string, stdin io
 		}
 		src = index.SliceSource(fps, ids)
 	}
-	x, err := index.BuildFrozen(ctx, src, opt)
-	if err != nil {
-		return err
-	}
-	if names != nil {
-		if err := x.SetNames(names); err != nil {
+	var (
+		x    *index.Frozen
+		size int64
+		err  error
+	)
+	if names == nil && streamable(f.out) {
+		// Straight into the snapshot: the tables are never in memory.
+		if x, err = index.BuildFrozenFile(ctx, src, f.out, opt); err != nil {
 			return err
 		}
-	}
-	var size int64
-	if err := outfile.WriteFile(f.out, stdout, func(w io.Writer) (err error) { size, err = x.WriteTo(w); return err }); err != nil {
-		return err
+		defer x.Close()
+		if fi, err := os.Stat(f.out); err == nil {
+			size = fi.Size()
+		}
+	} else {
+		if x, err = index.BuildFrozen(ctx, src, opt); err != nil {
+			return err
+		}
+		if names != nil {
+			if err := x.SetNames(names); err != nil {
+				return err
+			}
+		}
+		if err := outfile.WriteFile(f.out, stdout, func(w io.Writer) (err error) { size, err = x.WriteTo(w); return err }); err != nil {
+			return err
+		}
 	}
 	if f.out == outfile.Stdout {
 		stdout = stderr
@@ -89,12 +110,23 @@ func (f *indexBuildCmd) buildFrozen(ctx context.Context, args []string, stdin io
 		return json.NewEncoder(stdout).Encode(buildSummary{
 			Out: f.out, Fingerprints: x.Len(), Plan: p.String(), Tables: len(p.Tables), KeyBits: p.KeyBits(0),
 			BytesPerFingerprint: float64(x.Bytes()) / float64(n), MemoryBytes: x.Bytes(), FileBytes: size,
-			Why: "frozen: Elias-Fano tables, ids from " + idsFrom,
+			Why: "frozen: Elias-Fano tables (" + x.Layout() + "), ids from " + idsFrom,
 		})
 	}
 	fmt.Fprintf(stdout, "froze %d fingerprints into %s (%d bytes, %.1f per fingerprint; ids: %s)\n", x.Len(), f.out, size, float64(size)/float64(n), idsFrom)
-	fmt.Fprintf(stdout, "%v\n", x.Plan())
+	fmt.Fprintf(stdout, "%s\n", x.Layout())
 	return nil
+}
+
+// streamable reports whether the snapshot can be written where it goes
+// while it is built: a regular file, or a new one (not stdout, a device
+// or a FIFO, which outfile writes in place).
+func streamable(path string) bool {
+	if path == outfile.Stdout {
+		return false
+	}
+	fi, err := os.Stat(path)
+	return os.IsNotExist(err) || err == nil && fi.Mode().IsRegular()
 }
 
 // queryFrozen answers index query from a frozen snapshot, mapped in place.
@@ -155,10 +187,21 @@ func frozenStats(path string) (statsOutput, error) {
 	}
 	n := x.Len()
 	return statsOutput{
-		Fingerprints: n, K: p.K, Plan: p.String() + " (frozen)", Blocks: p.Blocks,
+		Fingerprints: n, K: p.K, Plan: x.Layout() + " (frozen)", Blocks: p.Blocks,
 		Tables: len(p.Tables), StoredTables: len(p.Tables), KeyBits: kb,
-		Candidates:  float64(len(p.Tables)) * float64(n) / float64(uint64(1)<<kb),
+		Candidates:  float64(len(p.Tables)) * probes(kb, x.Radius()) * float64(n) / float64(uint64(1)<<kb),
 		MemoryBytes: x.Bytes(), BytesPerFingerprint: float64(x.Bytes()) / float64(max(n, 1)),
 		TableBytes: x.Bytes() - x.IDBytes(), IDBytes: x.IDBytes(),
 	}, nil
+}
+
+// probes returns the keys a query probes in a table of kb-bit keys: those
+// within radius bits of its own.
+func probes(kb, radius int) float64 {
+	c, b := 0.0, 1.0
+	for i := 0; i <= radius; i++ {
+		c += b
+		b = b * float64(kb-i) / float64(i+1)
+	}
+	return c
 }

@@ -2,6 +2,7 @@ package command
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,5 +70,54 @@ func TestIndexBuildFrozen(t *testing.T) {
 	}
 	if code, _, _ := run(t, "", "index", "build", "--raw", "--out", out, rawPath); code == 0 {
 		t.Error("--raw without --frozen: code 0")
+	}
+}
+
+// TestIndexGenBuildBench: index gen writes 8-byte fingerprints, index build
+// --frozen --raw reads them from stdin and from the file (the default
+// flip-2x32 and seeds-4x16 give the same answers), and index bench checks
+// its queries against a scan.
+func TestIndexGenBuildBench(t *testing.T) {
+	dir := t.TempDir()
+	raw := filepath.Join(dir, "fps.u64")
+	if code, _, stderr := run(t, "", "index", "gen", "--n", "20000", "--out", raw); code != 0 {
+		t.Fatalf("gen: code %d, stderr %s", code, stderr)
+	}
+	if fi, err := os.Stat(raw); err != nil || fi.Size() != 8*20000 {
+		t.Fatalf("gen wrote %v, %v; want 160000 bytes", fi, err)
+	}
+	data, err := os.ReadFile(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flip := filepath.Join(dir, "flip.ndf")
+	if code, stdout, stderr := run(t, string(data), "index", "build", "--frozen", "--raw", "--out", flip, "--temp-dir", dir, "-"); code != 0 || !strings.Contains(stdout, "probed within 1 bit") {
+		t.Fatalf("build from stdin: code %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	seeds := filepath.Join(dir, "seeds.ndf")
+	if code, stdout, stderr := run(t, "", "index", "build", "--frozen", "--raw", "--plan", "seeds-4x16", "--out", seeds, raw); code != 0 {
+		t.Fatalf("build seeds-4x16: code %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	for _, q := range []string{"0123456789abcdef", fmt.Sprintf("%016x", binary.LittleEndian.Uint64(data[8*777:])^0x8001)} {
+		_, a, _ := run(t, "", "index", "query", "--index", flip, q)
+		_, b, _ := run(t, "", "index", "query", "--index", seeds, q)
+		if a != b {
+			t.Errorf("query %s: flip-2x32 %q, seeds-4x16 %q", q, a, b)
+		}
+	}
+	code, stdout, stderr := run(t, "", "index", "bench", "--index", flip, "--raw", raw, "--queries", "500", "--check", "50")
+	if code != 0 || !strings.Contains(stdout, "50 queries equal to a scan") {
+		t.Fatalf("bench: code %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := run(t, "", "index", "bench", "--index", flip, "--gen", "20000", "--queries", "300", "--check", "30"); code != 0 || !strings.Contains(stdout, "30 queries equal to a scan of index gen --n 20000") {
+		t.Fatalf("bench --gen: code %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	// A snapshot of other fingerprints: bench finds the difference.
+	other := filepath.Join(dir, "other.u64")
+	if code, _, _ := run(t, "", "index", "gen", "--n", "20001", "--out", other); code != 0 {
+		t.Fatal("gen 20001")
+	}
+	if code, _, _ := run(t, "", "index", "bench", "--index", flip, "--raw", other, "--queries", "200", "--check", "200"); code == 0 {
+		t.Error("bench against other fingerprints: code 0")
 	}
 }
