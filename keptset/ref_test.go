@@ -2,7 +2,6 @@ package keptset_test
 
 import (
 	"fmt"
-	"math/bits"
 
 	"github.com/neardup/neardup/rule"
 )
@@ -35,9 +34,7 @@ func (k *refSet) matchAll(f *rule.Features, limit int) []rule.KeptMatch {
 		if !d.live || !k.rl.Duplicates(&d.f, f) {
 			continue
 		}
-		verified := k.rl.Verified(&d.f, f)
-		out = append(out, rule.KeptMatch{ID: d.id, Seq: uint64(i), Distance: bits.OnesCount64(d.f.FP ^ f.FP),
-			Score: k.rl.Score(&d.f, f), Exact: verified && d.f.Exact == f.Exact, Unverified: !verified})
+		out = append(out, k.rl.KeptMatch(d.id, uint64(i), &d.f, f))
 		if limit > 0 && len(out) == limit {
 			break
 		}

@@ -564,7 +564,7 @@ func (s *Set) matchAll(ctx context.Context, f *rule.Features, limit int, from ui
 		if !s.rule.Duplicates(&g, f) {
 			continue
 		}
-		ms = append(ms, s.keptMatch(c.id, uint64(c.pos), &g, f))
+		ms = append(ms, s.rule.KeptMatch(c.id, uint64(c.pos), &g, f))
 		if limit > 0 && len(ms) >= limit {
 			return ms, next, nil
 		}
@@ -593,7 +593,7 @@ func (s *Set) matchAll(ctx context.Context, f *rule.Features, limit int, from ui
 		if !s.rule.Duplicates(&g, f) {
 			continue
 		}
-		ms = append(ms, s.keptMatch(id, seq, &g, f))
+		ms = append(ms, s.rule.KeptMatch(id, seq, &g, f))
 		if limit > 0 && len(ms) >= limit {
 			break
 		}
@@ -601,12 +601,6 @@ func (s *Set) matchAll(ctx context.Context, f *rule.Features, limit int, from ui
 	return ms, next, nil
 }
 
-// keptMatch describes the match of f with the kept document g.
-func (s *Set) keptMatch(id string, seq uint64, g, f *rule.Features) rule.KeptMatch {
-	verified := s.rule.Verified(g, f)
-	return rule.KeptMatch{ID: id, Seq: seq, Distance: bits.OnesCount64(g.FP ^ f.FP), Score: s.rule.Score(g, f),
-		Exact: verified && g.Exact == f.Exact, Unverified: !verified}
-}
 
 // simCandidatesLocked returns the candidates of f under MethodSimHash (mu
 // held): the live seqs of from and above, ascending and each once, and the

@@ -1,7 +1,9 @@
 package rule
 
+import "math/bits"
+
 // KeptMatch is a kept document that a new document duplicates: the answer of
-// a kept set's match (KeptSet; keptmem.Set; keptset.Set).
+// a kept set's match (KeptSet; keptset.Set; the Redis store).
 type KeptMatch struct {
 	ID       string
 	Seq      uint64  // its position in the order of addition
@@ -11,6 +13,15 @@ type KeptMatch struct {
 	// Unverified is set when either document is fingerprint-only: the match
 	// rests on the fingerprint distance alone (Rule.Verified).
 	Unverified bool
+}
+
+// KeptMatch describes the match of doc with the kept document kept, named id
+// at priority seq: what every kept set and store answers once the rule has
+// accepted the pair (Duplicates), so that they all describe it alike.
+func (r *Rule) KeptMatch(id string, seq uint64, kept, doc *Features) KeptMatch {
+	verified := r.Verified(kept, doc)
+	return KeptMatch{ID: id, Seq: seq, Distance: bits.OnesCount64(kept.FP ^ doc.FP), Score: r.Score(kept, doc),
+		Exact: verified && kept.Exact == doc.Exact, Unverified: !verified}
 }
 
 // A KeptSet is a set of kept documents, in priority order, with their
