@@ -42,8 +42,8 @@ func extractor(t testing.TB) func(id, text string) store.Record {
 	}
 }
 
-// layout counts the index's keys and hash fields by family (b, r, i), on
-// every master.
+// layout counts the index's keys and hash fields by family (b, r, i), and
+// the block keys and their entries (f), on every master.
 func layout(t testing.TB, s *Store) map[string]int64 {
 	t.Helper()
 	ctx := context.Background()
@@ -66,7 +66,18 @@ func layout(t testing.TB, s *Store) map[string]int64 {
 				return err
 			}
 		}
-		return nil
+		it := c.Scan(ctx, 0, s.p+"f[0-3]????", 1000).Iterator()
+		for it.Next(ctx) {
+			n, err := c.StrLen(ctx, it.Val()).Result()
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			out["f keys"]++
+			out["f entries"] += n / fpEntry
+			mu.Unlock()
+		}
+		return it.Err()
 	}
 	var err error
 	if cc, ok := s.c.(*redis.ClusterClient); ok {
@@ -176,7 +187,7 @@ func TestStalePending(t *testing.T) {
 	if err := dead.claim(ctx, &r, enc); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := dead.addEntries(ctx, seq, dead.keys(&r.Features)); err != nil {
+	if _, err := dead.addEntries(ctx, seq, dead.keys(&r.Features), r.Features.FP); err != nil {
 		t.Fatal(err)
 	}
 	dead.Close() // and never decides

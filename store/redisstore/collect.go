@@ -26,6 +26,8 @@ type gcJob struct {
 	bucket, tag string
 	id          string
 	keys        []uint64
+	fp          uint64
+	t           int // 'f': the block
 }
 
 func newCollector(s *Store) *collector {
@@ -47,12 +49,18 @@ func (c *collector) entry(bucket, tag string, seq uint64) {
 	c.put(gcJob{kind: 'e', bucket: bucket, tag: tag, seq: seq})
 }
 func (c *collector) record(seq uint64) { c.put(gcJob{kind: 'r', seq: seq}) }
-func (c *collector) stale(seq uint64)  { c.put(gcJob{kind: 's', seq: seq}) }
 
-// cancel ends the caller's own addition seq (id, candidate keys) that will
-// not be committed: its state is set first, at once, so that additions
-// waiting for it go on; the rest is cleared in the background.
-func (c *collector) cancel(seq uint64, id string, keys []uint64) {
+// fpEntry removes the block entry of seq (fingerprint fp) in block t's key.
+func (c *collector) fpEntry(key string, t int, fp, seq uint64) {
+	c.put(gcJob{kind: 'f', bucket: key, t: t, fp: fp, seq: seq})
+}
+func (c *collector) stale(seq uint64) { c.put(gcJob{kind: 's', seq: seq}) }
+
+// cancel ends the caller's own addition seq (id, candidate keys,
+// fingerprint) that will not be committed: its state is set first, at
+// once, so that additions waiting for it go on; the rest is cleared in the
+// background.
+func (c *collector) cancel(seq uint64, id string, keys []uint64, fp uint64) {
 	s := c.s
 	ctx, stop := context.WithTimeout(context.Background(), s.opt.Timeout)
 	defer stop()
@@ -60,7 +68,7 @@ func (c *collector) cancel(seq uint64, id string, keys []uint64) {
 		s.log.Warn("redis: cancelling an addition failed; it goes stale", "seq", seq, "err", err)
 		return
 	}
-	c.put(gcJob{kind: 'c', seq: seq, id: id, keys: keys})
+	c.put(gcJob{kind: 'c', seq: seq, id: id, keys: keys, fp: fp})
 }
 
 func (c *collector) close() {
@@ -76,7 +84,7 @@ func (c *collector) run() {
 		case <-c.done:
 			return
 		case j := <-c.jobs:
-			if j.kind != 'e' {
+			if j.kind != 'e' && j.kind != 'f' {
 				if seen[j.seq] {
 					continue
 				}
@@ -99,8 +107,10 @@ func (c *collector) do(ctx context.Context, j gcJob) error {
 	switch j.kind {
 	case 'e':
 		return dropSeq.Run(ctx, s.c, []string{j.bucket}, j.tag, seqString(j.seq)).Err()
+	case 'f':
+		return dropFP.Run(ctx, s.c, []string{j.bucket}, fpEntryOf(j.fp, j.t, j.seq)).Err()
 	case 'c':
-		return s.clear(ctx, j.seq, j.id, j.keys)
+		return s.clear(ctx, j.seq, j.id, j.keys, j.fp)
 	}
 	if j.kind == 's' {
 		rs, err := s.readRecords(ctx, []uint64{j.seq})
@@ -116,13 +126,13 @@ func (c *collector) do(ctx context.Context, j gcJob) error {
 	if err != nil || !rs[0].ok || rs[0].state != stateKilled {
 		return err
 	}
-	return s.clear(ctx, j.seq, rs[0].rec.ID, s.keys(&rs[0].rec.Features))
+	return s.clear(ctx, j.seq, rs[0].rec.ID, s.keys(&rs[0].rec.Features), rs[0].rec.Features.FP)
 }
 
 // clear removes the cancelled addition seq: its entries, its id (if still
 // its own) and then its record, prefilter and state.
-func (s *Store) clear(ctx context.Context, seq uint64, id string, keys []uint64) error {
-	calls := append(s.dropCalls(seq, keys), call{sc: dropID, keys: []string{s.idKey(id)}, args: []any{id, strconv.FormatUint(seq, 10)}})
+func (s *Store) clear(ctx context.Context, seq uint64, id string, keys []uint64, fp uint64) error {
+	calls := append(s.dropCalls(seq, keys, fp), call{sc: dropID, keys: []string{s.idKey(id)}, args: []any{id, strconv.FormatUint(seq, 10)}})
 	if err := s.scripts(ctx, calls, nil); err != nil {
 		return err
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 )
@@ -408,12 +407,6 @@ func (s *Store) Sync(ctx context.Context) error {
 		return err
 	}
 	return s.checkMeta(ctx)
-}
-
-// QueryFingerprint is not offered: the Redis index keeps LSH band keys,
-// not SimHash fingerprint tables.
-func (s *Store) QueryFingerprint(context.Context, uint64, int, int) ([]index.Match, error) {
-	return nil, fmt.Errorf("%w: fingerprint search over the Redis index (it keeps band keys, not fingerprint tables)", errors.ErrUnsupported)
 }
 
 // Close releases the connections; later calls fail with store.ErrClosed.

@@ -23,7 +23,14 @@ import (
 )
 
 // Format names the key layout (REDIS.md); another is refused.
-const Format = "neardup-redis 4"
+const Format = "neardup-redis 5"
+
+// oldFormats are the layouts this version no longer reads, and what they
+// were: an index of one is refused with a line saying how to re-import it.
+var oldFormats = map[string]string{
+	"neardup-redis 3": "the replica layout (--redis-replica, --redis-direct, --method simhash), removed in issue 34",
+	"neardup-redis 4": "the stateless layout before fingerprint search (no block keys)",
+}
 
 // Defaults of Options.
 const (
@@ -217,6 +224,10 @@ func (s *Store) checkMeta(ctx context.Context) error {
 		return unavailable(err)
 	}
 	got := all.Val()
+	if what, ok := oldFormats[got["format"]]; ok {
+		return fmt.Errorf("%w: redis index %q has format %q, %s, which this version does not read: load the documents again with 'neardup import --store ADDR --redis-prefix NEW' (or delete the index's keys first)",
+			store.ErrStoreFormat, s.p, got["format"], what)
+	}
 	for f, v := range want {
 		if got[f] != v {
 			return fmt.Errorf("%w: redis index %q has %s %q, this server uses %q", store.ErrStoreFormat, s.p, f, got[f], v)
