@@ -60,8 +60,6 @@ type testBackend struct {
 // methods returns the methods the backend decides under.
 func (b testBackend) methods() []string {
 	switch {
-	case b.stateless:
-		return []string{rule.MethodMinHash}
 	case b.direct:
 		return []string{rule.MethodSimHash} // direct mode reads fingerprint tables only
 	}

@@ -30,7 +30,12 @@ func text(seed uint64, n int) string {
 }
 
 func extractor(t testing.TB) func(id, text string) store.Record {
-	ex, err := rule.NewExtractor(rule.Options{})
+	return extractorOf(t, rule.Options{})
+}
+
+// extractorOf returns the records of texts under the decision options o.
+func extractorOf(t testing.TB, o rule.Options) func(id, text string) store.Record {
+	ex, err := rule.NewExtractor(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,15 +224,23 @@ func TestStalePending(t *testing.T) {
 }
 
 // TestConcurrentServers adds groups of near-duplicates through three
-// stores (three servers) and eight writers at once: exactly one document
+// stores (three servers) and eight writers at once, under either method:
+// exactly one document
 // of each group is stored, whatever the interleaving, and nothing is left
 // pending.
 func TestConcurrentServers(t *testing.T) {
+	for _, m := range []string{rule.MethodMinHash, rule.MethodSimHash} {
+		t.Run(m, func(t *testing.T) { testConcurrentServers(t, rule.Options{Method: m}) })
+	}
+}
+
+func testConcurrentServers(t *testing.T, o rule.Options) {
 	backends(t, func(t *testing.T, addr string) {
 		ctx := context.Background()
-		rec := extractor(t)
+		rec := extractorOf(t, o)
 		p := newPrefix()
-		stores := []*Store{open(t, addr, p, Options{}), open(t, addr, p, Options{}), open(t, addr, p, Options{})}
+		opt := Options{Dedup: o}
+		stores := []*Store{open(t, addr, p, opt), open(t, addr, p, opt), open(t, addr, p, opt)}
 		groups := 60
 		if testing.Short() {
 			groups = 15
@@ -271,8 +284,8 @@ func TestConcurrentServers(t *testing.T) {
 			t.Errorf("Len = %d, %v; want %d", n, err, groups)
 		}
 		got := settled(t, stores[0])
-		if got["r fields"] != int64(3*groups) || got["i fields"] != int64(groups) {
-			t.Errorf("after the collector: %v; want %d records with their prefilters and states and %d ids", got, groups, groups)
+		if got["r fields"] != int64(3*groups) || got["i fields"] != int64(groups) || got["f entries"] != int64(fpBlocks*groups) {
+			t.Errorf("after the collector: %v; want %d records with their prefilters and states, %d ids and %d block entries", got, groups, groups, fpBlocks*groups)
 		}
 	})
 }

@@ -206,6 +206,9 @@ func (s *Store) MatchAll(ctx context.Context, f *rule.Features, limit int) ([]ru
 	if err := s.check(); err != nil {
 		return nil, err
 	}
+	if err := s.wide(f); err != nil {
+		return nil, err
+	}
 	keys := s.keys(f)
 	vals, err := s.readFields(ctx, keys)
 	if err != nil {

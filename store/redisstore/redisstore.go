@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -127,7 +128,10 @@ func (o *Options) ensureDefaults() {
 type Store struct {
 	c     redis.UniversalClient
 	rule  *rule.Rule
-	nb    int // bands per document
+	nb    int // bands per document (minhash)
+	// simhash: the candidate keys are the exact key and the prefix
+	// filter's (simhashKeys), not band keys.
+	simhash bool
 	opt   Options
 	log   *slog.Logger
 	p     string
@@ -166,14 +170,14 @@ func Open(ctx context.Context, addr string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rl.Bands() == 0 {
-		return nil, fmt.Errorf("%w: the Redis index keeps LSH band keys (method minhash); method %q has none", rule.ErrOptions, opt.Dedup.Method)
+	if rl.Bands() == 0 && opt.Dedup.Verify != rule.VerifyJaccard {
+		return nil, fmt.Errorf("%w: the Redis index finds --method simhash candidates by the prefix filter of the shingle sets, which needs --verify jaccard (not %q)", rule.ErrOptions, opt.Dedup.Verify)
 	}
 	c, err := dial(addr, opt)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{c: c, rule: rl, nb: rl.Bands(), opt: opt, log: opt.Logger, p: opt.Prefix,
+	s := &Store{c: c, rule: rl, nb: rl.Bands(), simhash: rl.Bands() == 0, opt: opt, log: opt.Logger, p: opt.Prefix,
 		g: &group{c: c, timeout: opt.Timeout}, prefilter: opt.Dedup.Verify == rule.VerifyJaccard, directMax: opt.directMax}
 	slot := s.p + "{" + s.p + "}"
 	s.seqKey, s.countKey = slot+"seq", slot+"count"
@@ -198,6 +202,9 @@ func dial(addr string, opt Options) (redis.UniversalClient, error) {
 // compact encoding (listpack, up to hash-max-listpack-entries: 128 by
 // default) with room to grow, and a lookup scans few entries.
 func bucketBits(capacity, nb int) (band, id uint) {
+	if nb == 0 {
+		nb = simhashKeysPerDoc
+	}
 	b := uint(bits.Len64(uint64(capacity * nb / 48)))
 	i := uint(bits.Len64(uint64(capacity / 32)))
 	return min(max(b, 4), 40), min(max(i, 4), 40)
@@ -373,10 +380,62 @@ func (s *Store) idKey(id string) string {
 	return s.p + "i:" + strconv.FormatUint(h>>(64-s.ibits), 16)
 }
 
-// keys returns f's candidate keys: the batch's and the in-memory kept
-// set's (keptset.Keys).
+// keys returns f's candidate keys: under minhash the batch's and the
+// in-memory kept set's (keptset.Keys), under simhash simhashKeys.
 func (s *Store) keys(f *rule.Features) []uint64 {
+	if s.simhash {
+		return simhashKeys(f, s.rule.Threshold())
+	}
 	return keptset.Keys(make([]uint64, 0, s.nb), f, s.nb)
+}
+
+// simhashKeysPerDoc is the candidate keys a document is taken to have
+// under simhash when the buckets are sized: the exact key and the prefix
+// of a 1 KB document's set (about 40 of ~200 hashes at threshold 0.8).
+const simhashKeysPerDoc = 40
+
+// simhashKeys returns the candidate keys of f under --method simhash with
+// Jaccard verification: its token-sequence hash (exact copies, and the
+// documents the rule matches on nothing else: rule.Rule.ExactOnly), then
+// the hashes of the prefix of its shingle set, the first n - ⌈t·n⌉ + 1 of
+// its n sorted hashes. Two sets with J >= t share a hash of their
+// prefixes (the prefix filter: Chaudhuri, Ganti and Kaushik 2006), so
+// every document the rule can call a duplicate (J >= t, then the
+// fingerprint distance) shares a key with f; the rule decides among them.
+// The same keys as the embedded kept set's under simhash (keptmem's
+// prefix tables; keptset's once it serves simhash).
+func simhashKeys(f *rule.Features, t float64) []uint64 {
+	hs := f.Sketch.Hashes()
+	n := prefixLen(len(hs), t)
+	out := make([]uint64, 0, 1+n)
+	out = append(out, simhash.Mix64(f.Exact, 1<<32))
+	if f.Sketch.Sampled() {
+		return out // refused by wide, before it is written
+	}
+	for _, h := range hs[:n] {
+		out = append(out, simhash.Mix64(uint64(h), 2<<32))
+	}
+	return out
+}
+
+// prefixLen is the length of the prefix of an exact set of n hashes at
+// threshold t: n - ⌈t·n⌉ + 1, rounded up (a longer prefix only adds
+// candidates) so that floating point cannot shorten it below the bound.
+func prefixLen(n int, t float64) int {
+	if n == 0 {
+		return 0
+	}
+	return min(n, max(1, n-int(math.Ceil(t*float64(n)-1e-6))+1))
+}
+
+// wide reports a document this index cannot find candidates for: under
+// simhash, a sampled shingle set (the prefix filter needs the exact set),
+// which only a fingerprint search at the rule's QueryK would find.
+func (s *Store) wide(f *rule.Features) error {
+	if s.simhash && f.Sketch.Sampled() && !s.rule.ExactOnly(f) {
+		return fmt.Errorf("%w: a sampled shingle set under --method simhash (the Redis index's prefix filter needs the exact set)", rule.ErrOptions)
+	}
+	return nil
 }
 
 // States of a record (the state field): absent while it is pending,

@@ -87,7 +87,7 @@ func TestOtherSettingsRefused(t *testing.T) {
 	if _, err := Open(context.Background(), addr, Options{Prefix: p, Settings: "b"}); err == nil || !strings.Contains(err.Error(), "settings") {
 		t.Fatalf("Open with other settings: %v, want a settings mismatch", err)
 	}
-	if _, err := Open(context.Background(), addr, Options{Prefix: newPrefix(), Dedup: rule.Options{Method: rule.MethodSimHash}}); err == nil {
-		t.Fatal("Open with method simhash: no error, want one (no band keys)")
+	if _, err := Open(context.Background(), addr, Options{Prefix: newPrefix(), Dedup: rule.Options{Method: rule.MethodSimHash, Verify: rule.VerifyCosine}}); err == nil || !strings.Contains(err.Error(), "verify jaccard") {
+		t.Fatalf("Open with method simhash, verify cosine: %v, want an error (no prefix filter without Jaccard)", err)
 	}
 }

@@ -183,6 +183,9 @@ func (s *Store) cancel(p *pending, err error) error {
 
 // pend writes r pending (steps 1 and 2 of REDIS.md, "Adding a document").
 func (s *Store) pend(ctx context.Context, r *store.Record) (*pending, error) {
+	if err := s.wide(&r.Features); err != nil {
+		return nil, err
+	}
 	enc, err := encodeRecord(r, time.Now())
 	if err != nil {
 		return nil, err
@@ -644,6 +647,9 @@ func (s *Store) putBatch(ctx context.Context, rs []store.Record) ([]bool, []erro
 	for i := range rs {
 		if rs[i].Seq > maxSeq {
 			return nil, nil, fmt.Errorf("%w: seq %d past the layout's %d", store.ErrStore, rs[i].Seq, uint64(maxSeq))
+		}
+		if err := s.wide(&rs[i].Features); err != nil {
+			return nil, nil, err
 		}
 		var err error
 		if encs[i], err = encodeRecord(&rs[i], time.Now()); err != nil {
