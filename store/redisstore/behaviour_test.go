@@ -225,9 +225,8 @@ func TestStalePending(t *testing.T) {
 
 // TestConcurrentServers adds groups of near-duplicates through three
 // stores (three servers) and eight writers at once, under either method:
-// exactly one document
-// of each group is stored, whatever the interleaving, and nothing is left
-// pending.
+// exactly one document of each group is stored, whatever the
+// interleaving, and nothing is left pending.
 func TestConcurrentServers(t *testing.T) {
 	for _, m := range []string{rule.MethodMinHash, rule.MethodSimHash} {
 		t.Run(m, func(t *testing.T) { testConcurrentServers(t, rule.Options{Method: m}) })

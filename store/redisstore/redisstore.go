@@ -126,17 +126,17 @@ func (o *Options) ensureDefaults() {
 // by every server that opens the same address and prefix, holding nothing
 // of the index itself (REDIS.md). It is safe for concurrent use.
 type Store struct {
-	c     redis.UniversalClient
-	rule  *rule.Rule
-	nb    int // bands per document (minhash)
+	c    redis.UniversalClient
+	rule *rule.Rule
+	nb   int // bands per document (minhash)
 	// simhash: the candidate keys are the exact key and the prefix
 	// filter's (simhashKeys), not band keys.
 	simhash bool
-	opt   Options
-	log   *slog.Logger
-	p     string
-	bbits uint // band bucket bits
-	ibits uint // id bucket bits
+	opt     Options
+	log     *slog.Logger
+	p       string
+	bbits   uint // band bucket bits
+	ibits   uint // id bucket bits
 
 	seqKey, countKey string
 
