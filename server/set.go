@@ -20,11 +20,9 @@ import (
 //   - keptSet: a keptmem.Set in memory, in front of a Store (BoltStore,
 //     MemStore). The Server serialises its writes and makes them durable in
 //     the Store.
-//   - redisstore.Store and redisreplica.Store (SharedStores): Redis (or a
-//     Redis Cluster) is both the set and the store, shared by several
-//     servers; every call reads Redis (redisstore; redisreplica in direct
-//     mode) or first brings a local replica up to the change log in Redis,
-//     so a document acknowledged by one server is matched by all the
+//   - redisstore.Store (a SharedStore): Redis (or a Redis Cluster) is both
+//     the set and the store, shared by several servers; every call reads
+//     Redis, so a document acknowledged by one server is matched by all the
 //     others.
 //
 // Implementations are safe for concurrent use.
@@ -52,7 +50,7 @@ type Set interface {
 }
 
 // SharedStore is a Store that is also the Set the service matches against,
-// shared by several services (redisstore.Store, redisreplica.Store): the
+// shared by several services (redisstore.Store): the
 // Server keeps no keptmem.Set of its own in front of it, and every write goes
 // through the Set.
 type SharedStore interface {
@@ -63,9 +61,9 @@ type SharedStore interface {
 	QueryFingerprint(ctx context.Context, fp uint64, k, limit int) ([]index.Match, error)
 	// Ping reports whether the store answers (for /readyz).
 	Ping(ctx context.Context) error
-	// Sync brings what the store keeps locally up to date (redisreplica's
-	// replica: the whole change log the first time); the Server calls it in
-	// Load, before it is ready.
+	// Sync brings what the store keeps locally up to date (redisstore keeps
+	// nothing: it checks the index's format); the Server calls it in Load,
+	// before it is ready.
 	Sync(ctx context.Context) error
 }
 

@@ -25,7 +25,7 @@
 //
 // REDIS.md, beside this file, owns the key layout (format
 // "neardup-redis 5"), the argument for atomicity, the memory per document
-// and the Redis settings to run with. The older layout, a replica per
-// server that follows a change log (format "neardup-redis 3", --method
-// simhash), is package redisreplica's.
+// and the Redis settings to run with. The older replica layout (format
+// "neardup-redis 3", package redisreplica, removed in issue 34) is refused
+// with a line saying how to load its documents again.
 package redisstore

@@ -219,6 +219,16 @@ func (s *Store) checkMeta(ctx context.Context) error {
 		b, i = s.bbits, s.ibits // the index's own, recorded again after a loss
 	}
 	key := s.p + "meta"
+	// An index of an older layout is refused before anything is written
+	// into its meta hash.
+	old, err := s.c.HGet(ctx, key, "format").Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return unavailable(err)
+	}
+	if what, ok := oldFormats[old]; ok {
+		return fmt.Errorf("%w: redis index %q has format %q, %s, which this version does not read: load the documents again with 'neardup import --store ADDR --redis-prefix NEW' (or delete the index's keys first)",
+			store.ErrStoreFormat, s.p, old, what)
+	}
 	want := map[string]string{"format": Format, "settings": s.opt.Settings}
 	set := map[string]string{"format": Format, "settings": s.opt.Settings,
 		"bandbits": strconv.Itoa(int(b)), "idbits": strconv.Itoa(int(i))}
@@ -231,10 +241,6 @@ func (s *Store) checkMeta(ctx context.Context) error {
 		return unavailable(err)
 	}
 	got := all.Val()
-	if what, ok := oldFormats[got["format"]]; ok {
-		return fmt.Errorf("%w: redis index %q has format %q, %s, which this version does not read: load the documents again with 'neardup import --store ADDR --redis-prefix NEW' (or delete the index's keys first)",
-			store.ErrStoreFormat, s.p, got["format"], what)
-	}
 	for f, v := range want {
 		if got[f] != v {
 			return fmt.Errorf("%w: redis index %q has %s %q, this server uses %q", store.ErrStoreFormat, s.p, f, got[f], v)
