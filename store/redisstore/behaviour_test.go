@@ -185,7 +185,7 @@ func TestStalePending(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Seq = seq
-	enc, err := encodeRecord(&r, time.Now())
+	enc, err := dead.encodeRecord(&r, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -102,7 +102,7 @@ func (s *Store) readRecords(ctx context.Context, seqs []uint64) ([]stored, error
 		if b == "" {
 			continue
 		}
-		r, at, err := decodeRecord(seqs[i], b)
+		r, at, err := s.decodeRecord(seqs[i], b)
 		if err != nil {
 			return nil, err
 		}
@@ -376,7 +376,7 @@ func (s *Store) LoadFrom(ctx context.Context, seq uint64, fn func(store.Record) 
 				if m[sf] != stateCommitted || base+n < seq {
 					continue
 				}
-				r, _, err := decodeRecord(base+n, m[rf])
+				r, _, err := s.decodeRecord(base+n, m[rf])
 				if err != nil {
 					return err
 				}

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"math"
 	"math/bits"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -132,6 +131,7 @@ type Store struct {
 	// simhash: the candidate keys are the exact key and the prefix
 	// filter's (simhashKeys), not band keys.
 	simhash bool
+	bander  *rule.Bander // recomputes the band keys of packed records (minhash)
 	opt     Options
 	log     *slog.Logger
 	p       string
@@ -179,6 +179,9 @@ func Open(ctx context.Context, addr string, opt Options) (*Store, error) {
 	}
 	s := &Store{c: c, rule: rl, nb: rl.Bands(), simhash: rl.Bands() == 0, opt: opt, log: opt.Logger, p: opt.Prefix,
 		g: &group{c: c, timeout: opt.Timeout}, prefilter: opt.Dedup.Verify == rule.VerifyJaccard, directMax: opt.directMax}
+	if s.bander, err = rule.NewBander(opt.Dedup); err != nil {
+		return nil, errors.Join(err, c.Close())
+	}
 	slot := s.p + "{" + s.p + "}"
 	s.seqKey, s.countKey = slot+"seq", slot+"count"
 	if err := s.checkMeta(ctx); err != nil {
@@ -450,60 +453,3 @@ const (
 	stateCommitted = "c"
 	stateKilled    = "k"
 )
-
-// Record encoding: a version byte, the time it was written (Unix ms,
-// uvarint), the id and the metadata (uvarint lengths), then the features
-// (rule.Features.AppendBinary).
-const recordVersion = 1
-
-func encodeRecord(r *store.Record, now time.Time) ([]byte, error) {
-	b := make([]byte, 0, 64+len(r.ID)+len(r.Meta)+4*len(r.Features.Bands)+8*len(r.Features.Bands))
-	b = append(b, recordVersion)
-	b = binary.AppendUvarint(b, uint64(now.UnixMilli()))
-	b = binary.AppendUvarint(b, uint64(len(r.ID)))
-	b = append(b, r.ID...)
-	b = binary.AppendUvarint(b, uint64(len(r.Meta)))
-	b = append(b, r.Meta...)
-	return r.Features.AppendBinary(b)
-}
-
-// decodeRecord decodes b, the record of seq, and returns when it was written.
-func decodeRecord(seq uint64, b string) (store.Record, time.Time, error) {
-	bad := func(what string) (store.Record, time.Time, error) {
-		return store.Record{}, time.Time{}, fmt.Errorf("%w: redis record %d: %s", store.ErrStoreFormat, seq, what)
-	}
-	if len(b) == 0 || b[0] != recordVersion {
-		return bad("unknown version")
-	}
-	p := []byte(b[1:])
-	ms, n := binary.Uvarint(p)
-	if n <= 0 {
-		return bad("time")
-	}
-	p = p[n:]
-	field := func() ([]byte, bool) {
-		l, n := binary.Uvarint(p)
-		if n <= 0 || uint64(len(p)-n) < l {
-			return nil, false
-		}
-		v := p[n : n+int(l)]
-		p = p[n+int(l):]
-		return v, true
-	}
-	id, ok := field()
-	if !ok {
-		return bad("id")
-	}
-	meta, ok := field()
-	if !ok {
-		return bad("metadata")
-	}
-	r := store.Record{Seq: seq, ID: string(id)}
-	if len(meta) > 0 {
-		r.Meta = slices.Clone(meta)
-	}
-	if err := r.Features.UnmarshalBinary(p); err != nil {
-		return bad(err.Error())
-	}
-	return r, time.UnixMilli(int64(ms)), nil
-}

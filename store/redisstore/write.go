@@ -186,7 +186,7 @@ func (s *Store) pend(ctx context.Context, r *store.Record) (*pending, error) {
 	if err := s.wide(&r.Features); err != nil {
 		return nil, err
 	}
-	enc, err := encodeRecord(r, time.Now())
+	enc, err := s.encodeRecord(r, time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -523,7 +523,7 @@ func (s *Store) Remove(ctx context.Context, id string) (bool, error) {
 	if err != nil {
 		return false, unavailable(err)
 	}
-	r, _, err := decodeRecord(seq, b)
+	r, _, err := s.decodeRecord(seq, b)
 	if err != nil {
 		return false, err
 	}
@@ -652,7 +652,7 @@ func (s *Store) putBatch(ctx context.Context, rs []store.Record) ([]bool, []erro
 			return nil, nil, err
 		}
 		var err error
-		if encs[i], err = encodeRecord(&rs[i], time.Now()); err != nil {
+		if encs[i], err = s.encodeRecord(&rs[i], time.Now()); err != nil {
 			return nil, nil, err
 		}
 		top = max(top, rs[i].Seq+1)
