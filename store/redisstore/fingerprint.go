@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/store"
 )
 
 // Fingerprint search (REDIS.md, "Fingerprint blocks"): seed 004's layout.
@@ -221,23 +222,38 @@ func (s *Store) QueryFingerprint(ctx context.Context, fp uint64, k, limit int) (
 		}
 		part := hits[:n]
 		hits = hits[n:]
-		recs, err := s.readRecords(ctx, fpSeqs(part))
-		if err != nil {
+		cmds := make([]*redis.SliceCmd, len(part))
+		if err := s.g.do(ctx, func(pipe redis.Pipeliner) {
+			for i, h := range part {
+				key, rf, sf := s.recordKey(h.seq)
+				cmds[i] = pipe.HMGet(ctx, key, rf, sf)
+			}
+		}); err != nil {
+			return nil, unavailable(err)
+		}
+		if err := errOf(cmds...); err != nil {
 			return nil, err
 		}
 		for i, h := range part {
-			rec := &recs[i]
-			switch {
-			case !rec.ok:
+			vs := cmds[i].Val()
+			b, _ := vs[0].(string)
+			st, _ := vs[1].(string)
+			if b == "" {
 				s.gc.fpEntry(h.key, h.t, h.fp, h.seq)
 				continue
-			case rec.state == stateKilled:
+			}
+			if st == stateKilled {
 				s.gc.record(h.seq)
 				continue
-			case rec.state != stateCommitted || rec.rec.Features.FP != h.fp:
+			}
+			id, fp, ok := recordHead(b)
+			if !ok {
+				return nil, fmt.Errorf("%w: redis record %d: bad head", store.ErrStoreFormat, h.seq)
+			}
+			if st != stateCommitted || fp != h.fp {
 				continue
 			}
-			out = append(out, index.Match{ID: rec.rec.ID, Fingerprint: h.fp, Distance: h.d})
+			out = append(out, index.Match{ID: id, Fingerprint: h.fp, Distance: h.d})
 			if limit > 0 && len(out) == limit {
 				break
 			}
@@ -251,12 +267,4 @@ func (s *Store) QueryFingerprint(ctx context.Context, fp uint64, k, limit int) (
 func probeValue(key string) uint16 {
 	v, _ := strconv.ParseUint(key[len(key)-4:], 16, 16)
 	return uint16(v)
-}
-
-func fpSeqs(hs []fpHit) []uint64 {
-	out := make([]uint64, len(hs))
-	for i, h := range hs {
-		out[i] = h.seq
-	}
-	return out
 }

@@ -300,3 +300,32 @@ func readRice(p []byte, c int) ([]uint32, int, error) {
 	}
 	return out, 1 + int((pos+7)/8), nil
 }
+
+// recordHead returns the id and the fingerprint of a record of either
+// version, without decoding the rest: what a fingerprint search names its
+// hits with.
+func recordHead(b string) (id string, fp uint64, ok bool) {
+	if len(b) == 0 || b[0] != recordV1 && b[0] != recordV2 {
+		return "", 0, false
+	}
+	p := []byte(b[1:])
+	if _, n := binary.Uvarint(p); n > 0 {
+		p = p[n:]
+	} else {
+		return "", 0, false
+	}
+	var fields [2][]byte
+	for i := range fields {
+		l, n := binary.Uvarint(p)
+		if n <= 0 || uint64(len(p)-n) < l {
+			return "", 0, false
+		}
+		fields[i], p = p[n:n+int(l)], p[n+int(l):]
+	}
+	if len(p) < 8 {
+		return "", 0, false
+	}
+	// Both versions start the features with the fingerprint (8 bytes,
+	// little-endian).
+	return string(fields[0]), binary.LittleEndian.Uint64(p), true
+}

@@ -63,6 +63,9 @@ func TestRecordRoundTrip(t *testing.T) {
 					if !at.Equal(now) || got.Seq != 9 || got.ID != r.ID || string(got.Meta) != string(r.Meta) {
 						t.Fatalf("record %d (version %d): %+v at %v", i, enc[0], got, at)
 					}
+					if id, fp, ok := recordHead(string(enc)); !ok || id != r.ID || fp != r.Features.FP {
+						t.Fatalf("record %d (version %d): head %q %016x %v", i, enc[0], id, fp, ok)
+					}
 					g, w := &got.Features, &r.Features
 					if g.FP != w.FP || g.Exact != w.Exact || g.Tokens != w.Tokens || g.Length != w.Length || g.Empty != w.Empty ||
 						!slices.Equal(g.Sketch.Hashes(), w.Sketch.Hashes()) || !slices.Equal(g.Bands, w.Bands) || g.Pre != w.Pre {
