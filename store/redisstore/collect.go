@@ -27,7 +27,6 @@ type gcJob struct {
 	id          string
 	keys        []uint64
 	fp          uint64
-	t           int // 'f': the block
 }
 
 func newCollector(s *Store) *collector {
@@ -50,9 +49,10 @@ func (c *collector) entry(bucket, tag string, seq uint64) {
 }
 func (c *collector) record(seq uint64) { c.put(gcJob{kind: 'r', seq: seq}) }
 
-// fpEntry removes the block entry of seq (fingerprint fp) in block t's key.
-func (c *collector) fpEntry(key string, t int, fp, seq uint64) {
-	c.put(gcJob{kind: 'f', bucket: key, t: t, fp: fp, seq: seq})
+// fpEntries removes the block entries of seq (fingerprint fp), whose
+// record is gone.
+func (c *collector) fpEntries(fp, seq uint64) {
+	c.put(gcJob{kind: 'f', fp: fp, seq: seq})
 }
 func (c *collector) stale(seq uint64) { c.put(gcJob{kind: 's', seq: seq}) }
 
@@ -108,7 +108,7 @@ func (c *collector) do(ctx context.Context, j gcJob) error {
 	case 'e':
 		return dropSeq.Run(ctx, s.c, []string{j.bucket}, j.tag, seqString(j.seq)).Err()
 	case 'f':
-		return dropFP.Run(ctx, s.c, []string{j.bucket}, fpEntryOf(j.fp, j.t, j.seq)).Err()
+		return s.scripts(ctx, s.fpCalls(j.seq, j.fp, true), nil)
 	case 'c':
 		return s.clear(ctx, j.seq, j.id, j.keys, j.fp)
 	}

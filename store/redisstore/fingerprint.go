@@ -132,8 +132,6 @@ func (s *Store) fpCalls(seq, fp uint64, drop bool) []call {
 type fpHit struct {
 	seq, fp uint64
 	d       int
-	key     string // a block key holding it (for the collector)
-	t       int
 }
 
 // probes returns the values within r bits of v, v first.
@@ -208,7 +206,7 @@ func (s *Store) QueryFingerprint(ctx context.Context, fp uint64, k, limit int) (
 			for j := range seqBytes {
 				seq = seq<<8 | uint64(v[fpRestBytes+j])
 			}
-			hits = append(hits, fpHit{seq: seq, fp: g, d: d, key: keys[i], t: t})
+			hits = append(hits, fpHit{seq: seq, fp: g, d: d})
 		}
 	}
 	slices.SortFunc(hits, func(a, b fpHit) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.seq, b.seq)) })
@@ -239,7 +237,7 @@ func (s *Store) QueryFingerprint(ctx context.Context, fp uint64, k, limit int) (
 			b, _ := vs[0].(string)
 			st, _ := vs[1].(string)
 			if b == "" {
-				s.gc.fpEntry(h.key, h.t, h.fp, h.seq)
+				s.gc.fpEntries(h.fp, h.seq)
 				continue
 			}
 			if st == stateKilled {

@@ -126,3 +126,25 @@ func TestQueryFingerprint(t *testing.T) {
 		}
 	})
 }
+
+// TestOrphanBlockEntry: block entries whose record is gone (a delete cut
+// short between the record and its entries) are no hit, and the search
+// hands them to the collector, which removes all four.
+func TestOrphanBlockEntry(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, single(t), newPrefix(), Options{})
+	const fp, seq = 0x0123456789abcdef, 12345
+	if err := s.scripts(ctx, s.fpCalls(seq, fp, false), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := settled(t, s)["f entries"]; got != fpBlocks {
+		t.Fatalf("%d block entries written, want %d", got, fpBlocks)
+	}
+	ms, err := s.QueryFingerprint(ctx, fp, 3, 0)
+	if err != nil || len(ms) != 0 {
+		t.Fatalf("QueryFingerprint = %v, %v; want no hit", ms, err)
+	}
+	if got := settled(t, s)["f entries"]; got != 0 {
+		t.Errorf("%d block entries after the search, want none", got)
+	}
+}
