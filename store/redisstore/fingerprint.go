@@ -29,43 +29,50 @@ const (
 	fpEntry     = fpRestBytes + seqBytes // one entry: 11 bytes
 )
 
-// Scripts of the block keys (one key each).
+// Scripts of the block keys: each takes one key on a cluster, where a
+// document's four are on different slots, and all four on one Redis,
+// which saves three script calls an addition.
 var (
-	// addFP appends the entry ARGV[1] to the block key KEYS[1] unless it
-	// is there (a retried call). The value is written again whole (SET),
-	// not APPENDed: APPEND leaves room to grow, up to as much again.
+	// addFP appends the entry ARGV[n] to the block key KEYS[n], for each
+	// n, unless it is there (a retried call). The value is written again
+	// whole (SET), not APPENDed: APPEND leaves room to grow, up to as much
+	// again.
 	addFP = redis.NewScript(`
-local v = redis.call('GET', KEYS[1]) or ''
-local e = ARGV[1]
-local i = 1
-while true do
-  local p = string.find(v, e, i, true)
-  if not p then break end
-  if (p - 1) % 11 == 0 then return 0 end
-  i = p + 1
-end
-redis.call('SET', KEYS[1], v .. e)
-return 1`)
-	// dropFP removes the entry ARGV[1] from the block key KEYS[1], and
-	// the key when it is left empty.
-	dropFP = redis.NewScript(`
-local v = redis.call('GET', KEYS[1])
-if not v then return 0 end
-local e = ARGV[1]
-local i = 1
-while true do
-  local p = string.find(v, e, i, true)
-  if not p then return 0 end
-  if (p - 1) % 11 == 0 then
-    if #v == 11 then
-      redis.call('DEL', KEYS[1])
-    else
-      redis.call('SET', KEYS[1], string.sub(v, 1, p - 1) .. string.sub(v, p + 11))
-    end
-    return 1
+for n = 1, #KEYS do
+  local v = redis.call('GET', KEYS[n]) or ''
+  local e = ARGV[n]
+  local i, there = 1, false
+  while true do
+    local p = string.find(v, e, i, true)
+    if not p then break end
+    if (p - 1) % 11 == 0 then there = true; break end
+    i = p + 1
   end
-  i = p + 1
-end`)
+  if not there then redis.call('SET', KEYS[n], v .. e) end
+end
+return 1`)
+	// dropFP removes the entry ARGV[n] from the block key KEYS[n], for
+	// each n, and a key left empty.
+	dropFP = redis.NewScript(`
+for n = 1, #KEYS do
+  local v = redis.call('GET', KEYS[n])
+  local e = ARGV[n]
+  local i = 1
+  while v do
+    local p = string.find(v, e, i, true)
+    if not p then break end
+    if (p - 1) % 11 == 0 then
+      if #v == 11 then
+        redis.call('DEL', KEYS[n])
+      else
+        redis.call('SET', KEYS[n], string.sub(v, 1, p - 1) .. string.sub(v, p + 11))
+      end
+      break
+    end
+    i = p + 1
+  end
+end
+return 1`)
 )
 
 // fpShift returns the shift of block t's bits in a fingerprint (block 0
@@ -125,7 +132,15 @@ func (s *Store) fpCalls(seq, fp uint64, drop bool) []call {
 	for t := range fpBlocks {
 		out[t] = call{sc: sc, keys: []string{s.blockKey(t, fpBlock(fp, t))}, args: []any{fpEntryOf(fp, t, seq)}}
 	}
-	return out
+	if s.cluster {
+		return out
+	}
+	one := call{sc: sc}
+	for _, c := range out {
+		one.keys = append(one.keys, c.keys...)
+		one.args = append(one.args, c.args...)
+	}
+	return []call{one}
 }
 
 // fpHit is a block entry within the query's distance.

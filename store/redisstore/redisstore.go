@@ -132,6 +132,7 @@ type Store struct {
 	// filter's (simhashKeys), not band keys.
 	simhash bool
 	bander  *rule.Bander // recomputes the band keys of packed records (minhash)
+	cluster bool         // a Redis Cluster: a script takes the keys of one slot
 	opt     Options
 	log     *slog.Logger
 	p       string
@@ -179,6 +180,7 @@ func Open(ctx context.Context, addr string, opt Options) (*Store, error) {
 	}
 	s := &Store{c: c, rule: rl, nb: rl.Bands(), simhash: rl.Bands() == 0, opt: opt, log: opt.Logger, p: opt.Prefix,
 		g: &group{c: c, timeout: opt.Timeout}, prefilter: opt.Dedup.Verify == rule.VerifyJaccard, directMax: opt.directMax}
+	_, s.cluster = c.(*redis.ClusterClient)
 	if s.bander, err = rule.NewBander(opt.Dedup); err != nil {
 		return nil, errors.Join(err, c.Close())
 	}
