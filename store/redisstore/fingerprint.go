@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
-	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
@@ -181,14 +180,18 @@ func (s *Store) QueryFingerprint(ctx context.Context, fp uint64, k, limit int) (
 		return nil, fmt.Errorf("%w: k=%d (0..32)", index.ErrDistance, k)
 	}
 	r := k / fpBlocks
+	type probe struct {
+		t int
+		v uint16
+	}
 	var keys []string
-	var blockOf []int
+	var ps []probe
 	var vs []uint16
 	for t := range fpBlocks {
 		vs = probes(vs[:0], fpBlock(fp, t), r)
 		for _, v := range vs {
 			keys = append(keys, s.blockKey(t, v))
-			blockOf = append(blockOf, t)
+			ps = append(ps, probe{t, v})
 		}
 	}
 	cmds := make([]*redis.StringCmd, len(keys))
@@ -205,8 +208,7 @@ func (s *Store) QueryFingerprint(ctx context.Context, fp uint64, k, limit int) (
 	var hits []fpHit
 	for i, c := range cmds {
 		v := c.Val()
-		t := blockOf[i]
-		pv := probeValue(keys[i])
+		t, pv := ps[i].t, ps[i].v
 		for ; len(v) >= fpEntry; v = v[fpEntry:] {
 			var rest uint64
 			for j := range fpRestBytes {
@@ -273,11 +275,4 @@ func (s *Store) QueryFingerprint(ctx context.Context, fp uint64, k, limit int) (
 		}
 	}
 	return out, nil
-}
-
-// probeValue returns the block value a block key names (its last four
-// hex digits).
-func probeValue(key string) uint16 {
-	v, _ := strconv.ParseUint(key[len(key)-4:], 16, 16)
-	return uint16(v)
 }
