@@ -245,7 +245,9 @@ func appendRice(b []byte, hs []uint32) []byte {
 }
 
 // readRice decodes c hashes that appendRice wrote at the start of p and
-// returns them and the bytes they took.
+// returns them and the bytes they took. It reads the bits 64 at a time:
+// a gap's unary part is counted with one LeadingZeros, its k low bits
+// taken with one shift.
 func readRice(p []byte, c int) ([]uint32, int, error) {
 	if c == 0 {
 		return nil, 0, nil
@@ -254,41 +256,38 @@ func readRice(p []byte, c int) ([]uint32, int, error) {
 		return nil, 0, fmt.Errorf("set parameter")
 	}
 	k := uint(p[0])
-	p = p[1:]
-	pos, end := uint(0), uint(8*len(p)) // bit positions
-	bit := func() (uint64, bool) {
-		if pos >= end {
-			return 0, false
-		}
-		v := uint64(p[pos>>3]>>(7-pos&7)) & 1
-		pos++
-		return v, true
-	}
+	r := bitReader{p: p[1:]}
 	out := make([]uint32, c)
 	var prev uint64
 	for i := range out {
 		var q uint64
 		for {
-			v, ok := bit()
-			if !ok {
+			r.fill()
+			if r.n == 0 {
 				return nil, 0, fmt.Errorf("set hash %d", i)
 			}
-			if v == 0 {
+			ones := uint(bits.LeadingZeros64(^r.buf))
+			if ones < r.n {
+				q += uint64(ones)
+				r.skip(ones + 1)
 				break
 			}
-			if q++; q > 1<<32 {
+			q += uint64(r.n)
+			r.skip(r.n)
+			if q > 1<<32 {
 				return nil, 0, fmt.Errorf("set hash %d", i)
 			}
 		}
-		if pos+k > end {
+		r.fill()
+		if r.n < k {
 			return nil, 0, fmt.Errorf("set hash %d", i)
 		}
-		var r uint64
-		for range k {
-			v, _ := bit()
-			r = r<<1 | v
+		var low uint64
+		if k > 0 {
+			low = r.buf >> (64 - k)
+			r.skip(k)
 		}
-		g := q<<k | r
+		g := q<<k | low
 		h := g
 		if i > 0 {
 			h = prev + 1 + g
@@ -298,7 +297,37 @@ func readRice(p []byte, c int) ([]uint32, int, error) {
 		}
 		out[i], prev = uint32(h), h
 	}
-	return out, 1 + int((pos+7)/8), nil
+	return out, 1 + int((r.used+7)/8), nil
+}
+
+// bitReader reads p's bits, most significant first: buf holds the next n
+// of them, left-aligned; used counts the bits consumed.
+type bitReader struct {
+	p    []byte
+	i    int
+	buf  uint64
+	n    uint
+	used uint
+}
+
+// fill tops buf up to at least 57 bits, or to the end of p.
+func (r *bitReader) fill() {
+	for r.n <= 56 && r.i < len(r.p) {
+		r.buf |= uint64(r.p[r.i]) << (56 - r.n)
+		r.i++
+		r.n += 8
+	}
+}
+
+// skip consumes n <= r.n bits.
+func (r *bitReader) skip(n uint) {
+	if n >= 64 {
+		r.buf = 0
+	} else {
+		r.buf <<= n
+	}
+	r.n -= n
+	r.used += n
 }
 
 // recordHead returns the id and the fingerprint of a record of either
