@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -489,4 +491,122 @@ func TestChurnMemory(t *testing.T) {
 	if d := last - first; d > first/100 || d < -first/100 {
 		t.Errorf("the data set went from %d B to %d B over %d rounds of churn (%+d B): want within 1%%", first, last, rounds, d)
 	}
+}
+
+// TestStoresAgree: two stores (two servers) share one index (one Redis,
+// then a cluster) and take turns at random with add_if_new, delete, search
+// and fingerprint search, under either method. Every answer must be the
+// one the rule gives over the documents stored so far, in priority order
+// (rule.Rule.Match: the batch's decision), and a fingerprint search the
+// one a scan of them gives: what one store acknowledged, the next request
+// to the other sees, deletes included. (The replica layout's
+// TestReplicasAgree, moved here with it.)
+func TestStoresAgree(t *testing.T) {
+	for _, m := range []string{rule.MethodSimHash, rule.MethodMinHash} {
+		t.Run(m, func(t *testing.T) {
+			backends(t, func(t *testing.T, addr string) { testStoresAgree(t, addr, m) })
+		})
+	}
+}
+
+func testStoresAgree(t *testing.T, addr, method string) {
+	ctx := context.Background()
+	o := rule.Options{Method: method}
+	p := newPrefix()
+	stores := []*Store{open(t, addr, p, Options{Dedup: o}), open(t, addr, p, Options{Dedup: o})}
+	rl, err := rule.NewRule(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := extractorOf(t, o)
+	type doc struct {
+		id string
+		f  rule.Features
+	}
+	var model []doc // the stored documents, in priority order
+	matches := func(f *rule.Features) []string {
+		out := []string{}
+		for i := range model {
+			if rl.Duplicates(&model[i].f, f) {
+				out = append(out, model[i].id)
+			}
+		}
+		return out
+	}
+	// 25 base texts, each posted in variants that are near-duplicates of
+	// one another.
+	r := rand.New(rand.NewPCG(7, 7))
+	variant := func() string { return text(uint64(500+r.IntN(25)), 50) + strings.Repeat(" more", r.IntN(3)) }
+	counts := map[string]int{}
+	steps := 400
+	if testing.Short() {
+		steps = 150
+	}
+	for step := range steps {
+		i := r.IntN(len(stores))
+		s, who := stores[i], fmt.Sprintf("step %d, store %d", step, i)
+		switch op := r.IntN(10); {
+		case op < 5:
+			counts["add_if_new"]++
+			x := rec(fmt.Sprint("d", step), variant())
+			m, dup, err := s.AddIfNew(ctx, x)
+			want := matches(&x.Features)
+			if err != nil || dup != (len(want) > 0) || dup && m.ID != want[0] {
+				t.Fatalf("%s: AddIfNew(%s) = %q %v %v, want %v", who, x.ID, m.ID, dup, err, want)
+			}
+			if !dup {
+				model = append(model, doc{x.ID, x.Features})
+			}
+		case op < 7:
+			counts["delete"]++
+			id := "never-stored"
+			if len(model) > 0 && r.IntN(5) > 0 {
+				id = model[r.IntN(len(model))].id
+			}
+			ok, err := s.Remove(ctx, id)
+			n := len(model)
+			model = slices.DeleteFunc(model, func(d doc) bool { return d.id == id })
+			if err != nil || ok != (len(model) < n) {
+				t.Fatalf("%s: Remove(%s) = %v %v, want %v", who, id, ok, err, len(model) < n)
+			}
+		case op < 9:
+			counts["search"]++
+			x := rec("", variant())
+			got, err := s.MatchAll(ctx, &x.Features, 0)
+			ids := []string{}
+			for _, m := range got {
+				ids = append(ids, m.ID)
+			}
+			if want := matches(&x.Features); err != nil || !slices.Equal(ids, want) {
+				t.Fatalf("%s: MatchAll = %v %v, want %v", who, ids, err, want)
+			}
+		default:
+			counts["fingerprint"]++
+			fp := rec("", variant()).Features.FP
+			for _, k := range []int{3, rl.QueryK()} {
+				got, err := s.QueryFingerprint(ctx, fp, k, 0)
+				var want []string
+				for d := range k + 1 {
+					for _, m := range model {
+						if bits.OnesCount64(m.f.FP^fp) == d {
+							want = append(want, m.id)
+						}
+					}
+				}
+				ids := []string{}
+				for _, m := range got {
+					ids = append(ids, m.ID)
+				}
+				if err != nil || !slices.Equal(ids, want) {
+					t.Fatalf("%s: QueryFingerprint(k %d) = %v %v, want %v", who, k, ids, err, want)
+				}
+			}
+		}
+	}
+	for i, s := range stores {
+		if n, err := s.Len(ctx); err != nil || n != len(model) {
+			t.Errorf("store %d: Len = %d %v, want %d", i, n, err, len(model))
+		}
+	}
+	t.Logf("%v; %d stored at the end", counts, len(model))
 }
