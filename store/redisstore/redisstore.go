@@ -58,7 +58,8 @@ type Options struct {
 	// must give a rule with LSH bands (MethodMinHash, the default).
 	Dedup rule.Options
 	// Settings names the decision settings; every server on one index must
-	// give the same (the service passes server.Settings(Dedup)).
+	// give the same (the service passes server.Settings(Dedup)). Required:
+	// Open refuses an empty one.
 	Settings string
 	// Prefix starts every key (default DefaultPrefix), so that several
 	// indexes can share one Redis.
@@ -173,6 +174,11 @@ func Open(ctx context.Context, addr string, opt Options) (*Store, error) {
 	}
 	if rl.Bands() == 0 && opt.Dedup.Verify != rule.VerifyJaccard {
 		return nil, fmt.Errorf("%w: the Redis index finds --method simhash candidates by the prefix filter of the shingle sets, which needs --verify jaccard (not %q)", rule.ErrOptions, opt.Dedup.Verify)
+	}
+	if opt.Settings == "" {
+		// An index recorded without them could not be checked by any
+		// server: refuse before dialling.
+		return nil, fmt.Errorf("%w: redisstore: Options.Settings is empty (the service passes server.Settings)", rule.ErrOptions)
 	}
 	c, err := dial(addr, opt)
 	if err != nil {

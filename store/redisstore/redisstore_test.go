@@ -88,8 +88,12 @@ func TestOtherSettingsRefused(t *testing.T) {
 	if _, err := Open(context.Background(), addr, Options{Prefix: p, Settings: "b"}); err == nil || !strings.Contains(err.Error(), "settings") {
 		t.Fatalf("Open with other settings: %v, want a settings mismatch", err)
 	}
-	if _, err := Open(context.Background(), addr, Options{Prefix: newPrefix(), Dedup: rule.Options{Method: rule.MethodSimHash, Verify: rule.VerifyCosine}}); err == nil || !strings.Contains(err.Error(), "verify jaccard") {
+	if _, err := Open(context.Background(), addr, Options{Prefix: newPrefix(), Settings: "c", Dedup: rule.Options{Method: rule.MethodSimHash, Verify: rule.VerifyCosine}}); err == nil || !strings.Contains(err.Error(), "verify jaccard") {
 		t.Fatalf("Open with method simhash, verify cosine: %v, want an error (no prefix filter without Jaccard)", err)
+	}
+	// No settings: refused before dialling (the address is not even read).
+	if _, err := Open(context.Background(), "redis://127.0.0.1:1/0", Options{Prefix: newPrefix()}); !errors.Is(err, rule.ErrOptions) || !strings.Contains(err.Error(), "Settings") {
+		t.Fatalf("Open without settings: %v, want a refusal naming Settings", err)
 	}
 }
 
