@@ -106,7 +106,7 @@ func settled(t testing.TB, s *Store) map[string]int64 {
 	for range 100 {
 		time.Sleep(20 * time.Millisecond)
 		cur := layout(t, s)
-		if fmt.Sprint(cur) == fmt.Sprint(prev) && len(s.gc.jobs) == 0 {
+		if fmt.Sprint(cur) == fmt.Sprint(prev) && s.gc.pending.Load() == 0 {
 			return cur
 		}
 		prev = cur

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,7 +18,10 @@ type collector struct {
 	s    *Store
 	jobs chan gcJob
 	done chan struct{}
-	wg   sync.WaitGroup
+	// pending counts the jobs queued or being done (for tests: the index
+	// is settled when it is zero).
+	pending atomic.Int64
+	wg      sync.WaitGroup
 }
 
 type gcJob struct {
@@ -37,10 +41,13 @@ func newCollector(s *Store) *collector {
 }
 
 func (c *collector) put(j gcJob) {
+	c.pending.Add(1)
 	select {
 	case <-c.done:
+		c.pending.Add(-1)
 	case c.jobs <- j:
 	default: // behind: a later reader hands it over again
+		c.pending.Add(-1)
 	}
 }
 
@@ -84,21 +91,27 @@ func (c *collector) run() {
 		case <-c.done:
 			return
 		case j := <-c.jobs:
-			if j.kind != 'e' && j.kind != 'f' {
-				if seen[j.seq] {
-					continue
-				}
-				if len(seen) > 1<<14 {
-					clear(seen)
-				}
-				seen[j.seq] = true
-			}
-			ctx, stop := context.WithTimeout(context.Background(), 4*c.s.opt.Timeout)
-			if err := c.do(ctx, j); err != nil {
-				c.s.log.Debug("redis clean-up failed", "seq", j.seq, "err", err)
-			}
-			stop()
+			c.run1(j, seen)
+			c.pending.Add(-1)
 		}
+	}
+}
+
+// run1 does job j, unless it is a record's that was done already.
+func (c *collector) run1(j gcJob, seen map[uint64]bool) {
+	if j.kind != 'e' && j.kind != 'f' {
+		if seen[j.seq] {
+			return
+		}
+		if len(seen) > 1<<14 {
+			clear(seen)
+		}
+		seen[j.seq] = true
+	}
+	ctx, stop := context.WithTimeout(context.Background(), 4*c.s.opt.Timeout)
+	defer stop()
+	if err := c.do(ctx, j); err != nil {
+		c.s.log.Debug("redis clean-up failed", "seq", j.seq, "err", err)
 	}
 }
 
