@@ -91,32 +91,24 @@
 //
 // A SharedStore is both the store and the Set matched against, shared by
 // every server on it: Redis or a Redis Cluster. The Server keeps no
-// kept set in front of it. This package imports nothing Redis; two
-// packages beside the embedded engines satisfy SharedStore, and
-// cmd/neardup/command chooses between them:
+// kept set in front of it. This package imports nothing Redis; one package
+// beside the embedded engines satisfies SharedStore, and
+// cmd/neardup/command opens it for --store:
 //
-//   - store/redisstore (format "neardup-redis 4"), under the default method
-//     (minhash): the stateless index, which holds nothing of the index in
-//     the server. Its layout and atomicity argument are in
-//     store/redisstore/REDIS.md.
-//   - store/redisreplica (format "neardup-redis 3"), for --method simhash,
-//     --redis-replica and --redis-direct: the store keeps a replica of the
-//     kept set in memory that follows a change log in Redis and is brought
-//     to the log's head before every request that reads it (or, in direct
-//     mode, reads Redis for every match). The layout, the write lock that makes
-//     add_if_new atomic across servers, the replica, and why they are safe
-//     are in store/redisreplica/REDIS.md.
+//   - store/redisstore (format "neardup-redis 5"), under either method:
+//     the stateless index, which holds nothing of the index in the server,
+//     with seed 004's block keys for fingerprint search. Its layout and
+//     atomicity argument are in store/redisstore/REDIS.md.
 //
-// Each refuses an index of the other's format. The stores take the decision
-// settings they record from this package (Settings), passed in by the
-// caller, so that imports flow one way.
+// The store takes the decision settings it records from this package
+// (Settings), passed in by the caller, so that imports flow one way.
 //
 // # Formats
 //
 // This package writes no file of its own. The data directory is package
 // store's (store/doc.go), its DATA/keptset directory package keptset's, a
 // snapshot package index's (index/FORMAT.md), the Redis keys
-// store/redisstore's and store/redisreplica's (REDIS.md); each record's
+// store/redisstore's (REDIS.md); each record's
 // features are the rule's encoding (rule.Features.MarshalBinary). The kept-set
 // file of incremental batch runs is not read here: the service's kept set is
 // made from the store (and its parts, which are rebuilt from it).

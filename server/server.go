@@ -189,8 +189,8 @@ func New(st store.Store, opt Options) (*Server, error) {
 // Load opens the kept set over the store (its parts, then the documents
 // stored after them), with the snapshot's documents (Options.Snapshot) ahead
 // of the store's, and makes the service ready. It logs how long it took.
-// Over a SharedStore it calls Sync (a redisreplica.Store loads its replica
-// from the change log).
+// Over a SharedStore it calls Sync (redisstore.Store checks the index's
+// format and loads nothing).
 func (s *Server) Load(ctx context.Context) error {
 	t0 := time.Now()
 	if s.shared != nil {
@@ -421,9 +421,9 @@ func (s *Server) begin(ctx context.Context, d Doc) (res Result, wait func() erro
 	return s.beginScaled(ctx, d, f, res)
 }
 
-// addShared decides on d and stores it in the shared store, which
-// serialises the writes of every server (redisreplica's write lock) and makes
-// them durable before returning. Mode add reports the documents stored
+// addShared decides on d and stores it in the shared store, which settles
+// concurrent additions across servers (redisstore: store/redisstore/REDIS.md)
+// and makes them durable before returning. Mode add reports the documents stored
 // before its match: one stored by another server between the match and the
 // write may be missing from the report (it is stored either way).
 func (s *Server) addShared(ctx context.Context, d Doc, f rule.Features, res Result) (Result, error) {
@@ -452,7 +452,7 @@ func (s *Server) addShared(ctx context.Context, d Doc, f rule.Features, res Resu
 }
 
 // batchAdder is a SharedStore that decides several add_if_new documents
-// in order, as one at a time, sharing round trips (redisreplica.Store).
+// in order, as one at a time, sharing round trips (redisstore.Store).
 type batchAdder interface {
 	AddIfNewBatch(ctx context.Context, rs []store.Record) ([]rule.KeptMatch, []bool, []error)
 }

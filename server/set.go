@@ -17,11 +17,9 @@ import (
 //     BoltStore, MemStore), for its reads; the Server makes the writes
 //     (beginScaled, deleteScaled), serialised with the Store's, and
 //     durable in it.
-//   - redisstore.Store and redisreplica.Store (SharedStores): Redis (or a
-//     Redis Cluster) is both the set and the store, shared by several
-//     servers; every call reads Redis (redisstore; redisreplica in direct
-//     mode) or first brings a local replica up to the change log in Redis,
-//     so a document acknowledged by one server is matched by all the
+//   - redisstore.Store (a SharedStore): Redis (or a Redis Cluster) is both
+//     the set and the store, shared by several servers; every call reads
+//     Redis, so a document acknowledged by one server is matched by all the
 //     others.
 //
 // Implementations are safe for concurrent use.
@@ -48,8 +46,8 @@ type Set interface {
 }
 
 // SharedStore is a Store that is also the Set the service matches against,
-// shared by several services (redisstore.Store, redisreplica.Store): the
-// Server keeps no kept set of its own in front of it, and every write goes
+// shared by several services (redisstore.Store): the Server keeps no kept
+// set of its own in front of it, and every write goes
 // through the Set.
 type SharedStore interface {
 	store.Store
@@ -59,8 +57,8 @@ type SharedStore interface {
 	QueryFingerprint(ctx context.Context, fp uint64, k, limit int) ([]index.Match, error)
 	// Ping reports whether the store answers (for /readyz).
 	Ping(ctx context.Context) error
-	// Sync brings what the store keeps locally up to date (redisreplica's
-	// replica: the whole change log the first time); the Server calls it in
-	// Load, before it is ready.
+	// Sync brings what the store keeps locally up to date (redisstore keeps
+	// nothing: it checks the index's format); the Server calls it in Load,
+	// before it is ready.
 	Sync(ctx context.Context) error
 }

@@ -42,15 +42,15 @@ func runFP(cfg *config, prose string) {
 	default:
 		log.Printf("read %d fingerprints from %s (no preload)", len(fps), cfg.fps)
 	}
-	if cfg.peer == "" {
-		log.Printf("no -peer: start simd -f %s -size 3 -vptree=false, then run again with -peer", cfg.fps)
-		return
-	}
 	if len(fps) == 0 {
 		log.Fatal("no fingerprints")
 	}
-
 	qs := queries(fps, cfg.k, cfg.pool, rand.New(rand.NewPCG(2, 2)))
+	if cfg.peer == "" {
+		log.Printf("no -peer: measuring the service alone (to compare with go-simstore, start simd -f %s -size 3 -vptree=false and run again with -peer)", cfg.fps)
+		measureAlone(cfg, len(fps), qs)
+		return
+	}
 	agree(cfg, fps, qs[:min(len(qs), 200)])
 
 	// Requests made before the clock starts, the same queries in the same
@@ -369,4 +369,26 @@ func memory(pid int) (rss, anon int64, err error) {
 		*f.v = kb << 10
 	}
 	return rss, anon, nil
+}
+
+// measureAlone measures the service's fingerprint search alone, cfg.rounds
+// phases of the queries qs (a Redis index, say, which no peer holds), and
+// prints the median rate and p99.
+func measureAlone(cfg *config, stored int, qs []uint64) {
+	reqs := make([][]byte, len(qs))
+	for i, q := range qs {
+		reqs[i] = postRequest(nil, cfg.host, "/v1/search", fmt.Appendf(nil, `{"fingerprint":"%016x","k":%d,"limit":1000}`, q, cfg.k))
+	}
+	var rs []result
+	for round := range cfg.rounds {
+		t0 := cpuTime(cfg.pidA)
+		r := phase(cfg.host, cfg.c, cfg.d, fmt.Sprint("neardup/", round+1), func(g int) func(n int) []byte {
+			return func(n int) []byte { return reqs[(g*7919+n)%len(reqs)] }
+		})
+		r.print()
+		printCPU(r, cfg.pidA, t0)
+		rs = append(rs, r)
+	}
+	fmt.Printf("median of %d rounds, %d fingerprints, k = %d, %d clients, %v each: %.0f req/s p99 %.2f ms\n",
+		cfg.rounds, stored, cfg.k, cfg.c, cfg.d, median(rs, result.rate), median(rs, p99))
 }

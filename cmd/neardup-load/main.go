@@ -28,6 +28,11 @@
 //	neardup-load -mode fp -url http://127.0.0.1:8080 -peer http://127.0.0.1:8081 -fps /tmp/fps.txt \
 //		-c 64 -d 8s -rounds 3 -pid-a NEARDUP_PID -pid-b SIMD_PID
 //
+// Without -peer, -mode fp measures the service alone (the same rounds and
+// pre-made queries), from a -fps file made any way: for an index loaded
+// with neardup import, "neardup fingerprint --profile en-words" of the
+// corpus with its ids replaced by line numbers.
+//
 // The load tool shares the machine with the server it measures, so it keeps
 // its own CPU per request low: one core by default (-procs), requests made
 // before the clock starts, responses read without net/http's Response. A
@@ -108,7 +113,7 @@ func main() {
 	flag.StringVar(&cfg.phases, "phases", "add_if_new,search", "-mode text: the measured phases, in this order")
 	flag.Uint64Var(&cfg.seed, "seed", 0, "-mode text: draw the request texts from this seed (0: continue after the preload, as the first run on a data directory does); another seed sends new documents to a service that holds an earlier run's")
 	flag.StringVar(&cfg.fps, "fps", "", "-mode fp: fingerprint file, written by the preload when absent, read otherwise")
-	flag.StringVar(&cfg.peer, "peer", "", "-mode fp: go-simstore simd to compare with (loopback only); without it the run stops after the preload")
+	flag.StringVar(&cfg.peer, "peer", "", "-mode fp: go-simstore simd to compare with (loopback only); without it the service is measured alone")
 	flag.IntVar(&cfg.k, "k", 3, "-mode fp: Hamming distance of the searches (simd answers k = 3 with -size 3)")
 	flag.IntVar(&cfg.rounds, "rounds", 3, "-mode fp: measured phases per system, alternating")
 	flag.IntVar(&cfg.pidA, "pid-a", 0, "PID of the service: its CPU time per request (and, with -mode fp, its VmRSS)")

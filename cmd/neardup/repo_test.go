@@ -109,12 +109,12 @@ func TestGitignoreCoversREADMEOutputs(t *testing.T) {
 	}
 }
 
-// TestDocsNameTheDefaultEngine: the README and store/redisreplica/REDIS.md name
+// TestDocsNameTheDefaultEngine: the README names
 // server.DefaultEngine as the embedded store's default, and no other engine.
 func TestDocsNameTheDefaultEngine(t *testing.T) {
 	engines := []string{store.EngineBolt, store.EnginePebble}
 	other := regexp.MustCompile(`\b(` + strings.Join(engines, "|") + `)\b( store)?( \([^)]*\))? (stays|is) the default`)
-	for _, name := range []string{"README.md", "store/redisreplica/REDIS.md"} {
+	for _, name := range []string{"README.md"} {
 		doc := strings.Join(strings.Fields(readRepoFile(t, name)), " ") // sentences across line breaks
 		if !strings.Contains(doc, store.DefaultEngine+" (the default") {
 			t.Errorf("%s does not say %q", name, store.DefaultEngine+" (the default")

@@ -1,5 +1,5 @@
 // Package redisclient opens the go-redis client of a store address, for the
-// two Redis stores (store/redisstore, store/redisreplica), and maps its
+// Redis store (store/redisstore), and maps its
 // failures to store.ErrUnavailable.
 package redisclient
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,7 +18,10 @@ type collector struct {
 	s    *Store
 	jobs chan gcJob
 	done chan struct{}
-	wg   sync.WaitGroup
+	// pending counts the jobs queued or being done (for tests: the index
+	// is settled when it is zero).
+	pending atomic.Int64
+	wg      sync.WaitGroup
 }
 
 type gcJob struct {
@@ -26,6 +30,7 @@ type gcJob struct {
 	bucket, tag string
 	id          string
 	keys        []uint64
+	fp          uint64
 }
 
 func newCollector(s *Store) *collector {
@@ -36,10 +41,13 @@ func newCollector(s *Store) *collector {
 }
 
 func (c *collector) put(j gcJob) {
+	c.pending.Add(1)
 	select {
 	case <-c.done:
+		c.pending.Add(-1)
 	case c.jobs <- j:
 	default: // behind: a later reader hands it over again
+		c.pending.Add(-1)
 	}
 }
 
@@ -47,12 +55,19 @@ func (c *collector) entry(bucket, tag string, seq uint64) {
 	c.put(gcJob{kind: 'e', bucket: bucket, tag: tag, seq: seq})
 }
 func (c *collector) record(seq uint64) { c.put(gcJob{kind: 'r', seq: seq}) }
-func (c *collector) stale(seq uint64)  { c.put(gcJob{kind: 's', seq: seq}) }
 
-// cancel ends the caller's own addition seq (id, candidate keys) that will
-// not be committed: its state is set first, at once, so that additions
-// waiting for it go on; the rest is cleared in the background.
-func (c *collector) cancel(seq uint64, id string, keys []uint64) {
+// fpEntries removes the block entries of seq (fingerprint fp), whose
+// record is gone.
+func (c *collector) fpEntries(fp, seq uint64) {
+	c.put(gcJob{kind: 'f', fp: fp, seq: seq})
+}
+func (c *collector) stale(seq uint64) { c.put(gcJob{kind: 's', seq: seq}) }
+
+// cancel ends the caller's own addition seq (id, candidate keys,
+// fingerprint) that will not be committed: its state is set first, at
+// once, so that additions waiting for it go on; the rest is cleared in the
+// background.
+func (c *collector) cancel(seq uint64, id string, keys []uint64, fp uint64) {
 	s := c.s
 	ctx, stop := context.WithTimeout(context.Background(), s.opt.Timeout)
 	defer stop()
@@ -60,7 +75,7 @@ func (c *collector) cancel(seq uint64, id string, keys []uint64) {
 		s.log.Warn("redis: cancelling an addition failed; it goes stale", "seq", seq, "err", err)
 		return
 	}
-	c.put(gcJob{kind: 'c', seq: seq, id: id, keys: keys})
+	c.put(gcJob{kind: 'c', seq: seq, id: id, keys: keys, fp: fp})
 }
 
 func (c *collector) close() {
@@ -76,21 +91,27 @@ func (c *collector) run() {
 		case <-c.done:
 			return
 		case j := <-c.jobs:
-			if j.kind != 'e' {
-				if seen[j.seq] {
-					continue
-				}
-				if len(seen) > 1<<14 {
-					clear(seen)
-				}
-				seen[j.seq] = true
-			}
-			ctx, stop := context.WithTimeout(context.Background(), 4*c.s.opt.Timeout)
-			if err := c.do(ctx, j); err != nil {
-				c.s.log.Debug("redis clean-up failed", "seq", j.seq, "err", err)
-			}
-			stop()
+			c.run1(j, seen)
+			c.pending.Add(-1)
 		}
+	}
+}
+
+// run1 does job j, unless it is a record's that was done already.
+func (c *collector) run1(j gcJob, seen map[uint64]bool) {
+	if j.kind != 'e' && j.kind != 'f' {
+		if seen[j.seq] {
+			return
+		}
+		if len(seen) > 1<<14 {
+			clear(seen)
+		}
+		seen[j.seq] = true
+	}
+	ctx, stop := context.WithTimeout(context.Background(), 4*c.s.opt.Timeout)
+	defer stop()
+	if err := c.do(ctx, j); err != nil {
+		c.s.log.Debug("redis clean-up failed", "seq", j.seq, "err", err)
 	}
 }
 
@@ -99,8 +120,10 @@ func (c *collector) do(ctx context.Context, j gcJob) error {
 	switch j.kind {
 	case 'e':
 		return dropSeq.Run(ctx, s.c, []string{j.bucket}, j.tag, seqString(j.seq)).Err()
+	case 'f':
+		return s.scripts(ctx, s.fpCalls(j.seq, j.fp, true), nil)
 	case 'c':
-		return s.clear(ctx, j.seq, j.id, j.keys)
+		return s.clear(ctx, j.seq, j.id, j.keys, j.fp)
 	}
 	if j.kind == 's' {
 		rs, err := s.readRecords(ctx, []uint64{j.seq})
@@ -116,13 +139,13 @@ func (c *collector) do(ctx context.Context, j gcJob) error {
 	if err != nil || !rs[0].ok || rs[0].state != stateKilled {
 		return err
 	}
-	return s.clear(ctx, j.seq, rs[0].rec.ID, s.keys(&rs[0].rec.Features))
+	return s.clear(ctx, j.seq, rs[0].rec.ID, s.keys(&rs[0].rec.Features), rs[0].rec.Features.FP)
 }
 
 // clear removes the cancelled addition seq: its entries, its id (if still
 // its own) and then its record, prefilter and state.
-func (s *Store) clear(ctx context.Context, seq uint64, id string, keys []uint64) error {
-	calls := append(s.dropCalls(seq, keys), call{sc: dropID, keys: []string{s.idKey(id)}, args: []any{id, strconv.FormatUint(seq, 10)}})
+func (s *Store) clear(ctx context.Context, seq uint64, id string, keys []uint64, fp uint64) error {
+	calls := append(s.dropCalls(seq, keys, fp), call{sc: dropID, keys: []string{s.idKey(id)}, args: []any{id, strconv.FormatUint(seq, 10)}})
 	if err := s.scripts(ctx, calls, nil); err != nil {
 		return err
 	}

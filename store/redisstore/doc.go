@@ -18,9 +18,14 @@
 // stored; unrelated documents never wait on each other, and on a cluster
 // the writes spread over the masters with the keys.
 //
+// Fingerprint search (QueryFingerprint) is seed 004's: each fingerprint's
+// four 16-bit blocks are keys whose values list the documents with that
+// block value and the rest of their fingerprints, written and removed with
+// the band entries, read in one pipelined round trip.
+//
 // REDIS.md, beside this file, owns the key layout (format
-// "neardup-redis 4"), the argument for atomicity, the memory per document
-// and the Redis settings to run with. The older layout, a replica per
-// server that follows a change log (format "neardup-redis 3", --method
-// simhash), is package redisreplica's.
+// "neardup-redis 5"), the argument for atomicity, the memory per document
+// and the Redis settings to run with. The older replica layout (format
+// "neardup-redis 3", package redisreplica, removed in issue 34) is refused
+// with a line saying how to load its documents again.
 package redisstore

@@ -11,7 +11,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 )
@@ -103,7 +102,7 @@ func (s *Store) readRecords(ctx context.Context, seqs []uint64) ([]stored, error
 		if b == "" {
 			continue
 		}
-		r, at, err := decodeRecord(seqs[i], b)
+		r, at, err := s.decodeRecord(seqs[i], b)
 		if err != nil {
 			return nil, err
 		}
@@ -205,6 +204,9 @@ func (s *Store) MatchCounts() (matches, examined, prefiltered uint64) {
 // in-memory kept set decide. Only committed documents count.
 func (s *Store) MatchAll(ctx context.Context, f *rule.Features, limit int) ([]rule.KeptMatch, error) {
 	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if err := s.wide(f); err != nil {
 		return nil, err
 	}
 	keys := s.keys(f)
@@ -374,7 +376,7 @@ func (s *Store) LoadFrom(ctx context.Context, seq uint64, fn func(store.Record) 
 				if m[sf] != stateCommitted || base+n < seq {
 					continue
 				}
-				r, _, err := decodeRecord(base+n, m[rf])
+				r, _, err := s.decodeRecord(base+n, m[rf])
 				if err != nil {
 					return err
 				}
@@ -408,12 +410,6 @@ func (s *Store) Sync(ctx context.Context) error {
 		return err
 	}
 	return s.checkMeta(ctx)
-}
-
-// QueryFingerprint is not offered: the Redis index keeps LSH band keys,
-// not SimHash fingerprint tables.
-func (s *Store) QueryFingerprint(context.Context, uint64, int, int) ([]index.Match, error) {
-	return nil, fmt.Errorf("%w: fingerprint search over the Redis index (it keeps band keys, not fingerprint tables)", errors.ErrUnsupported)
 }
 
 // Close releases the connections; later calls fail with store.ErrClosed.

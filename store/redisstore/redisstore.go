@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/bits"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -23,7 +23,14 @@ import (
 )
 
 // Format names the key layout (REDIS.md); another is refused.
-const Format = "neardup-redis 4"
+const Format = "neardup-redis 5"
+
+// oldFormats are the layouts this version no longer reads, and what they
+// were: an index of one is refused with a line saying how to re-import it.
+var oldFormats = map[string]string{
+	"neardup-redis 3": "the replica layout (--redis-replica, --redis-direct, --method simhash), removed in issue 34",
+	"neardup-redis 4": "the stateless layout before fingerprint search (no block keys)",
+}
 
 // Defaults of Options.
 const (
@@ -51,7 +58,8 @@ type Options struct {
 	// must give a rule with LSH bands (MethodMinHash, the default).
 	Dedup rule.Options
 	// Settings names the decision settings; every server on one index must
-	// give the same (the service passes server.Settings(Dedup)).
+	// give the same (the service passes server.Settings(Dedup)). Required:
+	// Open refuses an empty one.
 	Settings string
 	// Prefix starts every key (default DefaultPrefix), so that several
 	// indexes can share one Redis.
@@ -118,14 +126,19 @@ func (o *Options) ensureDefaults() {
 // by every server that opens the same address and prefix, holding nothing
 // of the index itself (REDIS.md). It is safe for concurrent use.
 type Store struct {
-	c     redis.UniversalClient
-	rule  *rule.Rule
-	nb    int // bands per document
-	opt   Options
-	log   *slog.Logger
-	p     string
-	bbits uint // band bucket bits
-	ibits uint // id bucket bits
+	c    redis.UniversalClient
+	rule *rule.Rule
+	nb   int // bands per document (minhash)
+	// simhash: the candidate keys are the exact key and the prefix
+	// filter's (simhashKeys), not band keys.
+	simhash bool
+	bander  *rule.Bander // recomputes the band keys of packed records (minhash)
+	cluster bool         // a Redis Cluster: a script takes the keys of one slot
+	opt     Options
+	log     *slog.Logger
+	p       string
+	bbits   uint // band bucket bits
+	ibits   uint // id bucket bits
 
 	seqKey, countKey string
 
@@ -159,15 +172,24 @@ func Open(ctx context.Context, addr string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rl.Bands() == 0 {
-		return nil, fmt.Errorf("%w: the Redis index keeps LSH band keys (method minhash); method %q has none", rule.ErrOptions, opt.Dedup.Method)
+	if rl.Bands() == 0 && opt.Dedup.Verify != rule.VerifyJaccard {
+		return nil, fmt.Errorf("%w: the Redis index finds --method simhash candidates by the prefix filter of the shingle sets, which needs --verify jaccard (not %q)", rule.ErrOptions, opt.Dedup.Verify)
+	}
+	if opt.Settings == "" {
+		// An index recorded without them could not be checked by any
+		// server: refuse before dialling.
+		return nil, fmt.Errorf("%w: redisstore: Options.Settings is empty (the service passes server.Settings)", rule.ErrOptions)
 	}
 	c, err := dial(addr, opt)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{c: c, rule: rl, nb: rl.Bands(), opt: opt, log: opt.Logger, p: opt.Prefix,
+	s := &Store{c: c, rule: rl, nb: rl.Bands(), simhash: rl.Bands() == 0, opt: opt, log: opt.Logger, p: opt.Prefix,
 		g: &group{c: c, timeout: opt.Timeout}, prefilter: opt.Dedup.Verify == rule.VerifyJaccard, directMax: opt.directMax}
+	_, s.cluster = c.(*redis.ClusterClient)
+	if s.bander, err = rule.NewBander(opt.Dedup); err != nil {
+		return nil, errors.Join(err, c.Close())
+	}
 	slot := s.p + "{" + s.p + "}"
 	s.seqKey, s.countKey = slot+"seq", slot+"count"
 	if err := s.checkMeta(ctx); err != nil {
@@ -191,6 +213,9 @@ func dial(addr string, opt Options) (redis.UniversalClient, error) {
 // compact encoding (listpack, up to hash-max-listpack-entries: 128 by
 // default) with room to grow, and a lookup scans few entries.
 func bucketBits(capacity, nb int) (band, id uint) {
+	if nb == 0 {
+		nb = simhashKeysPerDoc
+	}
 	b := uint(bits.Len64(uint64(capacity * nb / 48)))
 	i := uint(bits.Len64(uint64(capacity / 32)))
 	return min(max(b, 4), 40), min(max(i, 4), 40)
@@ -205,6 +230,16 @@ func (s *Store) checkMeta(ctx context.Context) error {
 		b, i = s.bbits, s.ibits // the index's own, recorded again after a loss
 	}
 	key := s.p + "meta"
+	// An index of an older layout is refused before anything is written
+	// into its meta hash.
+	old, err := s.c.HGet(ctx, key, "format").Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return unavailable(err)
+	}
+	if what, ok := oldFormats[old]; ok {
+		return fmt.Errorf("%w: redis index %q has format %q, %s, which this version does not read: load the documents again with 'neardup import --store ADDR --redis-prefix NEW' (or delete the index's keys first)",
+			store.ErrStoreFormat, s.p, old, what)
+	}
 	want := map[string]string{"format": Format, "settings": s.opt.Settings}
 	set := map[string]string{"format": Format, "settings": s.opt.Settings,
 		"bandbits": strconv.Itoa(int(b)), "idbits": strconv.Itoa(int(i))}
@@ -362,10 +397,62 @@ func (s *Store) idKey(id string) string {
 	return s.p + "i:" + strconv.FormatUint(h>>(64-s.ibits), 16)
 }
 
-// keys returns f's candidate keys: the batch's and the in-memory kept
-// set's (keptset.Keys).
+// keys returns f's candidate keys: under minhash the batch's and the
+// in-memory kept set's (keptset.Keys), under simhash simhashKeys.
 func (s *Store) keys(f *rule.Features) []uint64 {
+	if s.simhash {
+		return simhashKeys(f, s.rule.Threshold())
+	}
 	return keptset.Keys(make([]uint64, 0, s.nb), f, s.nb)
+}
+
+// simhashKeysPerDoc is the candidate keys a document is taken to have
+// under simhash when the buckets are sized: the exact key and the prefix
+// of a 1 KB document's set (about 40 of ~200 hashes at threshold 0.8).
+const simhashKeysPerDoc = 40
+
+// simhashKeys returns the candidate keys of f under --method simhash with
+// Jaccard verification: its token-sequence hash (exact copies, and the
+// documents the rule matches on nothing else: rule.Rule.ExactOnly), then
+// the hashes of the prefix of its shingle set, the first n - ⌈t·n⌉ + 1 of
+// its n sorted hashes. Two sets with J >= t share a hash of their
+// prefixes (the prefix filter: Chaudhuri, Ganti and Kaushik 2006), so
+// every document the rule can call a duplicate (J >= t, then the
+// fingerprint distance) shares a key with f; the rule decides among them.
+// The same keys as the embedded kept set's under simhash (keptmem's
+// prefix tables; keptset's once it serves simhash).
+func simhashKeys(f *rule.Features, t float64) []uint64 {
+	hs := f.Sketch.Hashes()
+	n := prefixLen(len(hs), t)
+	out := make([]uint64, 0, 1+n)
+	out = append(out, simhash.Mix64(f.Exact, 1<<32))
+	if f.Sketch.Sampled() {
+		return out // refused by wide, before it is written
+	}
+	for _, h := range hs[:n] {
+		out = append(out, simhash.Mix64(uint64(h), 2<<32))
+	}
+	return out
+}
+
+// prefixLen is the length of the prefix of an exact set of n hashes at
+// threshold t: n - ⌈t·n⌉ + 1, rounded up (a longer prefix only adds
+// candidates) so that floating point cannot shorten it below the bound.
+func prefixLen(n int, t float64) int {
+	if n == 0 {
+		return 0
+	}
+	return min(n, max(1, n-int(math.Ceil(t*float64(n)-1e-6))+1))
+}
+
+// wide reports a document this index cannot find candidates for: under
+// simhash, a sampled shingle set (the prefix filter needs the exact set),
+// which only a fingerprint search at the rule's QueryK would find.
+func (s *Store) wide(f *rule.Features) error {
+	if s.simhash && f.Sketch.Sampled() && !s.rule.ExactOnly(f) {
+		return fmt.Errorf("%w: a sampled shingle set under --method simhash (the Redis index's prefix filter needs the exact set)", rule.ErrOptions)
+	}
+	return nil
 }
 
 // States of a record (the state field): absent while it is pending,
@@ -374,60 +461,3 @@ const (
 	stateCommitted = "c"
 	stateKilled    = "k"
 )
-
-// Record encoding: a version byte, the time it was written (Unix ms,
-// uvarint), the id and the metadata (uvarint lengths), then the features
-// (rule.Features.AppendBinary).
-const recordVersion = 1
-
-func encodeRecord(r *store.Record, now time.Time) ([]byte, error) {
-	b := make([]byte, 0, 64+len(r.ID)+len(r.Meta)+4*len(r.Features.Bands)+8*len(r.Features.Bands))
-	b = append(b, recordVersion)
-	b = binary.AppendUvarint(b, uint64(now.UnixMilli()))
-	b = binary.AppendUvarint(b, uint64(len(r.ID)))
-	b = append(b, r.ID...)
-	b = binary.AppendUvarint(b, uint64(len(r.Meta)))
-	b = append(b, r.Meta...)
-	return r.Features.AppendBinary(b)
-}
-
-// decodeRecord decodes b, the record of seq, and returns when it was written.
-func decodeRecord(seq uint64, b string) (store.Record, time.Time, error) {
-	bad := func(what string) (store.Record, time.Time, error) {
-		return store.Record{}, time.Time{}, fmt.Errorf("%w: redis record %d: %s", store.ErrStoreFormat, seq, what)
-	}
-	if len(b) == 0 || b[0] != recordVersion {
-		return bad("unknown version")
-	}
-	p := []byte(b[1:])
-	ms, n := binary.Uvarint(p)
-	if n <= 0 {
-		return bad("time")
-	}
-	p = p[n:]
-	field := func() ([]byte, bool) {
-		l, n := binary.Uvarint(p)
-		if n <= 0 || uint64(len(p)-n) < l {
-			return nil, false
-		}
-		v := p[n : n+int(l)]
-		p = p[n+int(l):]
-		return v, true
-	}
-	id, ok := field()
-	if !ok {
-		return bad("id")
-	}
-	meta, ok := field()
-	if !ok {
-		return bad("metadata")
-	}
-	r := store.Record{Seq: seq, ID: string(id)}
-	if len(meta) > 0 {
-		r.Meta = slices.Clone(meta)
-	}
-	if err := r.Features.UnmarshalBinary(p); err != nil {
-		return bad(err.Error())
-	}
-	return r, time.UnixMilli(int64(ms)), nil
-}

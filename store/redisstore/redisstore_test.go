@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -87,7 +88,35 @@ func TestOtherSettingsRefused(t *testing.T) {
 	if _, err := Open(context.Background(), addr, Options{Prefix: p, Settings: "b"}); err == nil || !strings.Contains(err.Error(), "settings") {
 		t.Fatalf("Open with other settings: %v, want a settings mismatch", err)
 	}
-	if _, err := Open(context.Background(), addr, Options{Prefix: newPrefix(), Dedup: rule.Options{Method: rule.MethodSimHash}}); err == nil {
-		t.Fatal("Open with method simhash: no error, want one (no band keys)")
+	if _, err := Open(context.Background(), addr, Options{Prefix: newPrefix(), Settings: "c", Dedup: rule.Options{Method: rule.MethodSimHash, Verify: rule.VerifyCosine}}); err == nil || !strings.Contains(err.Error(), "verify jaccard") {
+		t.Fatalf("Open with method simhash, verify cosine: %v, want an error (no prefix filter without Jaccard)", err)
+	}
+	// No settings: refused before dialling (the address is not even read).
+	if _, err := Open(context.Background(), "redis://127.0.0.1:1/0", Options{Prefix: newPrefix()}); !errors.Is(err, rule.ErrOptions) || !strings.Contains(err.Error(), "Settings") {
+		t.Fatalf("Open without settings: %v, want a refusal naming Settings", err)
+	}
+}
+
+// TestOldFormatRefused: an index written by an older layout (the replica
+// layout's format 3, the stateless one before block keys, 4) is refused
+// with one line saying how to load it again, and its meta hash is left as
+// it was.
+func TestOldFormatRefused(t *testing.T) {
+	addr := single(t)
+	c := redis.NewClient(&redis.Options{Addr: strings.TrimSuffix(strings.TrimPrefix(addr, "redis://"), "/0")})
+	defer c.Close()
+	ctx := context.Background()
+	for _, f := range []string{"neardup-redis 3", "neardup-redis 4"} {
+		p := newPrefix()
+		if err := c.HSet(ctx, p+"meta", "format", f, "settings", "x").Err(); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Open(ctx, addr, Options{Prefix: p, Settings: "test"})
+		if !errors.Is(err, store.ErrStoreFormat) || !strings.Contains(err.Error(), "neardup import --store") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Open over format %q: %v; want one line saying to re-import with neardup import --store", f, err)
+		}
+		if n, err := c.HLen(ctx, p+"meta").Result(); err != nil || n != 2 {
+			t.Errorf("format %q: the meta hash has %d fields (%v) after the refusal, want its 2", f, n, err)
+		}
 	}
 }

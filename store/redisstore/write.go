@@ -177,13 +177,16 @@ type pending struct {
 // cancel ends an addition that will not be committed; it runs without the
 // request's context, which may be what ended it.
 func (s *Store) cancel(p *pending, err error) error {
-	s.gc.cancel(p.r.Seq, p.r.ID, p.keys)
+	s.gc.cancel(p.r.Seq, p.r.ID, p.keys, p.r.Features.FP)
 	return err
 }
 
 // pend writes r pending (steps 1 and 2 of REDIS.md, "Adding a document").
 func (s *Store) pend(ctx context.Context, r *store.Record) (*pending, error) {
-	enc, err := encodeRecord(r, time.Now())
+	if err := s.wide(&r.Features); err != nil {
+		return nil, err
+	}
+	enc, err := s.encodeRecord(r, time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -200,8 +203,8 @@ func (s *Store) pend(ctx context.Context, r *store.Record) (*pending, error) {
 		}
 		return nil, s.cancel(p, err)
 	}
-	// 2. The band entries, and what the buckets held.
-	if p.held, err = s.addEntries(ctx, r.Seq, p.keys); err != nil {
+	// 2. The band entries, and what the buckets held; the block entries.
+	if p.held, err = s.addEntries(ctx, r.Seq, p.keys, r.Features.FP); err != nil {
 		return nil, s.cancel(p, err)
 	}
 	return p, nil
@@ -520,13 +523,13 @@ func (s *Store) Remove(ctx context.Context, id string) (bool, error) {
 	if err != nil {
 		return false, unavailable(err)
 	}
-	r, _, err := decodeRecord(seq, b)
+	r, _, err := s.decodeRecord(seq, b)
 	if err != nil {
 		return false, err
 	}
 	// The record is gone: whatever follows is clean-up, which a reader
 	// that finds an entry without a record would also do.
-	calls := append(s.dropCalls(seq, s.keys(&r.Features)), call{sc: dropID, keys: []string{s.idKey(id)}, args: []any{id, strconv.FormatUint(seq, 10)}})
+	calls := append(s.dropCalls(seq, s.keys(&r.Features), r.Features.FP), call{sc: dropID, keys: []string{s.idKey(id)}, args: []any{id, strconv.FormatUint(seq, 10)}})
 	bg := context.WithoutCancel(ctx)
 	var decr *redis.IntCmd
 	err = s.scripts(bg, calls, func(p redis.Pipeliner) { decr = p.Decr(bg, s.countKey) })
@@ -548,15 +551,16 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	return err
 }
 
-// dropCalls returns the calls that remove seq's entries under keys.
-func (s *Store) dropCalls(seq uint64, keys []uint64) []call {
+// dropCalls returns the calls that remove seq's entries: its band
+// entries under keys and its block entries (fingerprint fp).
+func (s *Store) dropCalls(seq uint64, keys []uint64, fp uint64) []call {
 	v := seqString(seq)
-	calls := make([]call, 0, len(keys)+1)
+	calls := make([]call, 0, len(keys)+fpBlocks+1)
 	for _, k := range keys {
 		b, tag := s.bandKey(k)
 		calls = append(calls, call{sc: dropSeq, keys: []string{b}, args: []any{tag, v}})
 	}
-	return calls
+	return append(calls, s.fpCalls(seq, fp, true)...)
 }
 
 // addEntries writes seq's entries under keys and returns what each field
@@ -564,18 +568,19 @@ func (s *Store) dropCalls(seq uint64, keys []uint64) []call {
 // (nothing was under that key: the common case), then an addSeq for the
 // fields that were taken, which appends to them and returns what they
 // held. Either is atomic on its field, so of two additions under one key
-// the second sees the first.
-func (s *Store) addEntries(ctx context.Context, seq uint64, keys []uint64) ([]string, error) {
+// the second sees the first. The block entries of fp (fingerprint search)
+// go in the first round trip: nothing is decided on them.
+func (s *Store) addEntries(ctx context.Context, seq uint64, keys []uint64, fp uint64) ([]string, error) {
 	v := seqString(seq)
 	set := make([]*redis.BoolCmd, len(keys))
-	err := s.g.do(ctx, func(pipe redis.Pipeliner) {
+	err := s.scripts(ctx, s.fpCalls(seq, fp, false), func(pipe redis.Pipeliner) {
 		for i, k := range keys {
 			b, tag := s.bandKey(k)
 			set[i] = pipe.HSetNX(ctx, b, tag, v)
 		}
 	})
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, err
 	}
 	if err := errOf(set...); err != nil {
 		return nil, err
@@ -643,8 +648,11 @@ func (s *Store) putBatch(ctx context.Context, rs []store.Record) ([]bool, []erro
 		if rs[i].Seq > maxSeq {
 			return nil, nil, fmt.Errorf("%w: seq %d past the layout's %d", store.ErrStore, rs[i].Seq, uint64(maxSeq))
 		}
+		if err := s.wide(&rs[i].Features); err != nil {
+			return nil, nil, err
+		}
 		var err error
-		if encs[i], err = encodeRecord(&rs[i], time.Now()); err != nil {
+		if encs[i], err = s.encodeRecord(&rs[i], time.Now()); err != nil {
 			return nil, nil, err
 		}
 		top = max(top, rs[i].Seq+1)
@@ -695,6 +703,9 @@ func (s *Store) putBatch(ctx context.Context, rs []store.Record) ([]bool, []erro
 		for _, k := range s.keys(&rs[i].Features) {
 			b, tag := s.bandKey(k)
 			ents = append(ents, ent{b, tag, v, pipe.HSetNX(ctx, b, tag, v)})
+		}
+		for _, c := range s.fpCalls(rs[i].Seq, rs[i].Features.FP, false) {
+			c.sc.Eval(ctx, pipe, c.keys, c.args...)
 		}
 	}
 	if _, err := pipe.Exec(ctx); err != nil {

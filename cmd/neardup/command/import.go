@@ -105,9 +105,6 @@ func (f *importCmd) run(c *cobra.Command, args []string) (err error) {
 		drop  func() error // a failed import's clean-up of a Redis index
 	)
 	if f.store != "" {
-		if !f.redis.stateless(sopt.Dedup) {
-			return usagef("--store: import loads the Redis index of the default method (minhash), which keeps band keys")
-		}
 		rs, err := redisstore.Open(ctx, f.store, redisstore.Options{Dedup: sopt.Dedup, Settings: settings, Capacity: f.redis.capacity, Prefix: f.redis.prefix})
 		if err != nil {
 			return fmt.Errorf("--store %s: %w", redactURL(f.store), err)

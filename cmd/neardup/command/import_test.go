@@ -53,10 +53,10 @@ func TestImportMatchesDedup(t *testing.T) {
 }
 
 // dedupKept returns the ids 'neardup dedup' keeps of corpus, in order.
-func dedupKept(t *testing.T, dir, corpus string) []string {
+func dedupKept(t *testing.T, dir, corpus string, flags ...string) []string {
 	t.Helper()
 	kept := filepath.Join(dir, "kept.jsonl")
-	if code, _, stderr := run(t, "", "dedup", "--output", kept, "-q", corpus); code != 0 {
+	if code, _, stderr := run(t, "", append(append([]string{"dedup"}, flags...), "--output", kept, "-q", corpus)...); code != 0 {
 		t.Fatalf("dedup: exit %d: %s", code, stderr)
 	}
 	var want []string
@@ -160,19 +160,27 @@ func searchFirst(t *testing.T, base, text string) string {
 // TestImportRedis loads a corpus into a new Redis index with 'neardup
 // import --store' and checks it as TestImportMatchesDedup checks a data
 // directory: the kept ids in order, and the first match 'neardup serve
-// --store' gives every removed document. An index that is not empty is
-// refused, and a failed import leaves no key behind.
+// --store' gives every removed document, under either method. An index
+// that is not empty is refused, and a failed import leaves no key behind.
 func TestImportRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	addr := "redis://" + srv.Addr() + "/0"
+	for _, m := range []string{rule.MethodMinHash, rule.MethodSimHash} {
+		t.Run(m, func(t *testing.T) { testImportRedis(t, srv, addr, m) })
+	}
+}
+
+func testImportRedis(t *testing.T, srv *redistest.Server, addr, method string) {
 	corpus := testcorpora.Path(t, "en_spdx")
 	dir := t.TempDir()
 	dups := filepath.Join(dir, "dups.jsonl")
-	if code, _, stderr := run(t, "", "import", "--store", addr, "--redis-prefix", "imp:", "--duplicates", dups, "-q", corpus); code != 0 {
+	prefix := "imp-" + method + ":"
+	if code, _, stderr := run(t, "", "import", "--method", method, "--store", addr, "--redis-prefix", prefix, "--duplicates", dups, "-q", corpus); code != 0 {
 		t.Fatalf("import: exit %d: %s", code, stderr)
 	}
-	want := dedupKept(t, dir, corpus)
-	st, err := redisstore.Open(context.Background(), addr, redisstore.Options{Prefix: "imp:", Settings: server.Settings(rule.Options{})})
+	want := dedupKept(t, dir, corpus, "--method", method)
+	o := rule.Options{Method: method}
+	st, err := redisstore.Open(context.Background(), addr, redisstore.Options{Prefix: prefix, Dedup: o, Settings: server.Settings(o)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,14 +199,14 @@ func TestImportRedis(t *testing.T) {
 		t.Fatalf("import stored %d documents, dedup kept %d: not the same ids in the same order", len(got), len(want))
 	}
 
-	checkServed(t, startServe(t, t.TempDir(), "--store", addr, "--redis-prefix", "imp:"), "en_spdx", dups, want)
+	checkServed(t, startServe(t, t.TempDir(), "--method", method, "--store", addr, "--redis-prefix", prefix), "en_spdx", dups, want)
 
-	code, _, stderr := run(t, "", "import", "--store", addr, "--redis-prefix", "imp:", "-q", corpus)
+	code, _, stderr := run(t, "", "import", "--method", method, "--store", addr, "--redis-prefix", prefix, "-q", corpus)
 	if code == 0 || !strings.Contains(stderr, "not empty") {
 		t.Fatalf("import into an index that is not empty: exit %d: %s", code, stderr)
 	}
 	before := srv.CLI("DBSIZE")
-	code, _, stderr = run(t, "", "import", "--store", addr, "--redis-prefix", "other:", "-q", filepath.Join(dir, "missing.jsonl"))
+	code, _, stderr = run(t, "", "import", "--method", method, "--store", addr, "--redis-prefix", "other:", "-q", filepath.Join(dir, "missing.jsonl"))
 	if code == 0 {
 		t.Fatalf("import of a missing file succeeded: %s", stderr)
 	}

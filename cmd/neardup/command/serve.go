@@ -57,13 +57,11 @@ bbolt; an existing directory keeps the engine that made it). With --store
 redis://host:port/db or redis-cluster://host1:port,host2:port,... the index
 lives in Redis (or a Redis Cluster) instead, shared by every 'neardup serve'
 on it, so what one stores the others find. Under the default method the
-servers hold nothing of the index: every request reads the Redis keys it
-needs, a server starts at once, and writes settle per bucket with no global
-lock (store/redisstore/REDIS.md; run Redis with the settings there, AOF
-included). Under --method simhash, or with --redis-replica, each server keeps
-a replica of the index that follows a change log in Redis (or, with
---redis-direct, reads its fingerprint tables for every match:
-store/redisreplica/REDIS.md). The API is described in server/openapi.yaml
+servers hold nothing of the index, under either method: every request reads
+the Redis keys it needs (fingerprint search included: seed 004's four 16-bit
+block keys), a server starts at once, and writes settle per bucket with no
+global lock (store/redisstore/REDIS.md; run Redis with the settings there, AOF
+included). The API is described in server/openapi.yaml
 and the README; a web page at / compares two texts and
 searches the stored documents. /healthz, /readyz and /metrics (Prometheus)
 are served beside it.
@@ -144,7 +142,7 @@ var modeFlags = []struct {
 	{[]string{"data", "engine", "force-recover"},
 		func(shared bool, _ string) bool { return !shared },
 		"it configures the embedded store in --data, and --store names a shared one"},
-	{[]string{"redis-prefix", "redis-wait-replicas", "redis-capacity", "redis-replica", "redis-direct", "redis-layout"},
+	{[]string{"redis-prefix", "redis-wait-replicas", "redis-capacity"},
 		func(shared bool, _ string) bool { return shared },
 		"it configures a shared Redis store, and there is no --store (the embedded store in --data is used)"},
 	{[]string{"k", "k-short", "short-tokens"},
@@ -202,10 +200,12 @@ func (f *serveCmd) run(c *cobra.Command) error {
 
 	o := f.opt
 	f.decision.apply(&o)
-	if (f.snapshot != "" || f.redis.direct) && !c.Flags().Changed("method") {
+	if err := checkRemovedRedisFlags(c.Flags()); err != nil {
+		return err
+	}
+	if f.snapshot != "" && !c.Flags().Changed("method") {
 		// A snapshot holds SimHash fingerprints, which only the simhash
-		// method matches on; --redis-direct matches through the fingerprint
-		// tables in Redis.
+		// method matches on.
 		o.Method = rule.MethodSimHash
 	}
 	reg := prometheus.NewRegistry()

@@ -264,6 +264,9 @@ func TestServeModeFlags(t *testing.T) {
 		{[]string{"--store", "redis://127.0.0.1:1/0", "--engine", "bbolt"}, "--engine does nothing here: it configures the embedded store in --data"},
 		{[]string{"--store", "redis://127.0.0.1:1/0", "--data", "elsewhere"}, "--data does nothing here"},
 		{[]string{"--store", "redis://127.0.0.1:1/0", "--k", "3"}, "--k does nothing here"},
+		{[]string{"--store", "redis://127.0.0.1:1/0", "--redis-replica"}, "--redis-replica was removed with the replica layout (issue 34): every server now reads the one stateless Redis index"},
+		{[]string{"--store", "redis://127.0.0.1:1/0", "--redis-direct"}, "--redis-direct was removed"},
+		{[]string{"--store", "redis://127.0.0.1:1/0", "--redis-layout", "seeds-4x16"}, "--redis-layout was removed with the replica layout (issue 34): fingerprint search over Redis now uses seed 004's"},
 	} {
 		dir := filepath.Join(t.TempDir(), "data")
 		args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir}, tc.args...)
