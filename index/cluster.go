@@ -17,8 +17,11 @@ import (
 //
 // Identical fingerprints are joined in linear time, without enumerating the
 // pairs among them, so many copies of one value cost no more than one.
-// Memory is about 20 bytes per fingerprint beyond the input; no pair list is
-// kept.
+// Memory at the peak is about 28 bytes per fingerprint beyond the input:
+// the join's table (12; garbage once the join is done, unless the caller
+// holds its collector back, as 'neardup clusters' does), the union-find (8,
+// whose sizes then serve as the assignment's scratch) and the result (8).
+// No pair list is kept.
 func Clusters(ctx context.Context, fps []uint64, k int, opt JoinOptions) ([]int, error) {
 	if len(fps) > maxJoin {
 		return nil, joinErrTooMany(len(fps))
@@ -31,7 +34,7 @@ func Clusters(ctx context.Context, fps []uint64, k int, opt JoinOptions) ([]int,
 	if err != nil {
 		return nil, err
 	}
-	return u.Smallest(), nil
+	return u.smallest(u.size), nil // u is discarded: its sizes are the scratch
 }
 
 // ClusterGroups lists the clusters of two or more members in a

@@ -172,6 +172,20 @@
 // a query outside the file). Snapshots of version 1 (exact layouts only)
 // still open.
 //
+// Self-joins (Join, Clusters; 'neardup pairs' and 'clusters') keep their
+// own radix-partitioned tables rather than the frozen ones. Join holds 20
+// bytes a fingerprint at k = 3 (8 of input, 12 of one table's entries,
+// reused across its tables); frozen tables would save at most the 6-7
+// bytes between that and their 13.3-13.8, and only if the input were
+// streamed into the external sort instead of held, while a self-join that
+// queries them once per fingerprint costs 29x Join's CPU at 10M (65.5
+// against 2.3 CPU-s for the same 679,244 pairs, BenchmarkFrozenSelfJoin)
+// and about 32x at 100M: ~56 random bucket probes a fingerprint against
+// sorting 10 tables in cache-sized buckets. A merge join over the two
+// sorted tables (per table, a cursor per flipped key bit decoding the
+// sequence in order, no random probes) might cost what Join does; it is
+// not built. See BENCHMARKS.md, issue 36, "pairs and clusters".
+//
 // # Snapshots
 //
 // WriteTo/Read and SaveFile/LoadFile store the plan, the fingerprints sorted

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Self-join benchmarks. Sizes come from NEARDUP_BENCH_N, a comma-separated
@@ -214,4 +215,66 @@ func simhashCppFindAll(fps []uint64, k int, p Plan) map[[2]uint64]struct{} {
 		}
 	}
 	return matches
+}
+
+// BenchmarkFrozenSelfJoin measures the self-join Join's tables could be
+// replaced by: the fingerprints frozen into the default flip-2x32 tables
+// (BuildFrozen, in memory, positions as ids) and each one queried for its
+// partners within 3 bits, a pair (i, j) counted at i when j > i, as Join
+// emits it once. It reports the build and the queries apart (cpu-s/op is
+// the queries', one goroutine), the tables' bytes per fingerprint against
+// Join's 20 (8 of input, 12 of one table's entries), and fails unless the
+// pairs are Join's in number and, up to 1M, one by one. Issue 36's record
+// of why pairs and clusters stay on Join (BENCHMARKS.md, "Frozen tables").
+func BenchmarkFrozenSelfJoin(b *testing.B) {
+	for _, n := range joinBenchSizes(b) {
+		fps := joinBenchInput(n)
+		b.Run(fmt.Sprintf("n=%d/k=3", n), func(b *testing.B) {
+			want := map[[2]int]bool{}
+			wantN := 0
+			err := Join(context.Background(), fps, 3, JoinOptions{}, func(p Pair) error {
+				wantN++
+				if n <= 1_000_000 {
+					want[[2]int{p.A, p.B}] = true
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			cpu, t0 := joinCPUTime(), time.Now()
+			f, err := BuildFrozen(context.Background(), SliceSource(fps, nil), FrozenOptions{K: 3, SortMemory: 256 << 20, TempDir: b.TempDir()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			buildS, buildCPU := time.Since(t0).Seconds(), (joinCPUTime() - cpu).Seconds()
+			var pairs int
+			cpu = joinCPUTime()
+			for b.Loop() {
+				pairs = 0
+				for i, x := range fps {
+					ms, err := f.Query(x, 3, 0)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, m := range ms {
+						if int(m.ID) > i {
+							pairs++
+							if n <= 1_000_000 && !want[[2]int{i, int(m.ID)}] {
+								b.Fatalf("pair (%d, %d) not in Join's", i, m.ID)
+							}
+						}
+					}
+				}
+			}
+			b.ReportMetric((joinCPUTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric(float64(pairs), "pairs")
+			b.ReportMetric(buildS, "build-s") // after b.Loop, whose first call clears the metrics
+			b.ReportMetric(buildCPU, "build-cpu-s")
+			b.ReportMetric(float64(f.Bytes())/float64(n), "B/fp")
+			if pairs != wantN {
+				b.Fatalf("%d pairs, Join found %d", pairs, wantN)
+			}
+		})
+	}
 }
