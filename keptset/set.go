@@ -13,7 +13,6 @@ import (
 
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/rule"
-	"github.com/neardup/neardup/simhash"
 )
 
 // Records reads what verification needs of the stored documents: the store
@@ -144,22 +143,6 @@ type pendingDoc struct {
 
 // ErrClosed is returned after Close.
 var ErrClosed = errors.New("keptset: closed")
-
-// Keys appends to dst the candidate keys of f under rule: its LSH band
-// keys, each mixed with its band's number, or, for a document without
-// bands (no tokens), its token-sequence hash. Two documents the rule
-// calls near share a key (an exact copy has the same bands), save for a
-// 64-bit collision of token-sequence hashes between a document with bands
-// and one without.
-func Keys(dst []uint64, f *rule.Features, bands int) []uint64 {
-	if len(f.Bands) == bands && bands > 0 {
-		for b, k := range f.Bands {
-			dst = append(dst, rule.BandKey(b, k))
-		}
-		return dst
-	}
-	return append(dst, simhash.Mix64(f.Exact, 1<<32))
-}
 
 // Open returns the set of the documents in rec: the parts in opt.Dir
 // that are sound and made with opt.Settings, then the documents after
@@ -600,7 +583,6 @@ func (s *Set) matchAll(ctx context.Context, f *rule.Features, limit int, from ui
 	}
 	return ms, next, nil
 }
-
 
 // simCandidatesLocked returns the candidates of f under MethodSimHash (mu
 // held): the live seqs of from and above, ascending and each once, and the

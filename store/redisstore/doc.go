@@ -6,8 +6,9 @@
 // records), or three when the candidates are more than two: their
 // prefilters are read first (64 bytes each, beside their records), and the
 // records of those that the rule's prefilter rules out, far below the
-// threshold, are not read. The candidate keys are the batch's
-// (keptset.Keys: the LSH band keys of the rule's default method), and the
+// threshold, are not read. The candidate keys are the rule's
+// (rule.Rule.CandidateKeys: the LSH band keys of the default method, the
+// exact and prefix keys under simhash), and the
 // decision is rule.Rule's, in priority order, so the verdicts are neardup
 // dedup's.
 //

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/bits"
 	"slices"
 	"time"
 
@@ -265,9 +264,7 @@ func (s *Store) verdict(r *stored, f *rule.Features) (rule.KeptMatch, bool) {
 	if !s.rule.Duplicates(g, f) {
 		return rule.KeptMatch{}, false
 	}
-	verified := s.rule.Verified(g, f)
-	return rule.KeptMatch{ID: r.rec.ID, Seq: r.rec.Seq, Distance: bits.OnesCount64(g.FP ^ f.FP),
-		Score: s.rule.Score(g, f), Exact: verified && g.Exact == f.Exact, Unverified: !verified}, true
+	return s.rule.KeptMatch(r.rec.ID, r.rec.Seq, g, f), true
 }
 
 // Get returns the record of id, or an error wrapping store.ErrNotFound.

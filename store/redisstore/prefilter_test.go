@@ -10,7 +10,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/neardup/neardup/keptset"
 	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
 )
@@ -38,12 +37,12 @@ func templatePages(seed uint64) func() string {
 // oracle returns the ids of the documents of stored (in priority order)
 // that the rule calls duplicates of f among those sharing a candidate key
 // with it: what MatchAll must answer.
-func oracle(rl *rule.Rule, nb int, stored []store.Record, f *rule.Features) []string {
-	keys := keptset.Keys(nil, f, nb)
+func oracle(rl *rule.Rule, stored []store.Record, f *rule.Features) []string {
+	keys := rl.CandidateKeys(nil, f)
 	var ids []string
 	for i := range stored {
 		g := &stored[i].Features
-		shared := slices.ContainsFunc(keptset.Keys(nil, g, nb), func(k uint64) bool { return slices.Contains(keys, k) })
+		shared := slices.ContainsFunc(rl.CandidateKeys(nil, g), func(k uint64) bool { return slices.Contains(keys, k) })
 		if shared && rl.Duplicates(g, f) {
 			ids = append(ids, stored[i].ID)
 		}
@@ -100,7 +99,7 @@ func TestPrefilterBeforeRecords(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, want := matchIDs(ms), oracle(rl, s.nb, stored, &f); !slices.Equal(got, want) {
+			if got, want := matchIDs(ms), oracle(rl, stored, &f); !slices.Equal(got, want) {
 				t.Fatalf("a new page matched %v, the rule says %v", got, want)
 			}
 			cands += len(s.candidatesOf(s.keys(&f), mustFields(t, s, &f), maxSeq+1))
@@ -128,7 +127,7 @@ func TestPrefilterBeforeRecords(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := oracle(rl, s.nb, stored, &near.Features)
+			want := oracle(rl, stored, &near.Features)
 			if got := matchIDs(ms); !slices.Equal(got, want) || !slices.Contains(got, orig.ID) {
 				t.Fatalf("near-copy of %s matched %v, the rule says %v", orig.ID, got, want)
 			}
@@ -235,7 +234,7 @@ func TestRecordsWithoutPrefilter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, want := matchIDs(ms), oracle(rl, s.nb, stored, &f); !slices.Equal(got, want) {
+			if got, want := matchIDs(ms), oracle(rl, stored, &f); !slices.Equal(got, want) {
 				t.Fatalf("a new page matched %v, the rule says %v", got, want)
 			}
 		}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"math/bits"
 	"strconv"
 	"sync"
@@ -16,7 +15,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/neardup/neardup/internal/redisclient"
-	"github.com/neardup/neardup/keptset"
 	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/simhash"
 	"github.com/neardup/neardup/store"
@@ -130,7 +128,7 @@ type Store struct {
 	rule *rule.Rule
 	nb   int // bands per document (minhash)
 	// simhash: the candidate keys are the exact key and the prefix
-	// filter's (simhashKeys), not band keys.
+	// filter's (rule.Rule.CandidateKeys), not band keys.
 	simhash bool
 	bander  *rule.Bander // recomputes the band keys of packed records (minhash)
 	cluster bool         // a Redis Cluster: a script takes the keys of one slot
@@ -397,53 +395,16 @@ func (s *Store) idKey(id string) string {
 	return s.p + "i:" + strconv.FormatUint(h>>(64-s.ibits), 16)
 }
 
-// keys returns f's candidate keys: under minhash the batch's and the
-// in-memory kept set's (keptset.Keys), under simhash simhashKeys.
+// keys returns f's candidate keys: the rule's (rule.Rule.CandidateKeys),
+// as the embedded kept set's.
 func (s *Store) keys(f *rule.Features) []uint64 {
-	if s.simhash {
-		return simhashKeys(f, s.rule.Threshold())
-	}
-	return keptset.Keys(make([]uint64, 0, s.nb), f, s.nb)
+	return s.rule.CandidateKeys(make([]uint64, 0, s.nb), f)
 }
 
 // simhashKeysPerDoc is the candidate keys a document is taken to have
 // under simhash when the buckets are sized: the exact key and the prefix
 // of a 1 KB document's set (about 40 of ~200 hashes at threshold 0.8).
 const simhashKeysPerDoc = 40
-
-// simhashKeys returns the candidate keys of f under --method simhash with
-// Jaccard verification: its token-sequence hash (exact copies, and the
-// documents the rule matches on nothing else: rule.Rule.ExactOnly), then
-// the hashes of the prefix of its shingle set, the first n - ⌈t·n⌉ + 1 of
-// its n sorted hashes. Two sets with J >= t share a hash of their
-// prefixes (the prefix filter: Chaudhuri, Ganti and Kaushik 2006), so
-// every document the rule can call a duplicate (J >= t, then the
-// fingerprint distance) shares a key with f; the rule decides among them.
-// The same keys as the embedded kept set's under simhash (keptmem's
-// prefix tables; keptset's once it serves simhash).
-func simhashKeys(f *rule.Features, t float64) []uint64 {
-	hs := f.Sketch.Hashes()
-	n := prefixLen(len(hs), t)
-	out := make([]uint64, 0, 1+n)
-	out = append(out, simhash.Mix64(f.Exact, 1<<32))
-	if f.Sketch.Sampled() {
-		return out // refused by wide, before it is written
-	}
-	for _, h := range hs[:n] {
-		out = append(out, simhash.Mix64(uint64(h), 2<<32))
-	}
-	return out
-}
-
-// prefixLen is the length of the prefix of an exact set of n hashes at
-// threshold t: n - ⌈t·n⌉ + 1, rounded up (a longer prefix only adds
-// candidates) so that floating point cannot shorten it below the bound.
-func prefixLen(n int, t float64) int {
-	if n == 0 {
-		return 0
-	}
-	return min(n, max(1, n-int(math.Ceil(t*float64(n)-1e-6))+1))
-}
 
 // wide reports a document this index cannot find candidates for: under
 // simhash, a sampled shingle set (the prefix filter needs the exact set),
