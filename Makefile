@@ -20,7 +20,7 @@ test-plain:
 	$(GO) test -count=1 -timeout 30m ./...
 
 test-race:
-	$(GO) test -race -short -count=1 -timeout 30m ./index ./rule ./dedup ./corpus ./features ./keptset ./keptmem ./store ./store/redisstore ./server ./cmd/neardup/command
+	$(GO) test -race -short -count=1 -timeout 30m ./index ./rule ./dedup ./corpus ./features ./keptset ./keptfiles ./store ./store/redisstore ./server ./cmd/neardup/command
 
 test-beam:
 	cd beam && $(GO) test -count=1 -timeout 30m ./...

@@ -7,8 +7,8 @@
 // a keptset.Set over that store (package keptset: parts mapped from disk,
 // the records read by seq for verification). A batch is matched against it
 // with the online service's keys, prefilter and rule, in the same priority
-// order, so it gets the verdicts of the in-memory kept set it replaces
-// (package keptmem) and of one run over the concatenation: the tests of
+// order, so it gets the verdicts of the in-memory kept set it replaced
+// (package keptmem, since removed) and of one run over the concatenation: the tests of
 // package dedup (TestIncrementalEqualsOneRun) hold for it.
 //
 // A run holds in memory the keptset's tables (about 145 bytes a document),
@@ -61,8 +61,8 @@
 // # Older kept-set files
 //
 // A neardup before this package kept the set in one file, PATH.kept
-// (keptmem/FORMAT.md, version 1, read by legacy.go, whose tests read
-// keptmem's golden files, copied in testdata). When PATH.kept.d has no
+// (LEGACY-FORMAT.md, version 1, read by legacy.go, whose tests read
+// golden files of the old code, in testdata). When PATH.kept.d has no
 // CURRENT and PATH.kept exists, Load converts it: a new generation made of
 // its documents in their order, saved as above, and then the file is
 // removed. The snapshot at PATH is left as it is (it holds the same

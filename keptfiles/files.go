@@ -19,7 +19,7 @@ import (
 func Dir(indexPath string) string { return indexPath + ".kept.d" }
 
 // LegacyPath is the kept-set file of the same snapshot written by a neardup
-// before this package (keptmem's format, legacy.go), which Load converts.
+// before this package (LEGACY-FORMAT.md, legacy.go), which Load converts.
 func LegacyPath(indexPath string) string { return indexPath + ".kept" }
 
 // Files opens the kept set of incremental runs of dedup.Run

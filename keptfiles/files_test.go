@@ -26,7 +26,7 @@ type goldenDoc struct {
 }
 
 // goldenDocs returns the documents the golden files in testdata were made
-// from (keptmem's TestKeptFileGolden: two incremental runs, over docs[:24]
+// from (the old keptmem package's TestKeptFileGolden: two incremental runs, over docs[:24]
 // and docs[16:]): version histories with exact copies.
 func goldenDocs() []goldenDoc {
 	rng := rand.New(rand.NewPCG(20, 26))
@@ -89,7 +89,7 @@ func runDay(tb testing.TB, idx, method string, docs []goldenDoc) map[string]stri
 	return got
 }
 
-// legacySettings returns the settings a kept-set file of keptmem's format
+// legacySettings returns the settings a kept-set file of the old format
 // was made with.
 func legacySettings(tb testing.TB, b []byte) string {
 	tb.Helper()
@@ -160,8 +160,8 @@ func sameDocs(tb testing.TB, what string, got, want []legacyDoc) {
 	}
 }
 
-// TestLegacyGolden converts keptmem's golden kept-set files (copied from
-// keptmem/testdata): the file of day 1 converted and the run of day 2 over
+// TestLegacyGolden converts the golden kept-set files of the old code
+// (testdata): the file of day 1 converted and the run of day 2 over
 // it give the documents of day 2's golden file, in its order and with its
 // features, and the verdicts of two runs that never saw the old format.
 func TestLegacyGolden(t *testing.T) {
@@ -222,5 +222,46 @@ func TestLegacyDamaged(t *testing.T) {
 	}
 	if err := readLegacy(b, settings+" other", nop); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "made with") {
 		t.Errorf("other settings: %v", err)
+	}
+}
+
+// TestGoldenEncoding pins the records' encoding (rule.Features.AppendBinary),
+// which the stores keep, byte for byte: every record of the golden files,
+// written by the old code, is what this build extracts and encodes from the
+// same text.
+func TestGoldenEncoding(t *testing.T) {
+	texts := map[string]string{}
+	for _, d := range goldenDocs() {
+		texts[d.ID] = d.Text
+	}
+	for _, method := range []string{rule.MethodMinHash, rule.MethodSimHash} {
+		ex, err := rule.NewExtractor(rule.Options{Method: method})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, day := range []string{"day1", "day2"} {
+			docs, _ := readLegacyDocs(t, filepath.Join("testdata", method+"-"+day+".kept"))
+			if len(docs) == 0 {
+				t.Fatalf("%s %s: no documents", method, day)
+			}
+			for _, d := range docs {
+				text, ok := texts[d.id]
+				if !ok {
+					t.Fatalf("%s %s: %q is not a golden document", method, day, d.id)
+				}
+				f := ex.Extract(text)
+				got, err := f.AppendBinary(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := d.f.AppendBinary(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Fatalf("%s %s %s: the record encodes as %x, the golden file holds %x", method, day, d.id, got, want)
+				}
+			}
+		}
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/neardup/neardup/rule"
 )
 
-// FuzzReadLegacy: the reader of keptmem's kept-set files never panics, and
+// FuzzReadLegacy: the reader of the old kept-set files never panics, and
 // what it accepts decodes to documents with ids.
 func FuzzReadLegacy(f *testing.F) {
 	var settings string

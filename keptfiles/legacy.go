@@ -12,8 +12,8 @@ import (
 	"github.com/neardup/neardup/rule"
 )
 
-// The kept-set file of neardup before this package (package keptmem's
-// FORMAT.md, version 1), at LegacyPath: magic, version, the settings,
+// The kept-set file of neardup before this package (LEGACY-FORMAT.md,
+// version 1), at LegacyPath: magic, version, the settings,
 // the document count, each document's id (uvarint length and bytes) and
 // record (rule.Features.AppendBinary) in priority order, and a CRC-32C
 // (Castagnoli, little-endian) of all the bytes before it. Load converts it

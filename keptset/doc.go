@@ -15,9 +15,9 @@
 // rules them out against the new document's, and reads the others' records
 // from the store (Records) one at a time until the rule
 // (rule.Rule.Duplicates) accepts one: the same rule, the same prefilter
-// and the same order as the batch (dedup.Run) and the in-memory
-// keptmem.Set, and candidates that include every document the rule
-// accepts, so the same verdicts; the tests compare them under each method. On
+// and the same order as the batch (dedup.Run), and candidates that include every document the rule
+// accepts, so the same verdicts; the tests compare them, and the set with the rule tried on every
+// kept document, under each method. On
 // pages sharing a site's template, whose candidates grow with the number of
 // pages stored, the prefilter keeps the records read per match about one
 // (TestPrefilterBeforeRecords).
@@ -141,7 +141,7 @@
 //
 // Ownership of formats: this package owns the part files, MANIFEST and
 // deletes of its directory (by default DATA/keptset beside the store); the
-// store engines (package store) own the records; package keptmem owns the
-// kept-set file of incremental batch runs; package rule owns the records'
+// store engines (package store) own the records; package keptfiles owns the
+// layout of incremental batch runs' kept sets; package rule owns the records'
 // feature encoding.
 package keptset

@@ -11,8 +11,8 @@ import (
 )
 
 // The binary encoding of Features (Features.AppendBinary), which the stores
-// keep as their records (package store) and the kept-set file holds one of
-// per document (package keptmem, FORMAT.md there): this package owns it, as
+// keep as their records (package store) and the old kept-set file held one of
+// per document (keptfiles/LEGACY-FORMAT.md): this package owns it, as
 // it owns the types.
 
 // appendBinary appends the sketch: n, shift, the count of hashes and their

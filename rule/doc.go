@@ -113,7 +113,7 @@
 // and the kept-set file holds per document, and the versions that name what
 // features depend on (SketchVersion, MinHashVersion), which the settings
 // strings of stores and kept-set files carry. Golden files elsewhere pin the
-// encoding byte for byte (keptmem/testdata).
+// encoding byte for byte (keptfiles/testdata).
 //
 // # Concurrency
 //

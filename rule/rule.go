@@ -20,8 +20,8 @@ type Features struct {
 	// FingerprintOnly marks a document of which only FP is known (Exact,
 	// Tokens, Length and the verification data are unknown, and zero): it
 	// matches on fingerprint distance alone and its matches are unverified
-	// (see the package notes). keptmem.Set.AddFingerprints makes such
-	// documents. AppendBinary does not record it: they are not stored.
+	// (see the package notes). keptset.Options.FingerprintOnly makes such
+	// documents (an index snapshot's). AppendBinary does not record it: they are not stored.
 	// (Beside the fields above, which Rule.Near reads with it: one cache
 	// line for the test most candidates fail.)
 	FingerprintOnly bool
@@ -232,7 +232,7 @@ func bandsMeet(a, b []uint64) bool {
 
 // BandKey is the candidate key of band b's key: its band's number mixed in,
 // so that one table holds every band. The batch's buckets, the service's
-// kept sets (keptset, keptmem) and the Redis index all key bands so, which
+// kept set (keptset) and the Redis index all key bands so, which
 // is what makes their candidates, and so their verdicts, the same.
 func BandKey(b int, key uint64) uint64 { return simhash.Mix64(key, uint64(b)) }
 

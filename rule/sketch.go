@@ -36,7 +36,7 @@ type Sketch struct {
 
 // Hashes returns the set's 32-bit shingle hashes, sorted and distinct: a
 // MOD_m sample when Sampled, the whole set otherwise. They must not be
-// modified. (Package keptmem indexes their prefixes.)
+// modified. (CandidateKeys keys documents by their prefixes.)
 func (s Sketch) Hashes() []uint32 { return s.h }
 
 // SketchOf returns the exact sketch of hashes, which must be sorted and

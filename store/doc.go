@@ -50,7 +50,7 @@
 //	bucket "snapshot-deleted"  id -> fingerprint (8 bytes big-endian): deleted snapshot documents
 //
 // Keys of "docs" sort in acceptance order, so a cursor scan reloads the
-// keptmem.Set in priority order (LoadFrom seeks to a seq first, GetSeq reads
+// kept set in priority order (LoadFrom seeks to a seq first, GetSeq reads
 // one key); "ids" serves GET and DELETE.
 //
 // PebbleStore keeps the same maps in one pebble LSM tree
@@ -89,7 +89,7 @@
 //
 // Put and Delete look the id up first and give ErrExists and ErrNotFound as
 // bbolt does. The Server's puts skip that read: the Server has found the id
-// absent from its keptmem.Set under its write lock, and in an LSM tree the
+// absent from its kept set under its write lock, and in an LSM tree the
 // read of an absent key searches every level (at 1M documents it was most of
 // the store's CPU and halved its write rate).
 //

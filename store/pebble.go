@@ -662,8 +662,8 @@ func (s *PebbleStore) Delete(ctx context.Context, id string) error {
 // Queue applies op and returns the wait for its durability, which must be
 // called; operations are applied in the order Queue was called (the Server's
 // queue). A put is not checked against the stored ids: the caller vouches for
-// it, as the Server does, having found the id absent from its keptmem.Set
-// (which holds every stored id) under the write lock it queues under. In an
+// it, as the Server does, having found the id absent from its kept set
+// (which knows every stored id) under the write lock it queues under. In an
 // LSM tree that check is a read of every level for a key that is nearly
 // always absent; at 1M stored documents it took 3/4 of the store's CPU and
 // halved its write rate (BENCHMARKS.md).

@@ -45,9 +45,10 @@ type Record struct {
 	Meta     json.RawMessage
 }
 
-// Store keeps the accepted documents durably. The service holds every
-// document's Features in memory (a keptmem.Set) and uses the store to survive
-// restarts and to answer GET with the metadata.
+// Store keeps the accepted documents durably. The service's kept set
+// (package keptset) holds each document's candidate keys and reads its
+// Features from the store by seq to verify a candidate; the store also
+// survives restarts and answers GET with the metadata.
 //
 // Implementations must be safe for concurrent use. Put and Delete return only
 // once the change is durable; operations are applied in the order their

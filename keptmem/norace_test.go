@@ -1,5 +1,0 @@
-//go:build !race
-
-package keptmem
-
-const raceEnabled = false
