@@ -1,6 +1,7 @@
-// Package keptset is the online service's kept set at scale: what finds the
-// candidates of a new document among every stored one, in memory, with the
-// verification data left in the store.
+// Package keptset is neardup's one kept set, of the online service over an
+// embedded store and of incremental batch runs (package keptfiles), under
+// every method: what finds the candidates of a new document among every
+// stored one, in memory, with the verification data left in the store.
 //
 // A document costs the set its candidate keys and its fingerprint, in
 // pointer-free tables: under MethodMinHash (the rule's default) its 24 LSH band
