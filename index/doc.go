@@ -186,6 +186,15 @@
 // sequence in order, no random probes) might cost what Join does; it is
 // not built. See BENCHMARKS.md, issue 36, "pairs and clusters".
 //
+// The service's k = 3 fingerprint search keeps its own tables too, for the
+// same kind of reason: a kept-set part (package keptset) holds four block
+// tables of 3-byte slots (12 bytes a document) beside a column of the
+// fingerprints by slot (8 bytes), which a match reads by slot anyway (the
+// fingerprint check before a record read, merges). Frozen tables hold the
+// fingerprints' remainders in entries found by value, not by slot, so they
+// would replace the 12 bytes by ~13.5 (two tables with slot ids at 10^7
+// documents a part) and could not replace the column: no saving.
+//
 // # Snapshots
 //
 // WriteTo/Read and SaveFile/LoadFile store the plan, the fingerprints sorted
