@@ -407,52 +407,17 @@ func TestFormat1(t *testing.T) {
 // TestFormat3: the parts of format 3 (before the wide section) are mapped,
 // not rebuilt, answer as before under MethodMinHash (which has no
 // fingerprint-distance documents), and merge with the parts written since.
-func TestFormat3(t *testing.T) {
-	rl, ex := setup(t)
-	docs := distinct(t, 400)
-	recs := newMemRecords()
-	dir := t.TempDir()
-	opt := keptset.Options{Dir: dir, Settings: "test", PartSpan: 64, DeltaSpan: 16}
-	half := len(docs) / 2
-	importDocs(t, rl, ex, recs, opt, docs[:half])
-	old, _ := filepath.Glob(filepath.Join(dir, "*.part"))
-	for _, p := range old {
-		toFormat3(t, p)
-	}
-	var logBuf bytes.Buffer
-	opt.Logger = slog.New(slog.NewTextHandler(&logBuf, nil))
-	opt.PartSpan = 1 << 12
-	s, err := keptset.Open(context.Background(), rl, recs, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if logBuf.Len() > 0 {
-		t.Fatalf("format 3 parts not mapped as they are: %s", logBuf.String())
-	}
-	addDocs(t, s, ex, recs, docs, half, len(docs))
-	if err := s.WaitParts(); err != nil {
-		t.Fatal(err)
-	}
-	if st := s.Stats(); st.Merges == 0 {
-		t.Fatalf("%+v: no merge", st)
-	}
-	gone := 0
-	for _, p := range old {
-		if _, err := os.Stat(p); err != nil {
-			gone++
-		}
-	}
-	if gone == 0 {
-		t.Fatalf("none of the %d format 3 parts was merged", len(old))
-	}
-	checkSelfMatches(t, s, ex, docs, nil, 0)
-}
+func TestFormat3(t *testing.T) { testOldFormatMerges(t, 3, toFormat3) }
 
 // TestFormat2: the parts of format 2 (before the prefilter column) are
 // mapped, not rebuilt, answer as before (their documents are not
 // prefiltered), and merge with the parts written since.
-func TestFormat2(t *testing.T) {
+func TestFormat2(t *testing.T) { testOldFormatMerges(t, 2, toFormat2) }
+
+// testOldFormatMerges imports half the documents into parts, rewrites them
+// in an older format with convert, then checks that they are mapped as
+// they are, that the adds after them merge them away, and the verdicts.
+func testOldFormatMerges(t *testing.T, format int, convert func(t *testing.T, path string)) {
 	rl, ex := setup(t)
 	docs := distinct(t, 400)
 	recs := newMemRecords()
@@ -462,7 +427,7 @@ func TestFormat2(t *testing.T) {
 	importDocs(t, rl, ex, recs, opt, docs[:half])
 	old, _ := filepath.Glob(filepath.Join(dir, "*.part"))
 	for _, p := range old {
-		toFormat2(t, p)
+		convert(t, p)
 	}
 	var logBuf bytes.Buffer
 	opt.Logger = slog.New(slog.NewTextHandler(&logBuf, nil))
@@ -473,7 +438,7 @@ func TestFormat2(t *testing.T) {
 	}
 	defer s.Close()
 	if logBuf.Len() > 0 {
-		t.Fatalf("format 2 parts not mapped as they are: %s", logBuf.String())
+		t.Fatalf("format %d parts not mapped as they are: %s", format, logBuf.String())
 	}
 	addDocs(t, s, ex, recs, docs, half, len(docs))
 	if err := s.WaitParts(); err != nil {
@@ -489,7 +454,7 @@ func TestFormat2(t *testing.T) {
 		}
 	}
 	if gone == 0 {
-		t.Fatalf("none of the %d format 2 parts was merged", len(old))
+		t.Fatalf("none of the %d format %d parts was merged", len(old), format)
 	}
 	checkSelfMatches(t, s, ex, docs, nil, 0)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/outfile"
+	"github.com/neardup/neardup/internal/pagecache"
 )
 
 func newIndexGenCommand() *cobra.Command {
@@ -105,7 +106,7 @@ func (f *indexBenchCmd) run(stdout io.Writer) error {
 		return usagef("--queries %d, --check %d: want 0 <= check <= queries, queries > 0", f.queries, f.check)
 	}
 	if f.cold {
-		if err := dropPageCache(f.index); err != nil {
+		if err := pagecache.Drop(f.index); err != nil {
 			return fmt.Errorf("--cold: %w", err)
 		}
 	}

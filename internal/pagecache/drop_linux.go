@@ -1,14 +1,13 @@
-package index
+package pagecache
 
 import (
 	"os"
 	"syscall"
 )
 
-// dropCache asks the kernel to drop path's clean pages from the page cache
-// (posix_fadvise POSIX_FADV_DONTNEED), so that the next open reads the disk;
-// it touches no other file's pages.
-func dropCache(path string) error {
+// Drop asks the kernel to drop path's clean pages from the page cache
+// (posix_fadvise POSIX_FADV_DONTNEED); it touches no other file's pages.
+func Drop(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
