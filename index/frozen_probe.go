@@ -82,15 +82,8 @@ func checkProbed(p Plan, radius int) error {
 	if radius < 0 || radius > p.K {
 		return fmt.Errorf("%w: probe radius %d with k=%d", ErrPlan, radius, p.K)
 	}
-	sum := 0
-	for _, w := range p.Blocks {
-		if w <= 0 {
-			return fmt.Errorf("%w: block width %d", ErrPlan, w)
-		}
-		sum += w
-	}
-	if sum != 64 || len(p.Blocks) > 64 {
-		return fmt.Errorf("%w: blocks %v cover %d bits, want 64", ErrPlan, p.Blocks, sum)
+	if err := p.checkBlocks(); err != nil {
+		return err
 	}
 	seen := make([]bool, len(p.Blocks))
 	for t, tab := range p.Tables {

@@ -83,12 +83,8 @@ func mustPlan(p Plan, err error) Plan {
 // ErrPlan is returned, wrapped, by Plan.Validate.
 var ErrPlan = errors.New("index: invalid plan")
 
-// Validate checks that the blocks cover 64 bits and that the tables find every
-// pair within K bits.
-func (p Plan) Validate() error {
-	if p.K < 0 {
-		return fmt.Errorf("%w: negative k %d", ErrPlan, p.K)
-	}
+// checkBlocks checks that the blocks are positive and cover 64 bits.
+func (p Plan) checkBlocks() error {
 	sum := 0
 	for _, w := range p.Blocks {
 		if w <= 0 {
@@ -98,6 +94,18 @@ func (p Plan) Validate() error {
 	}
 	if sum != 64 || len(p.Blocks) > 64 {
 		return fmt.Errorf("%w: blocks %v cover %d bits, want 64", ErrPlan, p.Blocks, sum)
+	}
+	return nil
+}
+
+// Validate checks that the blocks cover 64 bits and that the tables find every
+// pair within K bits.
+func (p Plan) Validate() error {
+	if p.K < 0 {
+		return fmt.Errorf("%w: negative k %d", ErrPlan, p.K)
+	}
+	if err := p.checkBlocks(); err != nil {
+		return err
 	}
 	if len(p.Tables) == 0 {
 		return fmt.Errorf("%w: no tables", ErrPlan)
