@@ -233,7 +233,19 @@ func checkBolt(path string, timeout time.Duration) (err error) {
 		return nil
 	}
 	err = db.View(func(tx *bolt.Tx) error {
-		return tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return walk(b) })
+		if err := tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return walk(b) }); err != nil {
+			return err
+		}
+		// bbolt's own check of the pages (the one its free-list walk makes
+		// when the file is opened for writing), drained to its end: there
+		// a failed check returns early and rolls back the transaction that
+		// the check's goroutine still reads, which ends the process now and
+		// then; here a damage it finds is an error before that open.
+		var errs []error
+		for err := range tx.Check() {
+			errs = append(errs, err)
+		}
+		return errors.Join(errs...)
 	})
 	if err != nil {
 		return errors.Join(fmt.Errorf("%w: %s: %s", ErrDamaged, path, oneLine(err)), db.Close())

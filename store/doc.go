@@ -147,9 +147,11 @@
 // every start.
 //
 // OpenBolt still reads every bucket of a read-only open, on its own
-// goroutine with panics on fault, before the read-write open whose
-// free-list rebuild walks the pages on a goroutine of bbolt's (a damaged
-// page there ends the process), and Load reads the records again.
+// goroutine with panics on fault, and runs bbolt's page check (Tx.Check)
+// there to its end, before the read-write open whose free-list rebuild
+// makes the same check on a goroutine of bbolt's (a damaged page there
+// ends the process: a failed check rolls back the transaction its
+// goroutine still reads), and Load reads the records again.
 //
 // A damaged file is an error wrapping ErrDamaged, one line naming the file.
 // bbolt keeps no checksums: a damaged value that still parses shows when
