@@ -14,21 +14,12 @@ import (
 // (no verification, a set sampled at a modulus, no shingle) is wide: found
 // by fingerprint distance at rule.Rule.QueryK instead (Set.wide).
 
-// keysOf appends to dst the candidate keys of f under the set's rule; under
-// MethodSimHash the first is the exact key (none for a fingerprint-only
-// document), the others the prefix's.
-func (s *Set) keysOf(dst []uint64, f *rule.Features) []uint64 { return s.rule.CandidateKeys(dst, f) }
-
-// byPrefix reports whether f's near-duplicates are found by the prefix of
-// its shingle set (rule.Rule.KeyedByPrefix).
-func (s *Set) byPrefix(f *rule.Features) bool { return s.rule.KeyedByPrefix(f) }
-
 // wideDoc reports whether f is found by fingerprint distance rather than by
 // its keys: MethodSimHash, not keyed by its prefix, and not exact-only
 // (rule.Rule.ExactOnly: such a document matches its exact copies alone,
 // which its exact key finds).
 func (s *Set) wideDoc(f *rule.Features) bool {
-	return s.simhash && !s.byPrefix(f) && !s.rule.ExactOnly(f)
+	return s.simhash && !s.rule.KeyedByPrefix(f) && !s.rule.ExactOnly(f)
 }
 
 // recordedSettings is what the parts and the manifest record as the

@@ -181,7 +181,7 @@ func Open(ctx context.Context, rl *rule.Rule, rec Records, opt Options) (*Set, e
 			}
 			b = newBuilder(end)
 		}
-		keys = s.keysOf(keys[:0], f)
+		keys = s.rule.CandidateKeys(keys[:0], f)
 		pre := prefilterOf(f)
 		b.add(seq, id, keys, f.FP, &pre, s.wideDoc(f))
 		s.next = seq + 1
@@ -267,7 +267,7 @@ func (s *Set) Add(seq uint64, id string, f rule.Features) error {
 		return fmt.Errorf("keptset: document %q: a stored document must have its features (fingerprint-only documents are given to Open)", id)
 	}
 	var buf [64]uint64
-	keys := s.keysOf(buf[:0], &f)
+	keys := s.rule.CandidateKeys(buf[:0], &f)
 	wide := s.wideDoc(&f)
 	f.Sig = nil
 	s.mu.Lock()
@@ -487,7 +487,7 @@ func (s *Set) MatchAll(ctx context.Context, f *rule.Features, limit int) ([]rule
 // fingerprint-only documents when from is 0); next is MatchFrom's.
 func (s *Set) matchAll(ctx context.Context, f *rule.Features, limit int, from uint64) (_ []rule.KeptMatch, next uint64, _ error) {
 	var kb [64]uint64
-	keys := s.keysOf(kb[:0], f)
+	keys := s.rule.CandidateKeys(kb[:0], f)
 	var cb [64]uint64
 	s.mu.RLock()
 	if s.closed {
@@ -587,7 +587,7 @@ func (s *Set) matchAll(ctx context.Context, f *rule.Features, limit int, from ui
 // simCandidatesLocked returns the candidates of f under MethodSimHash (mu
 // held): the live seqs of from and above, ascending and each once, and the
 // fingerprint-only documents (when from is 0), in priority order. keys are
-// f's (keysOf): its exact key, then its prefix's.
+// f's (rule.Rule.CandidateKeys): its exact key, then its prefix's.
 //
 //   - The documents that share f's exact key: its exact copies, which the
 //     rule accepts whatever their fingerprints.
@@ -625,7 +625,7 @@ func (s *Set) simCandidatesLocked(dst []uint64, keys []uint64, f *rule.Features,
 		s.fpFiltered.Add(uint64(dropped))
 	}
 	exactOnly := s.rule.ExactOnly(f)
-	all := !s.byPrefix(f) && !exactOnly // every stored document by distance
+	all := !s.rule.KeyedByPrefix(f) && !exactOnly // every stored document by distance
 	if all {
 		s.fingerprintLocked(f.FP, s.queryK, func(seq, _ uint64, _ int) {
 			if seq >= from {

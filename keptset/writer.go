@@ -47,7 +47,7 @@ func (w *Writer) Add(seq uint64, id string, f *rule.Features) error {
 	if f.FingerprintOnly {
 		return fmt.Errorf("keptset: document %q: a stored document must have its features", id)
 	}
-	w.keys = w.s.keysOf(w.keys[:0], f)
+	w.keys = w.s.rule.CandidateKeys(w.keys[:0], f)
 	pre := prefilterOf(f)
 	w.b.add(seq, id, w.keys, f.FP, &pre, w.s.wideDoc(f))
 	return nil

@@ -55,7 +55,7 @@ func (r *Rule) CandidateKeys(dst []uint64, f *Features) []uint64 {
 	dst = append(dst, simhash.Mix64(f.Exact, exactKeyMix))
 	if r.KeyedByPrefix(f) {
 		h := f.Sketch.Hashes()
-		for _, x := range h[:PrefixLen(len(h), r.threshold)] {
+		for _, x := range h[:prefixLen(len(h), r.threshold)] {
 			dst = append(dst, simhash.Mix64(uint64(x), prefixKeyMix))
 		}
 	}
@@ -70,10 +70,10 @@ func (r *Rule) KeyedByPrefix(f *Features) bool {
 		!f.Sketch.Sampled() && len(f.Sketch.Hashes()) > 0
 }
 
-// PrefixLen is the length of the prefix of an exact set of n hashes at
+// prefixLen is the length of the prefix of an exact set of n hashes at
 // threshold t: n - ⌈t·n⌉ + 1, rounded up (a longer prefix only adds
 // candidates) so that floating point cannot shorten it below the bound.
-func PrefixLen(n int, t float64) int {
+func prefixLen(n int, t float64) int {
 	if n == 0 {
 		return 0
 	}
