@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/internal/outfile"
 	"github.com/neardup/neardup/keptset"
 	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
@@ -338,7 +339,7 @@ func (k *Set) Save() error {
 		err = k.x.SaveFile(filepath.Join(g, indexName))
 	}
 	if err == nil {
-		err = syncDir(g)
+		err = outfile.SyncDir(g)
 	}
 	if err == nil {
 		err = writeCurrent(k.dir, current{gen: k.gen, settings: k.settings})

@@ -167,11 +167,11 @@ func copyGen(src, dst string) error {
 		return err
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
-		if err := syncDir(dirs[i]); err != nil {
+		if err := outfile.SyncDir(dirs[i]); err != nil {
 			return err
 		}
 	}
-	return syncDir(filepath.Dir(dst))
+	return outfile.SyncDir(filepath.Dir(dst))
 }
 
 // copyFile copies the regular file src to dst, synced.
@@ -190,14 +190,4 @@ func copyFile(src, dst string) error {
 		err = out.Sync()
 	}
 	return errors.Join(err, out.Close())
-}
-
-// syncDir syncs a directory, so that the entries made in it survive a crash.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	return errors.Join(err, d.Close())
 }

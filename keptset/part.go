@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"unsafe"
 
+	"github.com/neardup/neardup/internal/outfile"
 	"github.com/neardup/neardup/rule"
 )
 
@@ -278,16 +279,7 @@ func createPart(path string, write func(pw *partWriter)) (err error) {
 	if err = os.Rename(tmp, path); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(path))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return outfile.SyncDir(filepath.Dir(path))
 }
 
 // openPart maps the part file at path and checks it: its checksum, its

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/neardup/neardup/internal/outfile"
 )
 
 // The directory (Options.Dir):
@@ -138,7 +140,7 @@ func (s *Set) writeManifest() error {
 		err = os.Rename(tmp, path)
 	}
 	if err == nil {
-		err = syncDir(s.opt.Dir)
+		err = outfile.SyncDir(s.opt.Dir)
 	}
 	if err != nil {
 		return fmt.Errorf("keptset: writing %s: %w", path, err)

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/neardup/neardup/internal/outfile"
 )
 
 // Engines of the embedded store, as 'neardup serve --engine' names them.
@@ -103,11 +105,7 @@ func writeEngineFile(dir, path, engine string) error {
 		}
 		return fmt.Errorf("store: data directory: %w", err)
 	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("store: data directory: %w", err)
-	}
-	if err := errors.Join(d.Sync(), d.Close()); err != nil {
+	if err := outfile.SyncDir(dir); err != nil {
 		return fmt.Errorf("store: data directory: %w", err)
 	}
 	return nil

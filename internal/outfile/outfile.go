@@ -215,3 +215,13 @@ func WriteFile(path string, stdout io.Writer, write func(io.Writer) error) error
 	}
 	return f.Commit()
 }
+
+// SyncDir syncs the directory dir, so that the entries made in it (a
+// rename, a new file) survive a crash.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
+}
