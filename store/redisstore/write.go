@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -24,8 +25,23 @@ import (
 // committing are the same HSETNX on one field, so exactly one of them
 // happens.
 
-// Scripts (one key each, so legal on a cluster).
+// countTokenTTL is how long (seconds) a batch's count token stays: longer
+// than any retry of its commit.
+const countTokenTTL = 600
+
+// Scripts (one key each, or keys of one hash tag, so legal on a cluster).
 var (
+	// countOnce raises the count KEYS[1] by ARGV[1] unless the batch
+	// token KEYS[2] (same hash tag) is already there, and sets the token
+	// for ARGV[2] seconds: a commit that the client sends again after a
+	// timeout (go-redis retries a pipeline whose reply it did not get)
+	// counts its documents once.
+	countOnce = redis.NewScript(`
+if redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[2]) then
+  return redis.call('INCRBY', KEYS[1], ARGV[1])
+end
+return 0`)
+
 	// raiseSeq sets KEYS[1] to ARGV[1] if that is larger.
 	raiseSeq = redis.NewScript(`
 local v = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -347,6 +363,11 @@ func (s *Store) claim(ctx context.Context, r *store.Record, enc []byte) error {
 		if err != nil {
 			return err
 		}
+		if ok && old == r.Seq {
+			// Held by this very record: a write sent again (a retried
+			// pipeline, or PutBatch called again with the same records).
+			return nil
+		}
 		if ok {
 			rs, err := s.readRecords(ctx, []uint64{old})
 			if err != nil {
@@ -659,9 +680,14 @@ func (s *Store) putBatch(ctx context.Context, rs []store.Record) ([]bool, []erro
 	}
 	pipe := s.c.Pipeline()
 	idSet := make([]*redis.BoolCmd, len(rs))
+	// was: the records' states before this call. A record already
+	// committed under its seq was stored by an earlier call with the same
+	// records (sent again): it is stored, and not counted again.
+	was := make([]*redis.StringCmd, len(rs))
 	for i := range rs {
 		idSet[i] = pipe.HSetNX(ctx, s.idKey(rs[i].ID), rs[i].ID, strconv.FormatUint(rs[i].Seq, 10))
-		rk, rf, _ := s.recordKey(rs[i].Seq)
+		rk, rf, sf := s.recordKey(rs[i].Seq)
+		was[i] = pipe.HGet(ctx, rk, sf)
 		if pre := s.encodePrefilter(&rs[i].Features); pre != "" {
 			pipe.HSet(ctx, rk, rf, encs[i], preField(rf), pre) // one command: no record without it
 		} else {
@@ -669,8 +695,12 @@ func (s *Store) putBatch(ctx context.Context, rs []store.Record) ([]bool, []erro
 		}
 	}
 	raiseSeq.Eval(ctx, pipe, []string{s.seqKey}, top)
-	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, nil, unavailable(err)
+	if cmds, err := pipe.Exec(ctx); err != nil {
+		for _, c := range cmds { // a state not yet set is redis.Nil
+			if err := c.Err(); err != nil && !errors.Is(err, redis.Nil) {
+				return nil, nil, unavailable(err)
+			}
+		}
 	}
 	pipe = s.c.Pipeline()
 	for i := range rs {
@@ -723,13 +753,22 @@ func (s *Store) putBatch(ctx context.Context, rs []store.Record) ([]bool, []erro
 	pipe = s.c.Pipeline()
 	n := 0
 	for i := range rs {
-		if ok[i] {
+		if ok[i] && was[i].Val() != stateCommitted {
 			rk, _, sf := s.recordKey(rs[i].Seq)
 			pipe.HSet(ctx, rk, sf, stateCommitted)
 			n++
 		}
 	}
-	pipe.IncrBy(ctx, s.countKey, int64(n))
+	if n > 0 {
+		// The token: the batch's first new seq, which no other batch has.
+		var first uint64 = math.MaxUint64
+		for i := range rs {
+			if ok[i] && was[i].Val() != stateCommitted {
+				first = min(first, rs[i].Seq)
+			}
+		}
+		countOnce.Eval(ctx, pipe, []string{s.countKey, s.countKey + ":" + strconv.FormatUint(first, 10)}, n, countTokenTTL)
+	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, nil, unavailable(err)
 	}
