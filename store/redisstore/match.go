@@ -22,11 +22,15 @@ type cand struct {
 }
 
 // readCmds queues, for each candidate key, the read of its field.
-func (s *Store) readCmds(ctx context.Context, pipe redis.Pipeliner, keys []uint64) []*redis.StringCmd {
-	out := make([]*redis.StringCmd, len(keys))
+//
+// HMGET of the one field, not HGET: a field absent (most of them) is then a
+// nil in an array rather than a redis.Nil reply, which go-redis reads as an
+// error (errors.As over its error types: ~4% of a search's CPU).
+func (s *Store) readCmds(ctx context.Context, pipe redis.Pipeliner, keys []uint64) []*redis.SliceCmd {
+	out := make([]*redis.SliceCmd, len(keys))
 	for i, k := range keys {
 		b, tag := s.bandKey(k)
-		out[i] = pipe.HGet(ctx, b, tag)
+		out[i] = pipe.HMGet(ctx, b, tag)
 	}
 	return out
 }
@@ -53,7 +57,7 @@ func (s *Store) candidatesOf(keys []uint64, vals []string, self uint64) []cand {
 // readFields returns the values of keys' fields ("" for none), in one
 // round trip.
 func (s *Store) readFields(ctx context.Context, keys []uint64) ([]string, error) {
-	var cmds []*redis.StringCmd
+	var cmds []*redis.SliceCmd
 	if err := s.g.do(ctx, func(pipe redis.Pipeliner) { cmds = s.readCmds(ctx, pipe, keys) }); err != nil {
 		return nil, unavailable(err)
 	}
@@ -62,7 +66,9 @@ func (s *Store) readFields(ctx context.Context, keys []uint64) ([]string, error)
 	}
 	out := make([]string, len(cmds))
 	for i, c := range cmds {
-		out[i] = c.Val()
+		if vs := c.Val(); len(vs) == 1 {
+			out[i], _ = vs[0].(string)
+		}
 	}
 	return out, nil
 }
