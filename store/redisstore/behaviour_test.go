@@ -621,59 +621,57 @@ func testStoresAgree(t *testing.T, addr, method string) {
 func TestPutBatchSentAgain(t *testing.T) {
 	ctx := context.Background()
 	rec := extractor(t)
-	for name, addr := range map[string]string{"one": single(t), "cluster": cluster(t)} {
-		t.Run(name, func(t *testing.T) {
-			s := open(t, addr, newPrefix(), Options{})
-			rs := make([]store.Record, 20)
-			for i := range rs {
-				rs[i] = rec(fmt.Sprint("d", i), text(uint64(5000+i), 60))
-				rs[i].Seq = uint64(100 + i)
+	backends(t, func(t *testing.T, addr string) {
+		s := open(t, addr, newPrefix(), Options{})
+		rs := make([]store.Record, 20)
+		for i := range rs {
+			rs[i] = rec(fmt.Sprint("d", i), text(uint64(5000+i), 60))
+			rs[i].Seq = uint64(100 + i)
+		}
+		// A lost first attempt of d0 wrote its id (the first round
+		// trip), nothing else.
+		if err := s.c.HSet(ctx, s.idKey("d0"), "d0", "100").Err(); err != nil {
+			t.Fatal(err)
+		}
+		for round := range 2 {
+			_, errs, err := s.PutBatch(ctx, slices.Clone(rs))
+			if err != nil {
+				t.Fatalf("round %d: %v", round, err)
 			}
-			// A lost first attempt of d0 wrote its id (the first round
-			// trip), nothing else.
-			if err := s.c.HSet(ctx, s.idKey("d0"), "d0", "100").Err(); err != nil {
-				t.Fatal(err)
-			}
-			for round := range 2 {
-				_, errs, err := s.PutBatch(ctx, slices.Clone(rs))
-				if err != nil {
-					t.Fatalf("round %d: %v", round, err)
-				}
-				if err := errors.Join(errs...); err != nil {
-					t.Fatalf("round %d: %v", round, err)
-				}
-				if n, err := s.Len(ctx); err != nil || n != len(rs) {
-					t.Fatalf("round %d: Len = %d, %v; want %d", round, n, err, len(rs))
-				}
-				for i := range rs {
-					if r, err := s.Get(ctx, rs[i].ID); err != nil || r.Seq != rs[i].Seq {
-						t.Fatalf("round %d: Get(%s) = seq %d, %v; want %d", round, rs[i].ID, r.Seq, err, rs[i].Seq)
-					}
-				}
-			}
-			other := rs[3]
-			other.Seq = 500
-			_, errs, err := s.PutBatch(ctx, []store.Record{other})
-			if err != nil || !errors.Is(errs[0], store.ErrExists) {
-				t.Fatalf("PutBatch of d3 under another seq: %v, %v; want ErrExists", errs, err)
-			}
-			if r, err := s.Get(ctx, "d3"); err != nil || r.Seq != 103 {
-				t.Fatalf("Get(d3) after the refused put = seq %d, %v", r.Seq, err)
+			if err := errors.Join(errs...); err != nil {
+				t.Fatalf("round %d: %v", round, err)
 			}
 			if n, err := s.Len(ctx); err != nil || n != len(rs) {
-				t.Fatalf("Len = %d, %v; want %d", n, err, len(rs))
+				t.Fatalf("round %d: Len = %d, %v; want %d", round, n, err, len(rs))
 			}
-			// The commit's count, sent twice with one token (a retried
-			// pipeline), counts once.
-			keys := []string{s.countKey, s.countKey + ":test"}
-			for range 2 {
-				if err := countOnce.Run(ctx, s.c, keys, 5, countTokenTTL).Err(); err != nil {
-					t.Fatal(err)
+			for i := range rs {
+				if r, err := s.Get(ctx, rs[i].ID); err != nil || r.Seq != rs[i].Seq {
+					t.Fatalf("round %d: Get(%s) = seq %d, %v; want %d", round, rs[i].ID, r.Seq, err, rs[i].Seq)
 				}
 			}
-			if n, err := s.Len(ctx); err != nil || n != len(rs)+5 {
-				t.Fatalf("Len after one count sent twice = %d, %v; want %d", n, err, len(rs)+5)
+		}
+		other := rs[3]
+		other.Seq = 500
+		_, errs, err := s.PutBatch(ctx, []store.Record{other})
+		if err != nil || !errors.Is(errs[0], store.ErrExists) {
+			t.Fatalf("PutBatch of d3 under another seq: %v, %v; want ErrExists", errs, err)
+		}
+		if r, err := s.Get(ctx, "d3"); err != nil || r.Seq != 103 {
+			t.Fatalf("Get(d3) after the refused put = seq %d, %v", r.Seq, err)
+		}
+		if n, err := s.Len(ctx); err != nil || n != len(rs) {
+			t.Fatalf("Len = %d, %v; want %d", n, err, len(rs))
+		}
+		// The commit's count, sent twice with one token (a retried
+		// pipeline), counts once.
+		keys := []string{s.countKey, s.countKey + ":test"}
+		for range 2 {
+			if err := countOnce.Run(ctx, s.c, keys, 5, countTokenTTL).Err(); err != nil {
+				t.Fatal(err)
 			}
-		})
-	}
+		}
+		if n, err := s.Len(ctx); err != nil || n != len(rs)+5 {
+			t.Fatalf("Len after one count sent twice = %d, %v; want %d", n, err, len(rs)+5)
+		}
+	})
 }

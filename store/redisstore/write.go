@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -752,21 +751,18 @@ func (s *Store) putBatch(ctx context.Context, rs []store.Record) ([]bool, []erro
 	}
 	pipe = s.c.Pipeline()
 	n := 0
+	var first uint64 // the count's token: the batch's first new seq, which no other batch has
 	for i := range rs {
 		if ok[i] && was[i].Val() != stateCommitted {
 			rk, _, sf := s.recordKey(rs[i].Seq)
 			pipe.HSet(ctx, rk, sf, stateCommitted)
+			if n == 0 || rs[i].Seq < first {
+				first = rs[i].Seq
+			}
 			n++
 		}
 	}
 	if n > 0 {
-		// The token: the batch's first new seq, which no other batch has.
-		var first uint64 = math.MaxUint64
-		for i := range rs {
-			if ok[i] && was[i].Val() != stateCommitted {
-				first = min(first, rs[i].Seq)
-			}
-		}
 		countOnce.Eval(ctx, pipe, []string{s.countKey, s.countKey + ":" + strconv.FormatUint(first, 10)}, n, countTokenTTL)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
