@@ -97,10 +97,18 @@ func isCommon(h uint64) bool {
 	}
 }
 
-// asciiClass marks ASCII letters and digits; asciiLower folds A-Z.
-var asciiClass = func() (t [128]bool) {
-	for c := 0; c < 128; c++ {
-		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+// asciiFold maps each ASCII letter and digit to itself lower-cased, and
+// every other byte below utf8.RuneSelf to 0 (a separator). Bytes from
+// utf8.RuneSelf up start a multi-byte rune and map to 0 too: the loop that
+// reads this table checks for them first.
+var asciiFold = func() (t [256]byte) {
+	for c := 0; c < utf8.RuneSelf; c++ {
+		switch {
+		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
+			t[c] = byte(c)
+		case c >= 'A' && c <= 'Z':
+			t[c] = byte(c) + 'a' - 'A'
+		}
 	}
 	return t
 }()
@@ -108,48 +116,65 @@ var asciiClass = func() (t [128]bool) {
 // tokens fills s.toks with the hashes of text's tokens. Each token is hashed
 // with FNV-1a 64 (Fowler, Noll, Vo) as its lower-cased bytes are scanned, so
 // no token is copied; FNV's weak mixing does not matter because shingles mix
-// their token hashes again (shingle).
+// their token hashes again (shingle). A run of ASCII letters and digits, most
+// of a token in most texts, is hashed in a loop of its own: one table load, a
+// xor and a multiply a byte.
 func (s *shingler) tokens(text string) {
 	const offset, prime = 14695981039346656037, 1099511628211
-	s.toks = s.toks[:0]
+	toks := s.toks[:0]
 	h, in := uint64(offset), false
-	flush := func() {
-		if in {
-			s.toks = append(s.toks, h)
-			h, in = offset, false
-		}
-	}
 	for i := 0; i < len(text); {
 		c := text[i]
 		if c < utf8.RuneSelf {
-			if asciiClass[c] {
-				if c >= 'A' && c <= 'Z' {
-					c += 'a' - 'A'
+			f := asciiFold[c]
+			if f == 0 {
+				if in {
+					toks = append(toks, h)
+					h, in = offset, false
 				}
-				h = (h ^ uint64(c)) * prime
-				in = true
-			} else {
-				flush()
+				i++
+				continue
 			}
-			i++
+			for {
+				h = (h ^ uint64(f)) * prime
+				i++
+				if i == len(text) {
+					break
+				}
+				if f = asciiFold[text[i]]; f == 0 {
+					break // a separator, or the first byte of a multi-byte rune
+				}
+			}
+			in = true
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
 		i += size
 		switch {
 		case r == utf8.RuneError && size == 1:
-			flush()
+			if in {
+				toks = append(toks, h)
+				h, in = offset, false
+			}
 		case unicode.Is(unicode.Han, r):
-			flush()
-			h, in = hashRune(h, r), true
-			flush()
+			if in {
+				toks = append(toks, h)
+			}
+			toks = append(toks, hashRune(offset, r))
+			h, in = offset, false
 		case unicode.IsLetter(r) || unicode.Is(unicode.Nd, r):
 			h, in = hashRune(h, unicode.ToLower(r)), true
 		default:
-			flush()
+			if in {
+				toks = append(toks, h)
+				h, in = offset, false
+			}
 		}
 	}
-	flush()
+	if in {
+		toks = append(toks, h)
+	}
+	s.toks = toks
 }
 
 // hashRune continues the FNV-1a hash h with the UTF-8 bytes of r.

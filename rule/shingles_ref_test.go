@@ -46,3 +46,29 @@ func TestShinglerMatchesGroundTruth(t *testing.T) {
 		}
 	}
 }
+
+// FuzzShinglerMatchesGroundTruth is TestShinglerMatchesGroundTruth on any
+// bytes: invalid UTF-8, Han next to Latin, letters outside ASCII inside a
+// word, digits, marks, separators of every kind.
+//
+//	go test ./rule -run '^$' -fuzz FuzzShinglerMatchesGroundTruth -fuzztime 60s
+func FuzzShinglerMatchesGroundTruth(f *testing.F) {
+	for _, s := range []string{
+		"", "   ", "Hello, World! 42x", "ÀÉÎ straße ΣΑΣ", "美国51区 雇员称\u3000内部有9架飞碟",
+		"a\xffb\xc3", "x_y-z's", "١٢٣ ٤٥", "\u0301accent", "ǅungla İstanbul", "ab中cd", "Z9\x00q\x7f",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		ref := eval.Tokens(nil, text)
+		toks := rule.TokenHashes(text)
+		if len(toks) != len(ref) {
+			t.Fatalf("%q: %d tokens, eval has %d (%q)", text, len(toks), len(ref), ref)
+		}
+		for j, tok := range ref {
+			if want := simhash.FNV1aString64(tok); toks[j] != want {
+				t.Fatalf("%q token %d (%q): hash %#x, want FNV-1a %#x", text, j, tok, toks[j], want)
+			}
+		}
+	})
+}
