@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -10,8 +11,10 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/rule"
 	"github.com/neardup/neardup/store"
+	"github.com/redis/go-redis/v9"
 )
 
 // BenchmarkStore measures the library's add_if_new and match against an
@@ -127,20 +130,7 @@ func BenchmarkCandidates(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	redisCPU := func(s *Store) float64 {
-		info, err := s.c.Info(ctx, "cpu").Result()
-		if err != nil {
-			b.Fatal(err)
-		}
-		var sum float64
-		for _, l := range strings.Split(info, "\r\n") {
-			if k, v, ok := strings.Cut(l, ":"); ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
-				x, _ := strconv.ParseFloat(v, 64)
-				sum += x
-			}
-		}
-		return sum
-	}
+	redisCPU := func(s *Store) float64 { return redisCPU(b, s) }
 	ownCPU := func() float64 {
 		var ru syscall.Rusage
 		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
@@ -200,5 +190,147 @@ func BenchmarkCandidates(b *testing.B) {
 				}
 			}
 		}
+	}
+}
+
+// redisCPU returns the CPU seconds (user and system) that s's Redis has used.
+func redisCPU(b *testing.B, s *Store) float64 {
+	info, err := s.c.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sum float64
+	for _, l := range strings.Split(info, "\r\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
+			x, _ := strconv.ParseFloat(v, 64)
+			sum += x
+		}
+	}
+	return sum
+}
+
+// BenchmarkBandLookups measures where a match's first round trip spends
+// Redis's CPU on a real index: the store's reads of the 24 band fields of
+// texts it has not seen, against EXISTS of the same 24 keys (the key lookups
+// alone, as 24 commands and as one), and against MGET of as many strings of
+// 175 bytes (25 entries of 7 bytes: band entries packed as the block keys
+// are), written for the run under keys of their own and deleted after it.
+// Queries go 8 to a pipeline, as grouped requests do. It needs an index of
+// the default settings (REDISSTORE_BENCH_URL, e.g. one that `neardup import
+// --store` wrote) and a JSONL file of texts (REDISSTORE_BENCH_TEXTS), and
+// reports Redis's CPU a query:
+//
+//	REDISSTORE_BENCH_URL=redis://127.0.0.1:7461/0 REDISSTORE_BENCH_TEXTS=next.jsonl \
+//	  go test ./store/redisstore -run '^$' -bench BandLookups -benchtime 20000x
+func BenchmarkBandLookups(b *testing.B) {
+	url, path := os.Getenv("REDISSTORE_BENCH_URL"), os.Getenv("REDISSTORE_BENCH_TEXTS")
+	if url == "" || path == "" {
+		b.Skip("set REDISSTORE_BENCH_URL (an index) and REDISSTORE_BENCH_TEXTS (a JSONL file of texts)")
+	}
+	ctx := context.Background()
+	// The index must be of the default decision settings (rule.Options{}),
+	// under the default prefix: its recorded settings are passed back.
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := redis.NewClient(o)
+	settings, err := c.HGet(ctx, DefaultPrefix+"meta", "settings").Result()
+	c.Close()
+	if err != nil {
+		b.Fatalf("%s: no index: %v", url, err)
+	}
+	s, err := Open(ctx, url, Options{Settings: settings})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	docs, err := corpus.Open([]string{path}, corpus.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ex, err := rule.NewExtractor(rule.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var queries [][]uint64
+	for len(queries) < 20000 {
+		d, err := docs.Next()
+		if err != nil {
+			break
+		}
+		f := ex.Extract(d.Text)
+		queries = append(queries, s.rule.CandidateKeys(nil, &f))
+	}
+	docs.Close()
+	packed := func(k uint64) string {
+		bucket, _ := s.bandKey(k)
+		return s.p + "bench-packed:" + strings.TrimPrefix(bucket, s.p+"b:")
+	}
+	value := strings.Repeat("\x00\x01\x02\x03\x04\x05\x06", 25)
+	for i := 0; i < len(queries); i += 100 {
+		pipe := s.c.Pipeline()
+		for _, keys := range queries[i:min(i+100, len(queries))] {
+			for _, k := range keys {
+				pipe.Set(ctx, packed(k), value, 0)
+			}
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	defer func() {
+		for i := 0; i < len(queries); i += 100 {
+			pipe := s.c.Pipeline()
+			for _, keys := range queries[i:min(i+100, len(queries))] {
+				for _, k := range keys {
+					pipe.Del(ctx, packed(k))
+				}
+			}
+			pipe.Exec(ctx)
+		}
+	}()
+	buckets := func(keys []uint64) []string {
+		out := make([]string, len(keys))
+		for i, k := range keys {
+			out[i], _ = s.bandKey(k)
+		}
+		return out
+	}
+	const group = 8
+	for _, c := range []struct {
+		name string
+		cmds func(pipe redis.Pipeliner, keys []uint64)
+	}{
+		{"fields", func(pipe redis.Pipeliner, keys []uint64) { s.readCmds(ctx, pipe, keys) }},
+		{"exists-each", func(pipe redis.Pipeliner, keys []uint64) {
+			for _, k := range buckets(keys) {
+				pipe.Exists(ctx, k)
+			}
+		}},
+		{"exists-one", func(pipe redis.Pipeliner, keys []uint64) { pipe.Exists(ctx, buckets(keys)...) }},
+		{"packed-mget", func(pipe redis.Pipeliner, keys []uint64) {
+			ks := make([]string, len(keys))
+			for i, k := range keys {
+				ks[i] = packed(k)
+			}
+			pipe.MGet(ctx, ks...)
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			c0 := redisCPU(b, s)
+			n := 0
+			for b.Loop() {
+				pipe := s.c.Pipeline()
+				for range group {
+					c.cmds(pipe, queries[n%len(queries)])
+					n++
+				}
+				if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric((redisCPU(b, s)-c0)*1e6/float64(n), "redis-us/query")
+		})
 	}
 }
