@@ -121,17 +121,20 @@ var asciiFold = func() (t [256]byte) {
 // xor and a multiply a byte.
 func (s *shingler) tokens(text string) {
 	const offset, prime = 14695981039346656037, 1099511628211
-	toks := s.toks[:0]
 	h, in := uint64(offset), false
+	flush := func() {
+		if in {
+			s.toks = append(s.toks, h)
+			h, in = offset, false
+		}
+	}
+	s.toks = s.toks[:0]
 	for i := 0; i < len(text); {
 		c := text[i]
 		if c < utf8.RuneSelf {
 			f := asciiFold[c]
 			if f == 0 {
-				if in {
-					toks = append(toks, h)
-					h, in = offset, false
-				}
+				flush()
 				i++
 				continue
 			}
@@ -152,29 +155,18 @@ func (s *shingler) tokens(text string) {
 		i += size
 		switch {
 		case r == utf8.RuneError && size == 1:
-			if in {
-				toks = append(toks, h)
-				h, in = offset, false
-			}
+			flush()
 		case unicode.Is(unicode.Han, r):
-			if in {
-				toks = append(toks, h)
-			}
-			toks = append(toks, hashRune(offset, r))
-			h, in = offset, false
+			flush()
+			h, in = hashRune(h, r), true
+			flush()
 		case unicode.IsLetter(r) || unicode.Is(unicode.Nd, r):
 			h, in = hashRune(h, unicode.ToLower(r)), true
 		default:
-			if in {
-				toks = append(toks, h)
-				h, in = offset, false
-			}
+			flush()
 		}
 	}
-	if in {
-		toks = append(toks, h)
-	}
-	s.toks = toks
+	flush()
 }
 
 // hashRune continues the FNV-1a hash h with the UTF-8 bytes of r.
