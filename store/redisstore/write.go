@@ -695,10 +695,8 @@ func (s *Store) putBatch(ctx context.Context, rs []store.Record) ([]bool, []erro
 	}
 	raiseSeq.Eval(ctx, pipe, []string{s.seqKey}, top)
 	if cmds, err := pipe.Exec(ctx); err != nil {
-		for _, c := range cmds { // a state not yet set is redis.Nil
-			if err := c.Err(); err != nil && !errors.Is(err, redis.Nil) {
-				return nil, nil, unavailable(err)
-			}
+		if err := errOf(cmds...); err != nil { // a state not yet set is redis.Nil, not an error
+			return nil, nil, err
 		}
 	}
 	pipe = s.c.Pipeline()
