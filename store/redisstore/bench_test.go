@@ -130,7 +130,6 @@ func BenchmarkCandidates(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	redisCPU := func(s *Store) float64 { return redisCPU(b, s) }
 	ownCPU := func() float64 {
 		var ru syscall.Rusage
 		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
@@ -164,7 +163,7 @@ func BenchmarkCandidates(b *testing.B) {
 					b.Run(fmt.Sprintf("%s/n=%d/%s/%s", kind, n, par, m.name), func(b *testing.B) {
 						b.ReportAllocs()
 						_, e0, _ := s.MatchCounts()
-						r0, c0 := redisCPU(s), ownCPU()
+						r0, c0 := redisCPU(b, s), ownCPU()
 						if par == "serial" {
 							for i := range b.N {
 								f, cs := query(int64(i))
@@ -181,7 +180,7 @@ func BenchmarkCandidates(b *testing.B) {
 								}
 							})
 						}
-						c1, r1 := ownCPU(), redisCPU(s)
+						c1, r1 := ownCPU(), redisCPU(b, s)
 						_, e1, _ := s.MatchCounts()
 						b.ReportMetric(float64(e1-e0)/float64(b.N), "records/op")
 						b.ReportMetric((c1-c0)*1e6/float64(b.N), "us-cpu/op")
@@ -267,27 +266,29 @@ func BenchmarkBandLookups(b *testing.B) {
 		bucket, _ := s.bandKey(k)
 		return s.p + "bench-packed:" + strings.TrimPrefix(bucket, s.p+"b:")
 	}
-	value := strings.Repeat("\x00\x01\x02\x03\x04\x05\x06", 25)
-	for i := 0; i < len(queries); i += 100 {
-		pipe := s.c.Pipeline()
-		for _, keys := range queries[i:min(i+100, len(queries))] {
-			for _, k := range keys {
-				pipe.Set(ctx, packed(k), value, 0)
-			}
-		}
-		if _, err := pipe.Exec(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
-	defer func() {
+	// eachPacked sends cmd for the packed key of every query's keys, 100
+	// queries to a pipeline.
+	eachPacked := func(cmd func(pipe redis.Pipeliner, key string)) error {
 		for i := 0; i < len(queries); i += 100 {
 			pipe := s.c.Pipeline()
 			for _, keys := range queries[i:min(i+100, len(queries))] {
 				for _, k := range keys {
-					pipe.Del(ctx, packed(k))
+					cmd(pipe, packed(k))
 				}
 			}
-			pipe.Exec(ctx)
+			if _, err := pipe.Exec(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	value := strings.Repeat("\x00\x01\x02\x03\x04\x05\x06", 25)
+	if err := eachPacked(func(pipe redis.Pipeliner, key string) { pipe.Set(ctx, key, value, 0) }); err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := eachPacked(func(pipe redis.Pipeliner, key string) { pipe.Del(ctx, key) }); err != nil {
+			b.Error(err)
 		}
 	}()
 	buckets := func(keys []uint64) []string {
